@@ -1,0 +1,175 @@
+// sandbox/job.h: the contract between `kforge` (the host side of the sandbox) and each
+// `kforge-rank` process. kforge resolves a problem instance into a Job (every shape
+// concrete, per rank), writes it as job.json into the run directory and starts the
+// ranks; each rank reports through files in the same directory:
+//
+//   <dir>/job.json            the Job below (written by kforge)
+//   <dir>/status/rank<R>      one JSON line, replaced atomically at every phase change:
+//                             {"pid","phase","detail","in_candidate","since_ms","limit_s"}
+//   <dir>/status/rank<R>.crash  written by the rank's fatal-signal handler:
+//                             "signal 11 (SIGSEGV) in <phase> <detail>"
+//   <dir>/rank<R>.json        the rank's RankReport (below), written before it exits
+//   <dir>/result.json         rank 0's RunReport: timings over all ranks
+//
+// Nothing else is shared: the ranks talk to each other over MPI only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kf/abi.h"
+
+namespace sandbox {
+
+// How an input tensor's values are drawn (see sandbox/inputs.h). Outputs have none.
+struct InitSpec {
+  std::string dist = "uniform";  // "uniform" [a, b) | "normal" (mean a, std b) | "int" [a, b]
+  double a = -1.0;
+  double b = 1.0;
+};
+
+struct JobTensor {
+  std::string name;
+  kf::DType dtype = kf::DType::f32;
+  bool output = false;
+  // shape_by_rank[r] is rank r's shape; every entry has the same number of dimensions.
+  std::vector<std::vector<int64_t>> shape_by_rank;
+  InitSpec init;         // inputs only
+  double atol = 0, rtol = 0;  // outputs only: |got - want| <= atol + rtol * |want|
+};
+
+// Per-phase time limits, in seconds. A rank whose status has not changed for longer
+// than its phase's limit is stuck; the watchdog kills the job and names it.
+struct Limits {
+  double bootstrap_s = 60;  // from mpirun's start until every rank reports
+  double load_s = 20;       // dlopen of the libraries
+  double setup_s = 30;      // kf_setup of baseline and candidate, collective allocs
+  double call_s = 10;       // one checked kf_run call (launch to synchronize)
+  double time_s = 120;      // the whole timing phase
+  double total_s = 600;     // the whole job
+};
+
+struct Job {
+  std::string problem;
+  std::string backend = "cuda";  // "cuda" | "host"
+  int world = 1;
+  std::string dir;               // the run directory (absolute)
+  std::string candidate_lib;     // absolute path of the candidate's .so
+  std::string baseline_lib;      // absolute path of the baseline's .so; "" for none
+  // Where expected outputs come from: "oracle" (CPU, double precision) or "baseline"
+  // (the baseline's outputs on the same inputs). When the baseline cannot run (NCCL
+  // refuses several ranks on one GPU), a rank falls back to the oracle and says so.
+  std::string reference = "oracle";
+  std::map<std::string, double> params;           // numeric parameters, passed to kf_run
+  std::map<std::string, std::string> str_params;  // e.g. dtype=bf16 (already applied)
+  std::vector<JobTensor> tensors;                  // in problem order
+  uint64_t seed = 42;
+
+  // Checking: `trials` rounds of `calls` back-to-back kf_run calls, fresh inputs and
+  // poisoned outputs before each call, every output compared, inputs checked unchanged.
+  // Odd-numbered calls start staggered (rank r waits r * stagger_ms first) so that a
+  // candidate that does not wait for its peers reads poison instead of data.
+  int trials = 2;
+  int calls = 3;
+  double stagger_ms = 20;
+
+  // Timing: baseline and candidate alternate, `warmup` then `iters` iterations each;
+  // every iteration starts behind a barrier, L2 flushed, outputs poisoned; the outputs
+  // of every `verify_every`-th timed call are checked too.
+  bool time = true;
+  int warmup = 5;
+  int iters = 50;
+  int verify_every = 10;
+  int64_t l2_flush_bytes = 256ll << 20;  // cuda only: bytes written between iterations
+
+  uint64_t workspace_bytes = 64ull << 20;  // symmetric workspace for comm.alloc
+  std::string shm_prefix;                  // host backend: POSIX shm name prefix
+  Limits limits;
+};
+
+// A failure seen by one rank. `kind` is a verdict name of DESIGN.md.
+struct Failure {
+  std::string kind;      // load_error | setup_error | crash | mismatch | unstable
+  std::string who;       // "candidate" | "baseline"
+  std::string message;   // one readable line
+  std::string phase;     // the phase it happened in
+  // mismatch / unstable details
+  std::string tensor;
+  int trial = -1, call = -1;
+  int64_t bad_count = 0, total = 0;
+  double max_abs = 0, max_rel = 0;
+  bool input_modified = false;  // the tensor is an input that kf_run wrote
+  struct Bad {
+    std::vector<int64_t> index;  // multi-dimensional index
+    double got = 0, want = 0;
+  };
+  std::vector<Bad> first_bad;  // at most 8
+};
+
+struct TimeStats {
+  int n = 0;
+  double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, max_ms = 0;
+};
+
+struct RankReport {
+  int rank = 0;
+  int pid = 0;
+  int device = -1;
+  bool emulated = false;
+  bool baseline_ran = false;
+  std::string reference_used;  // "oracle" | "baseline" | "none"
+  std::vector<Failure> failures;
+  std::vector<std::string> notes;
+};
+
+// Written by rank 0 after the timing phase; times are per iteration, the slowest rank's.
+struct RunReport {
+  int world = 1;
+  bool emulated = false;
+  std::string backend;
+  std::string device_name;
+  int devices = 0;
+  bool timed = false;
+  bool baseline_timed = false;
+  TimeStats candidate;
+  TimeStats baseline;
+  int timed_calls_verified = 0;
+  std::vector<std::string> notes;
+};
+
+// JSON conversion: every struct above round-trips through nlohmann::json.
+void to_json(nlohmann::json& j, const InitSpec& v);
+void from_json(const nlohmann::json& j, InitSpec& v);
+void to_json(nlohmann::json& j, const JobTensor& v);
+void from_json(const nlohmann::json& j, JobTensor& v);
+void to_json(nlohmann::json& j, const Limits& v);
+void from_json(const nlohmann::json& j, Limits& v);
+void to_json(nlohmann::json& j, const Job& v);
+void from_json(const nlohmann::json& j, Job& v);
+void to_json(nlohmann::json& j, const Failure::Bad& v);
+void from_json(const nlohmann::json& j, Failure::Bad& v);
+void to_json(nlohmann::json& j, const Failure& v);
+void from_json(const nlohmann::json& j, Failure& v);
+void to_json(nlohmann::json& j, const TimeStats& v);
+void from_json(const nlohmann::json& j, TimeStats& v);
+void to_json(nlohmann::json& j, const RankReport& v);
+void from_json(const nlohmann::json& j, RankReport& v);
+void to_json(nlohmann::json& j, const RunReport& v);
+void from_json(const nlohmann::json& j, RunReport& v);
+
+// "f32" <-> kf::DType. Names accepted: f32/fp32/float32, f16/fp16/float16, bf16/bfloat16,
+// f64/fp64/float64, i32/int32, i64/int64, u8/uint8, e4m3/fp8_e4m3, e5m2/fp8_e5m2.
+bool parse_dtype(const std::string& s, kf::DType* out);
+const char* dtype_name(kf::DType t);
+
+// Reads a JSON file into `out`; false with a message naming the file on error.
+bool read_json_file(const std::string& path, nlohmann::json* out, std::string* err);
+// Writes `j` to `path` through a temporary file and a rename, so readers never see half.
+bool write_json_file(const std::string& path, const nlohmann::json& j, std::string* err);
+
+}  // namespace sandbox
