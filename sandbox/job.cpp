@@ -2,6 +2,7 @@
 // small file helpers both sides use.
 #include "job.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -140,20 +141,37 @@ void from_json(const json& j, Job& v) {
   opt(j, "limits", v.limits);
 }
 
+// JSON has no NaN or infinity, and a poisoned output reads as NaN: such values travel
+// as the strings "nan", "inf" and "-inf".
+static json number_json(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return x;
+}
+static double json_number(const json& j) {
+  if (j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    if (s == "inf") return HUGE_VAL;
+    if (s == "-inf") return -HUGE_VAL;
+    return NAN;
+  }
+  return j.is_number() ? j.get<double>() : NAN;
+}
+
 void to_json(json& j, const Failure::Bad& v) {
-  j = json{{"index", v.index}, {"got", v.got}, {"want", v.want}};
+  j = json{{"index", v.index}, {"got", number_json(v.got)}, {"want", number_json(v.want)}};
 }
 void from_json(const json& j, Failure::Bad& v) {
   opt(j, "index", v.index);
-  opt(j, "got", v.got);
-  opt(j, "want", v.want);
+  if (j.contains("got")) v.got = json_number(j["got"]);
+  if (j.contains("want")) v.want = json_number(j["want"]);
 }
 
 void to_json(json& j, const Failure& v) {
   j = json{{"kind", v.kind},         {"who", v.who},           {"message", v.message},
            {"phase", v.phase},       {"tensor", v.tensor},     {"trial", v.trial},
            {"call", v.call},         {"bad_count", v.bad_count}, {"total", v.total},
-           {"max_abs", v.max_abs},   {"max_rel", v.max_rel},   {"input_modified", v.input_modified},
+           {"max_abs", number_json(v.max_abs)}, {"max_rel", number_json(v.max_rel)},   {"input_modified", v.input_modified},
            {"first_bad", v.first_bad}};
 }
 void from_json(const json& j, Failure& v) {
@@ -166,8 +184,8 @@ void from_json(const json& j, Failure& v) {
   opt(j, "call", v.call);
   opt(j, "bad_count", v.bad_count);
   opt(j, "total", v.total);
-  opt(j, "max_abs", v.max_abs);
-  opt(j, "max_rel", v.max_rel);
+  if (j.contains("max_abs")) v.max_abs = json_number(j["max_abs"]);
+  if (j.contains("max_rel")) v.max_rel = json_number(j["max_rel"]);
   opt(j, "input_modified", v.input_modified);
   opt(j, "first_bad", v.first_bad);
 }

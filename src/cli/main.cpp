@@ -1,2 +1,114 @@
+// kforge: the command line. Subcommands live in src/cli/cmd_*.cpp; this file only
+// parses arguments and dispatches. Exit codes: see src/cli/commands.h and the README.
 #include <cstdio>
-int main() { std::puts("kforge: under construction"); return 0; }
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+
+namespace {
+
+// Adds the options `eval` and `baseline` share.
+void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
+  app->add_option("--world,-w", a->world, "number of ranks (more than GPUs is emulation)")
+      ->check(CLI::Range(1, 64));
+  app->add_option("--size,-s", a->sizes,
+                  "small, full, or PARAM=V overrides (repeatable; default: small then full)");
+  app->add_flag("--json", a->json, "print the verdict as JSON");
+  app->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")
+      ->check(CLI::IsMember({"cuda", "host"}));
+  app->add_option("--iters", a->iters, "timed iterations per side (default 50)");
+  app->add_option("--warmup", a->warmup, "warm-up iterations per side (default 5)");
+  app->add_option("--trials", a->trials, "checking trials (default 2, 3 calls each)");
+  app->add_option("--seed", a->seed, "base seed of the random inputs (default 42)");
+  app->add_flag("--no-time", a->no_time, "check only");
+  app->add_option("--call-limit", a->call_limit_s,
+                  "seconds one checked kf_run may take before it counts as a hang (default 10)");
+  app->add_option("--machine", a->machine_file, "machine description (JSON) for the roofline");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kforge: write and prove fast multi-GPU kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kforge ") + KF_VERSION);
+
+  cli::ProblemsArgs problems_args;
+  CLI::App* problems = app.add_subcommand("problems", "list the native problems");
+  problems->add_flag("--json", problems_args.json, "print as JSON");
+
+  cli::EvalArgs eval_args;
+  std::vector<std::string> eval_pos;
+  CLI::App* eval = app.add_subcommand(
+      "eval", "check and time one kernel in the sandbox: kforge eval PROBLEM [KERNEL] [PARAM=V ...]");
+  eval->add_option("args", eval_pos, "PROBLEM, then the kernel file (default: the shipped example), then PARAM=V overrides")
+      ->required();
+  add_instance_options(eval, &eval_args);
+  eval->add_flag("--compile-only", eval_args.compile_only,
+                 "stop after the static checks, the build and the symbol check (no GPU needed)");
+
+  cli::EvalArgs base_args;
+  std::vector<std::string> base_pos;
+  CLI::App* baseline = app.add_subcommand(
+      "baseline", "time the NCCL baseline: its time, busbw and the roofline");
+  baseline->add_option("args", base_pos, "PROBLEM, then PARAM=V overrides")->required();
+  add_instance_options(baseline, &base_args);
+
+  app.footer(
+      "Exit codes: 0 correct / done, 1 the kernel is not correct, 2 bad input, 3 kforge failed.\n"
+      "Run `kforge COMMAND --help` for a command's options.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    std::string which = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    fmt::print(stderr, "run `kforge{} --help` for the options\n", which);
+    return cli::kBadInput;
+  }
+
+  // Positional words: the problem, then a kernel path unless it looks like PARAM=V.
+  auto split_positionals = [](std::vector<std::string>& pos, cli::EvalArgs* a, bool kernel_allowed) {
+    a->problem = pos[0];
+    for (size_t i = 1; i < pos.size(); ++i) {
+      if (pos[i].find('=') != std::string::npos) {
+        a->overrides.push_back(pos[i]);
+      } else if (kernel_allowed && a->kernel.empty()) {
+        a->kernel = pos[i];
+      } else {
+        fmt::print(stderr, "kforge: unexpected argument '{}': expected PARAM=V\n", pos[i]);
+        return false;
+      }
+    }
+    // --size takes small/full or PARAM=V.
+    std::vector<std::string> sizes;
+    for (auto& s : a->sizes) {
+      if (s.find('=') != std::string::npos)
+        a->overrides.push_back(s);
+      else
+        sizes.push_back(s);
+    }
+    a->sizes = sizes;
+    return true;
+  };
+
+  if (problems->parsed()) return cli::cmd_problems(problems_args);
+  if (eval->parsed()) {
+    if (!split_positionals(eval_pos, &eval_args, true)) return cli::kBadInput;
+    return cli::cmd_eval(eval_args);
+  }
+  if (baseline->parsed()) {
+    if (!split_positionals(base_pos, &base_args, false)) return cli::kBadInput;
+    base_args.is_baseline = true;
+    return cli::cmd_eval(base_args);
+  }
+  return cli::kBadInput;
+}

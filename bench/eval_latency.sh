@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# bench/eval_latency.sh [PROBLEM] [KERNEL] [WORLD]: where the seconds of one whole
+# `kforge eval` go: a cold compile (empty build cache), then the same eval cached.
+# Prints each run's stages (from the verdict's "seconds") and its wall time.
+# Usage on the GPU machine: bench/eval_latency.sh all_reduce problems/all_reduce/examples/uva.cu 1
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+kforge="${KFORGE:-$root/build/kforge}"
+problem="${1:-all_reduce}"
+kernel="${2:-$root/problems/$problem/examples/uva.cu}"
+world="${3:-1}"
+export KFORGE_CACHE="$(mktemp -d)/cache"   # a cold cache for the first run
+out="$(mktemp -d)"
+for run in cold cached cached; do
+  t0=$(date +%s.%N)
+  "$kforge" eval "$problem" "$kernel" --world "$world" --json >"$out/$run.json" || true
+  t1=$(date +%s.%N)
+  python3 - "$out/$run.json" "$run" "$t0" "$t1" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+wall = float(sys.argv[4]) - float(sys.argv[3])
+stages = "  ".join(f"{k} {s:.2f}s" for k, s in v.get("seconds", []))
+print(f"{sys.argv[2]:>7}: {v['status']:<8} wall {wall:.2f}s   {stages}")
+PY
+done

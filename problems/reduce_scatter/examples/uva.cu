@@ -1,0 +1,86 @@
+// A simple correct UVA candidate for reduce_scatter: a barrier kernel (every rank's x is
+// ready), one kernel that sums chunk `rank` of every peer's x into y, and a second barrier
+// (no peer's x is regenerated while another rank still reads it).
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include <kf/kf.cuh>
+
+namespace {
+
+__device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void st_release(uint32_t* p, uint32_t v) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// One block of kf::kMaxWorld threads. Thread r writes `epoch` into slot `rank` of rank r's
+// arrival array, then waits until rank r has written at least `epoch` into ours. The
+// epoch only grows from call to call, so the words never need a reset; `>=` because a
+// fast peer may already be at the next barrier.
+__global__ void barrier_kernel(kf::Peers<uint32_t> arrived, int rank, int world, uint32_t epoch) {
+  const int r = static_cast<int>(threadIdx.x);
+  if (r < world) {
+    __threadfence_system();  // this rank's earlier writes are visible before the flag
+    st_release(arrived[r] + rank, epoch);
+    while (ld_acquire(arrived[rank] + r) < epoch) __nanosleep(64);
+  }
+  __syncthreads();
+}
+
+uint32_t* g_arrived = nullptr;  // kf::kMaxWorld words per rank
+uint32_t g_epoch = 0;           // barriers launched by this rank; never reset
+
+void barrier(const kf::Comm& comm) {
+  barrier_kernel<<<1, kf::kMaxWorld, 0, comm.stream()>>>(kf::peers(comm, g_arrived), comm.rank,
+                                                         comm.world, ++g_epoch);
+}
+
+int blocks_for(int64_t n) {
+  const int64_t b = (n + 255) / 256;
+  return static_cast<int>(b < 1024 ? (b < 1 ? 1 : b) : 1024);
+}
+
+__device__ __forceinline__ float load(const float* p) { return *p; }
+__device__ __forceinline__ float load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ __forceinline__ void store(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+
+template <class T>
+__global__ void sum_kernel(kf::Peers<const T> x, T* y, int64_t n, int64_t offset, int world) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float s = 0.0f;
+    for (int r = 0; r < world; ++r) s += load(x[r] + offset + i);
+    store(y + i, s);
+  }
+}
+
+}  // namespace
+
+extern "C" int kf_setup(kf::Comm& comm, kf::Tensors&) {
+  g_arrived = comm.signals(kf::kMaxWorld);
+  return g_arrived ? 0 : 1;
+}
+
+extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
+  const kf::Tensor& x = t["x"];
+  kf::Tensor& y = t["y"];
+  const int64_t n = y.numel;
+  const int64_t offset = static_cast<int64_t>(comm.rank) * n;  // this rank's chunk
+  barrier(comm);
+  if (x.dtype == kf::DType::bf16)
+    sum_kernel<<<blocks_for(n), 256, 0, comm.stream()>>>(
+        kf::peers(comm, x.ptr<const __nv_bfloat16>()), y.ptr<__nv_bfloat16>(), n, offset,
+        comm.world);
+  else
+    sum_kernel<<<blocks_for(n), 256, 0, comm.stream()>>>(kf::peers(comm, x.ptr<const float>()),
+                                                         y.ptr<float>(), n, offset, comm.world);
+  barrier(comm);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

@@ -1,0 +1,332 @@
+// sandbox/build.cpp: the build, its cache key and the compiler log trimming.
+#include "build.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "process.h"
+#include "sha256.h"
+#include "symbols.h"
+
+namespace fs = std::filesystem;
+
+namespace sandbox {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+bool write_file(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << data;
+  return static_cast<bool>(out.flush());
+}
+
+std::string unique_suffix() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu);
+  char buf[48];
+  snprintf(buf, sizeof buf, "%d-%016llx", static_cast<int>(getpid()),
+           static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+std::vector<std::string> base_env(const std::string& tmpdir) {
+  std::vector<std::string> env = {"TMPDIR=" + tmpdir, "LC_ALL=C"};
+  std::string path = env_entry("PATH");
+  env.push_back(path.empty() ? "PATH=/usr/local/cuda/bin:/usr/bin:/bin" : path);
+  std::string ld = env_entry("LD_LIBRARY_PATH");
+  if (!ld.empty()) env.push_back(ld);
+  return env;
+}
+
+// `<compiler> --version`, once per compiler per process: part of the cache key.
+std::string compiler_version(const std::string& compiler, double limit_s) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(compiler);
+  if (it != cache.end()) return it->second;
+  ProcessSpec spec;
+  spec.argv = {compiler, "--version"};
+  spec.env = base_env("/tmp");
+  spec.limit_s = limit_s;
+  ProcessResult r;
+  std::string err;
+  std::string v = run_process(spec, &r, &err) ? r.output : "unavailable: " + err;
+  cache[compiler] = v;
+  return v;
+}
+
+// Every file under dir, by relative path, with its contents.
+void hash_tree(const std::string& dir, Sha256* h) {
+  if (dir.empty() || !fs::is_directory(dir)) return;
+  std::vector<fs::path> files;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (auto& f : files) {
+    std::string rel = fs::relative(f, dir).string(), data;
+    read_file(f.string(), &data);
+    h->update(rel);
+    h->update("\0", 1);
+    h->update(std::to_string(data.size()));
+    h->update("\0", 1);
+    h->update(data);
+  }
+}
+
+bool wants_sm90a(const std::string& src) {
+  std::string first = src.substr(0, src.find('\n'));
+  return first.find("// kf: sm_90a") != std::string::npos ||
+         src.find("wgmma") != std::string::npos || src.find("setmaxnreg") != std::string::npos;
+}
+
+bool is_error_line(const std::string& l) {
+  return l.find("error") != std::string::npos || l.find("Error") != std::string::npos;
+}
+
+}  // namespace
+
+std::string BuildResult::summary() const {
+  if (ok) return "built " + lib_path + (cached ? " (cached)" : "");
+  if (!findings.empty()) {
+    std::string s = status + ": " + findings[0].render();
+    if (findings.size() > 1) s += " (and " + std::to_string(findings.size() - 1) + " more)";
+    return s;
+  }
+  std::string first = log.substr(0, log.find('\n'));
+  std::istringstream in(log);
+  std::string l;
+  while (std::getline(in, l))
+    if (is_error_line(l)) {
+      first = l;
+      break;
+    }
+  return status + ": " + first;
+}
+
+std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& source, Role role) {
+  std::vector<std::string> f;
+  if (tc.backend == "cuda") {
+    f = {"-O3", "-std=c++17"};
+    if (wants_sm90a(source)) f.push_back("-gencode=arch=compute_90a,code=sm_90a");
+    else f.push_back("-arch=" + tc.arch);
+    for (const char* s : {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-lineinfo"})
+      f.push_back(s);
+    f.push_back("-I" + tc.include_dir);
+    if (role == Role::baseline) {
+      if (!tc.nccl_include.empty()) f.push_back("-I" + tc.nccl_include);
+      if (!tc.nccl_lib_dir.empty()) f.push_back("-L" + tc.nccl_lib_dir);
+      f.push_back("-lnccl");
+      if (source.find("cublas") != std::string::npos) {
+        f.push_back("-lcublas");
+        f.push_back("-lcublasLt");
+      }
+      if (!tc.nccl_lib_dir.empty()) {
+        f.push_back("-Xlinker");
+        f.push_back("-rpath=" + tc.nccl_lib_dir);
+      }
+    }
+  } else {
+    f = {"-O2", "-std=c++20", "-shared", "-fPIC", "-Wall", "-I" + tc.include_dir};
+  }
+  return f;
+}
+
+std::string trim_compiler_log(const std::string& log, const std::string& tmp_path,
+                              const std::string& file_name, size_t max_lines) {
+  std::string text = log;
+  for (size_t p; !tmp_path.empty() && (p = text.find(tmp_path)) != std::string::npos;)
+    text.replace(p, tmp_path.size(), file_name);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  if (lines.size() <= max_lines) return text;
+  // Start a little before the first error: g++ names the function there.
+  size_t first = 0;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (is_error_line(lines[i])) {
+      first = i >= 2 ? i - 2 : 0;
+      break;
+    }
+  size_t end = std::min(lines.size(), first + max_lines);
+  std::string out;
+  if (first > 0) out += "[" + std::to_string(first) + " lines before the first error cut]\n";
+  for (size_t i = first; i < end; ++i) out += lines[i] + "\n";
+  if (end < lines.size())
+    out += "[" + std::to_string(lines.size() - end) + " more lines cut]\n";
+  return out;
+}
+
+bool build_library(const Toolchain& tc, const std::string& source_path, Role role,
+                   BuildResult* out, std::string* err) {
+  *out = BuildResult{};
+  out->file_name = fs::path(source_path).filename().string();
+  std::string source;
+  if (!read_file(source_path, &source)) {
+    *err = source_path + ": cannot read the source";
+    return false;
+  }
+  if (tc.cache_dir.empty()) {
+    *err = "build: no cache_dir set in the toolchain";
+    return false;
+  }
+  if (tc.backend != "cuda" && tc.backend != "host") {
+    *err = "build: unknown backend '" + tc.backend + "' (cuda or host)";
+    return false;
+  }
+
+  // 1. Static checks.
+  auto t0 = Clock::now();
+  StaticPolicy pol;
+  pol.allow_multicast = tc.allow_multicast;
+  pol.file_name = out->file_name;
+  bool pass = static_check(source, role, pol, &out->findings);
+  out->static_s = since(t0);
+  if (!pass) {
+    out->stage = "static";
+    out->status = "rejected";
+    // A source without kf_run (and nothing else wrong) is the load_error it would become.
+    bool only_entry = std::all_of(out->findings.begin(), out->findings.end(),
+                                  [](const Finding& f) { return f.rule == "entry"; });
+    if (only_entry) {
+      out->status = "load_error";
+      out->log = out->file_name + " defines no kf_run: declare extern \"C\" int kf_run(kf::Comm&, "
+                 "kf::Tensors&) at namespace scope";
+      out->findings.clear();
+    }
+    return true;
+  }
+
+  // 2. The key, then the cache or the compiler.
+  const std::string& compiler = tc.backend == "cuda" ? tc.nvcc : tc.cxx;
+  std::vector<std::string> flags = compile_flags(tc, source, role);
+  Sha256 h;
+  h.update(std::string("kforge-build-v1\0", 16));
+  h.update(source);
+  for (const std::string& part : {std::string("role=") + role_name(role), "backend=" + tc.backend}) {
+    h.update("\0", 1);
+    h.update(part);
+  }
+  for (auto& f : flags) {
+    h.update(f);
+    h.update("\0", 1);
+  }
+  h.update(compiler);
+  h.update(compiler_version(compiler, std::min(30.0, tc.limit_s)));
+  hash_tree(tc.include_dir, &h);
+  out->key = h.hex_digest();
+
+  std::string dir = tc.cache_dir + "/" + out->key;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    *err = dir + ": cannot create the cache directory: " + ec.message();
+    return false;
+  }
+  out->lib_path = dir + "/lib.so";
+  std::string ext = tc.backend == "cuda" ? ".cu" : ".cpp";
+  auto t1 = Clock::now();
+  if (fs::exists(out->lib_path)) {
+    out->cached = true;
+  } else {
+    std::string sfx = unique_suffix();
+    std::string tmp_src = dir + "/src-" + sfx + ext;
+    std::string tmp_lib = dir + "/lib-" + sfx + ".so";
+    std::string tmp_dir = dir + "/tmp-" + sfx;
+    fs::create_directories(tmp_dir, ec);
+    if (!write_file(tmp_src, source)) {
+      *err = tmp_src + ": cannot write";
+      return false;
+    }
+    ProcessSpec spec;
+    spec.argv.push_back(compiler);
+    spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+    spec.argv.push_back("-o");
+    spec.argv.push_back(tmp_lib);
+    spec.argv.push_back(tmp_src);
+    spec.env = base_env(tmp_dir);
+    spec.cwd = dir;
+    spec.limit_s = tc.limit_s;
+    spec.output_cap = 256 << 10;
+    for (auto& a : spec.argv) out->command += (out->command.empty() ? "" : " ") + a;
+    ProcessResult r;
+    bool started = run_process(spec, &r, err);
+    fs::remove_all(tmp_dir, ec);
+    if (!started) {
+      fs::remove(tmp_src, ec);
+      *err = "build: cannot start the compiler: " + *err;
+      return false;
+    }
+    out->compile_s = since(t1);
+    std::string tool = fs::path(compiler).filename().string();
+    if (r.timed_out || !r.ok() || !fs::exists(tmp_lib)) {
+      out->stage = "compile";
+      out->status = "compile_error";
+      out->log = trim_compiler_log(r.output, tmp_src, out->file_name);
+      if (r.timed_out) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "%s took longer than %g s", tool.c_str(), tc.limit_s);
+        out->log = std::string(buf) + "\n" + out->log;
+      } else if (r.signal) {
+        out->log = tool + " died with " + signal_name(r.signal) + "\n" + out->log;
+      }
+      fs::remove(tmp_src, ec);
+      fs::remove(tmp_lib, ec);
+      return true;
+    }
+    // Keep the source beside the library for whoever looks into the cache later.
+    fs::rename(tmp_src, dir + "/source" + ext, ec);
+    fs::rename(tmp_lib, out->lib_path, ec);
+    if (ec) {
+      *err = out->lib_path + ": cannot rename the built library into place: " + ec.message();
+      return false;
+    }
+  }
+  out->compile_s = since(t1);
+
+  // 3. Imports, NEEDED, and the entry point.
+  auto t2 = Clock::now();
+  SymbolReport syms;
+  if (!read_symbols(out->lib_path, &syms, err)) return false;
+  bool clean = check_symbols(syms, role, out->file_name, &out->findings);
+  out->symbols_s = since(t2);
+  if (!clean) {
+    out->stage = "symbols";
+    out->status = "rejected";
+    return true;
+  }
+  if (!defines_symbol(syms, "kf_run")) {
+    out->stage = "load";
+    out->status = "load_error";
+    out->log = "the library defines no kf_run: declare it extern \"C\" int kf_run(kf::Comm&, "
+               "kf::Tensors&) at namespace scope";
+    return true;
+  }
+  out->ok = true;
+  return true;
+}
+
+}  // namespace sandbox

@@ -1,0 +1,322 @@
+// sandbox/evaluate.cpp: build, run instances in order, map what the ranks said into a
+// Verdict.
+#include "evaluate.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <regex>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "process.h"
+
+namespace fs = std::filesystem;
+
+namespace sandbox {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string random_hex(int digits) {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu);
+  std::string s;
+  static const char* hexd = "0123456789abcdef";
+  for (int i = 0; i < digits; ++i) s += hexd[rng() & 15];
+  return s;
+}
+
+// The last `lines` lines of text.
+std::string tail_lines(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  size_t n = 0;
+  while (pos > 0) {
+    size_t p = text.rfind('\n', pos - 1);
+    if (p == std::string::npos) return text;
+    if (p + 1 < text.size() && ++n > lines) return text.substr(p + 1);
+    pos = p;
+  }
+  return text;
+}
+
+void add_note(Verdict* v, const std::string& n) {
+  if (std::find(v->notes.begin(), v->notes.end(), n) == v->notes.end()) v->notes.push_back(n);
+}
+
+int kind_rank(const std::string& k) {
+  static const char* order[] = {"load_error", "setup_error", "crash", "mismatch", "unstable"};
+  for (int i = 0; i < 5; ++i)
+    if (k == order[i]) return i;
+  return 5;
+}
+
+double gbps(double bytes, double ms, double factor) {
+  return ms > 0 ? bytes / (ms * 1e-3) * factor / 1e9 : 0;
+}
+
+}  // namespace
+
+std::string make_eval_dir(const std::string& root) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::string dir = root + "/" + stamp + "-" + std::to_string(getpid()) + "-" + random_hex(8);
+    // create_directory (not _directories) fails on an existing one: the name is ours.
+    if (fs::create_directory(dir, ec) && !ec) return fs::absolute(dir).string();
+  }
+  return "";
+}
+
+bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run, Verdict* v,
+                      std::string* err) {
+  v->size = inst.label;
+  v->world = job.world;
+  v->backend = job.backend;
+  for (auto& t : job.tensors)
+    if (t.output) v->tolerances.push_back({t.name, t.atol, t.rtol});
+  for (auto& n : run.notes) add_note(v, n);
+
+  // Everything the ranks reported.
+  std::vector<std::string> sandbox_errors;
+  for (auto& rep : run.reports) {
+    if (!rep) continue;
+    v->emulated = v->emulated || rep->emulated;
+    for (auto& n : rep->notes) {
+      if (n.rfind("sandbox error: ", 0) == 0) sandbox_errors.push_back(fmt::format("rank {}: {}", rep->rank, n));
+      else add_note(v, n);
+    }
+    for (auto& f : rep->failures) {
+      v->failures.push_back(f);
+      v->failure_ranks.push_back(rep->rank);
+    }
+  }
+  if (run.result) {
+    v->emulated = v->emulated || run.result->emulated;
+    for (auto& n : run.result->notes) add_note(v, n);
+  }
+  std::string mpirun_tail = tail_lines(run.output, 40);
+
+  // 1. A rank that died by a signal left a crash file: the clearest story, even when the
+  //    watchdog then found its peers waiting for it.
+  if (!run.crashes.empty()) {
+    v->status = "crash";
+    for (auto& [r, what] : run.crashes) v->crashes.push_back({r, what});
+    v->log = mpirun_tail;
+    return true;
+  }
+  // 2. The watchdog.
+  if (run.killed_by_watchdog || (run.signal != 0 && !run.stuck.empty())) {
+    v->status = "timeout";
+    v->limit_s = run.limit_s;
+    for (auto& s : run.stuck) v->stuck.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+    for (auto& s : run.statuses) {
+      bool is_stuck = std::any_of(run.stuck.begin(), run.stuck.end(), [&](auto& x) { return x.rank == s.rank; });
+      if (!is_stuck && s.present) v->others.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+    }
+    v->log = run.kill_reason + (mpirun_tail.empty() ? "" : "\n" + mpirun_tail);
+    return true;
+  }
+  if (!run.kill_reason.empty()) {  // mpirun's own hard limit
+    v->status = "timeout";
+    v->limit_s = run.limit_s;
+    for (auto& s : run.statuses)
+      if (s.present) v->others.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+    v->log = run.kill_reason + "\n" + mpirun_tail;
+    return true;
+  }
+
+  // 3. Failures the ranks reported: the candidate's decide; the baseline's alone are the
+  //    problem's bug, not the candidate's.
+  int best = 99;
+  bool candidate_failed = false;
+  for (auto& f : v->failures)
+    if (f.who != "baseline") {
+      candidate_failed = true;
+      best = std::min(best, kind_rank(f.kind));
+    }
+  if (candidate_failed) {
+    static const char* order[] = {"load_error", "setup_error", "crash", "mismatch", "unstable", "crash"};
+    v->status = order[best];
+    // Candidate failures first, in rank order (stable).
+    std::vector<std::pair<int, Failure>> fs_;
+    for (size_t i = 0; i < v->failures.size(); ++i) fs_.push_back({v->failure_ranks[i], v->failures[i]});
+    std::stable_sort(fs_.begin(), fs_.end(), [](auto& a, auto& b) {
+      return (a.second.who == "baseline") < (b.second.who == "baseline");
+    });
+    v->failures.clear();
+    v->failure_ranks.clear();
+    for (auto& [r, f] : fs_) {
+      v->failures.push_back(f);
+      v->failure_ranks.push_back(r);
+    }
+    if (v->status == "crash") v->log = mpirun_tail;
+    return true;
+  }
+  if (!v->failures.empty()) {
+    *err = "the baseline failed (" + v->failures[0].kind + " on rank " +
+           std::to_string(v->failure_ranks[0]) + ": " + v->failures[0].message + ")";
+    return false;
+  }
+  if (!sandbox_errors.empty()) {
+    *err = "the sandbox failed: " + sandbox_errors[0] + "\n" + mpirun_tail;
+    return false;
+  }
+
+  // 4. A rank that ended without a report.
+  static const std::regex died(R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
+  std::smatch m;
+  for (size_t r = 0; r < run.reports.size(); ++r) {
+    if (run.reports[r]) continue;
+    v->status = "crash";
+    std::string what;
+    if (std::regex_search(run.output, m, died) && std::stoi(m[1]) == static_cast<int>(r)) {
+      int sig = std::stoi(m[2]);
+      what = fmt::format("signal {} ({}) without a report", sig, signal_name(sig));
+    } else {
+      std::string said = run.output.substr(0, 400);
+      while (!said.empty() && said.back() == '\n') said.pop_back();
+      what = fmt::format("exit code {} without a report; mpirun said: {}",
+                         run.signal ? 128 + run.signal : run.exit_code, said);
+    }
+    RankStatus s = r < run.statuses.size() ? run.statuses[r] : RankStatus{};
+    if (s.present) what += " (last in " + s.phase + (s.detail.empty() ? "" : " " + s.detail) + ")";
+    v->crashes.push_back({static_cast<int>(r), what});
+  }
+  if (v->status == "crash") {
+    v->log = mpirun_tail;
+    return true;
+  }
+  if (run.exit_code != 0) {
+    *err = fmt::format("mpirun exited with code {} although every rank reported success:\n{}",
+                       run.exit_code, mpirun_tail);
+    return false;
+  }
+
+  // 5. Correct: the figures.
+  v->status = "correct";
+  if (run.result && run.result->timed) {
+    const RunReport& rr = *run.result;
+    v->timed = true;
+    v->candidate_time = rr.candidate;
+    if (rr.baseline_timed) v->baseline_time = rr.baseline;
+    bool meaningful = job.backend == "cuda" && !v->emulated;
+    if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
+      v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
+    if (meaningful && inst.busbw_bytes > 0) {
+      v->busbw_gbps = gbps(inst.busbw_bytes, rr.candidate.median_ms, inst.busbw_factor);
+      if (rr.baseline_timed)
+        v->baseline_busbw_gbps = gbps(inst.busbw_bytes, rr.baseline.median_ms, inst.busbw_factor);
+    }
+    if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0) {
+      v->roofline_ms = inst.roofline_ms;
+      v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
+    }
+    if (!meaningful) add_note(v, job.backend == "cuda" ? "emulated ranks: times are not a speed measurement"
+                                                      : job.backend + " backend: times are not a speed measurement");
+  }
+  flag_suspicious(v);
+  return true;
+}
+
+bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
+  auto t0 = Clock::now();
+  *out = Verdict{};
+  Verdict& v = *out;
+  v.problem = req.problem;
+  v.candidate = req.candidate_path;
+  v.world = req.world;
+  v.backend = req.backend;
+  if (req.eval_dir.empty()) {
+    *err = "evaluate: no eval_dir (make one with make_eval_dir)";
+    return false;
+  }
+  std::error_code ec;
+  fs::create_directories(req.eval_dir, ec);
+  auto finish = [&]() -> bool {
+    v.seconds.push_back({"total", since(t0)});
+    if (v.summary.empty()) v.summary = summarize(v);
+    return write_json_file(req.eval_dir + "/verdict.json", verdict_json(v), err);
+  };
+
+  Toolchain tc = req.toolchain;
+  tc.backend = req.backend;
+  // The baseline first: its failure is the problem's bug, reported as an error.
+  std::string baseline_lib;
+  double compile_s = 0;
+  if (!req.baseline_path.empty()) {
+    BuildResult b;
+    if (!build_library(tc, req.baseline_path, Role::baseline, &b, err)) {
+      *err = "problem " + req.problem + ": baseline " + req.baseline_path + ": " + *err;
+      return false;
+    }
+    if (!b.ok) {
+      *err = "problem " + req.problem + ": the baseline " + req.baseline_path +
+             " does not build: " + b.summary() + (b.log.empty() ? "" : "\n" + b.log);
+      return false;
+    }
+    baseline_lib = b.lib_path;
+    compile_s += b.compile_s;
+  }
+  BuildResult cb;
+  if (!build_library(tc, req.candidate_path, req.candidate_role, &cb, err)) return false;
+  v.seconds.push_back({"static", cb.static_s});
+  compile_s += cb.compile_s + cb.symbols_s;
+  v.seconds.push_back({cb.cached ? "compile (cached)" : "compile", compile_s});
+  if (!cb.ok) {
+    v.status = cb.status;
+    v.findings = cb.findings;
+    v.log = cb.log;
+    return finish();
+  }
+
+  std::string shm_base = fmt::format("/kf-{}-{}", getpid(), random_hex(6));
+  for (const Instance& inst : req.instances) {
+    Job job = inst.job;
+    job.problem = job.problem.empty() ? req.problem : job.problem;
+    job.backend = req.backend;
+    if (req.world > 0) job.world = req.world;
+    job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
+    job.candidate_lib = cb.lib_path;
+    job.baseline_lib = baseline_lib;
+    job.shm_prefix = shm_base + "-" + inst.label;
+    auto t1 = Clock::now();
+    RunResult run;
+    if (!run_job(job, req.launch, &run, err)) {
+      *err = "instance " + inst.label + ": " + *err;
+      return false;
+    }
+    v.seconds.push_back({std::string(job.time ? "launch+check+time " : "launch+check ") + inst.label,
+                         since(t1)});
+    Verdict iv;
+    iv.problem = v.problem;
+    iv.candidate = v.candidate;
+    iv.seconds = v.seconds;
+    if (!verdict_from_run(inst, job, run, &iv, err)) {
+      *err = "problem " + req.problem + ", instance " + inst.label + ": " + *err;
+      return false;
+    }
+    v = iv;
+    if (v.status != "correct") break;
+  }
+  if (req.instances.empty()) {
+    *err = "evaluate: no instances to run";
+    return false;
+  }
+  return finish();
+}
+
+}  // namespace sandbox

@@ -1,0 +1,50 @@
+// sandbox/evaluate.h: the whole evaluation of one candidate: build the baseline and the
+// candidate, run each instance (e.g. "small" checked against the oracle, then "full"
+// checked against the baseline and timed) until one is not correct, and turn what the
+// ranks reported into one Verdict. This is the executor's interface to the rest of
+// kforge: a second suite can fill an EvalRequest its own way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "build.h"
+#include "job.h"
+#include "launch.h"
+#include "verdict.h"
+
+namespace sandbox {
+
+struct Instance {
+  std::string label;  // "small", "full": the run directory's name and Verdict::size
+  Job job;            // tensors, params, checks, timing, limits; the rest is filled in
+  double roofline_ms = 0, busbw_bytes = 0, busbw_factor = 0;
+};
+
+struct EvalRequest {
+  std::string problem, candidate_path, baseline_path;  // baseline: .cu or baseline_host.cpp
+  // Role::baseline evaluates a problem's baseline as the candidate (it may use NCCL);
+  // baseline_path is then usually "".
+  Role candidate_role = Role::candidate;
+  std::string backend;                                 // "cuda" | "host"
+  int world = 1;
+  std::vector<Instance> instances;  // run in order; stop at the first that is not correct
+  Toolchain toolchain;
+  LaunchOptions launch;
+  std::string eval_dir;  // fresh and unique per evaluation (see make_eval_dir)
+};
+
+// Creates <root>/<yyyymmdd-hhmmss>-<pid>-<random> (and root); "" when it cannot.
+std::string make_eval_dir(const std::string& root);
+
+// Fills *out (and writes <eval_dir>/verdict.json). False (with *err) only for internal
+// failures: the baseline does not build or fails, the sandbox itself broke, a file
+// cannot be written. A bad candidate is a verdict, never an error.
+bool evaluate(const EvalRequest& req, Verdict* out, std::string* err);
+
+// The verdict of one finished job (exposed for tests). False with *err when the run
+// says the sandbox or the baseline failed rather than the candidate.
+bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run,
+                      Verdict* v, std::string* err);
+
+}  // namespace sandbox

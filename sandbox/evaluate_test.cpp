@@ -1,0 +1,160 @@
+#include "evaluate.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+using namespace sandbox;
+namespace fs = std::filesystem;
+
+namespace {
+
+Job job2() {
+  Job j;
+  j.world = 2;
+  j.backend = "cuda";
+  JobTensor y;
+  y.name = "y";
+  y.output = true;
+  y.atol = 1e-5;
+  y.rtol = 1e-5;
+  j.tensors = {y};
+  return j;
+}
+
+RunResult ok_run() {
+  RunResult r;
+  r.exit_code = 0;
+  for (int i = 0; i < 2; ++i) {
+    RankReport rep;
+    rep.rank = i;
+    r.reports.push_back(rep);
+    RankStatus s;
+    s.rank = i;
+    s.present = true;
+    s.phase = "done";
+    r.statuses.push_back(s);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("evaluate: make_eval_dir makes fresh unique directories") {
+  std::string root = fs::temp_directory_path().string() + "/kf-evaldir-test";
+  std::string a = make_eval_dir(root), b = make_eval_dir(root);
+  REQUIRE(!a.empty());
+  REQUIRE(!b.empty());
+  CHECK(a != b);
+  CHECK(fs::is_directory(a));
+  CHECK(a.rfind(root + "/", 0) == 0);
+  fs::remove_all(root);
+}
+
+TEST_CASE("evaluate: a timed correct run gets speedup, busbw and roofline") {
+  Instance inst;
+  inst.label = "full";
+  inst.roofline_ms = 0.05;
+  inst.busbw_bytes = 4e6;
+  inst.busbw_factor = 1.0;
+  RunResult r = ok_run();
+  RunReport rr;
+  rr.timed = true;
+  rr.baseline_timed = true;
+  rr.candidate.n = 50;
+  rr.candidate.median_ms = 0.1;
+  rr.baseline.n = 50;
+  rr.baseline.median_ms = 0.2;
+  r.result = rr;
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(inst, job2(), r, &v, &err));
+  CHECK(v.status == "correct");
+  CHECK(v.speedup == doctest::Approx(2.0));
+  CHECK(v.busbw_gbps == doctest::Approx(40.0));
+  CHECK(v.baseline_busbw_gbps == doctest::Approx(20.0));
+  CHECK(v.pct_roofline == doctest::Approx(50.0));
+  CHECK(v.size == "full");
+
+  // The same on the host backend: no speed figures.
+  Job h = job2();
+  h.backend = "host";
+  Verdict hv;
+  REQUIRE(verdict_from_run(inst, h, r, &hv, &err));
+  CHECK(hv.status == "correct");
+  CHECK(hv.speedup == 0);
+  CHECK(hv.busbw_gbps == 0);
+  CHECK(summarize(hv).find("not a speed measurement") != std::string::npos);
+}
+
+TEST_CASE("evaluate: crash files win over the watchdog") {
+  RunResult r = ok_run();
+  r.reports[1].reset();
+  r.killed_by_watchdog = true;
+  r.stuck = {r.statuses[0]};
+  r.crashes = {{1, "signal 11 (SIGSEGV) in check trial 0 call 0"}};
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(v.status == "crash");
+  REQUIRE(v.crashes.size() == 1);
+  CHECK(v.crashes[0].rank == 1);
+}
+
+TEST_CASE("evaluate: the watchdog is a timeout naming stuck and other ranks") {
+  RunResult r = ok_run();
+  r.killed_by_watchdog = true;
+  r.statuses[0].phase = "check";
+  r.statuses[0].in_candidate = true;
+  r.stuck = {r.statuses[0]};
+  r.limit_s = 3;
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(v.status == "timeout");
+  REQUIRE(v.stuck.size() == 1);
+  CHECK(v.stuck[0].rank == 0);
+  REQUIRE(v.others.size() == 1);
+  CHECK(v.others[0].rank == 1);
+  CHECK(v.limit_s == 3);
+}
+
+TEST_CASE("evaluate: the candidate's failures decide; the baseline's alone are an error") {
+  RunResult r = ok_run();
+  Failure m;
+  m.kind = "mismatch";
+  m.who = "candidate";
+  m.tensor = "y";
+  r.reports[1]->failures = {m};
+  r.exit_code = 1;
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(v.status == "mismatch");
+  CHECK(v.failure_ranks == std::vector<int>{1});
+  CHECK(summarize(v).rfind("mismatch: rank 1, tensor y", 0) == 0);
+
+  RunResult b = ok_run();
+  Failure bf;
+  bf.kind = "setup_error";
+  bf.who = "baseline";
+  bf.message = "kf_setup returned 1";
+  b.reports[0]->failures = {bf};
+  Verdict bv;
+  CHECK(!verdict_from_run(Instance{}, job2(), b, &bv, &err));
+  CHECK(err.find("baseline") != std::string::npos);
+}
+
+TEST_CASE("evaluate: a rank without a report is a crash quoting mpirun") {
+  RunResult r = ok_run();
+  r.reports[1].reset();
+  r.exit_code = 137;
+  r.output = "mpirun noticed that process rank 1 with PID 4242 on node box exited on signal 9 (Killed).\n";
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(v.status == "crash");
+  REQUIRE(v.crashes.size() == 1);
+  CHECK(v.crashes[0].rank == 1);
+  CHECK(v.crashes[0].what.find("SIGKILL") != std::string::npos);
+}

@@ -1,0 +1,77 @@
+// sandbox/launch.h: one job on all its ranks (DESIGN.md "The sandbox", steps 2 and 5):
+// job.json into the run directory, `mpirun ... kforge-rank <dir>/job.json` with a
+// scrubbed environment, and a watchdog that reads the ranks' status files and kills
+// the whole job (mpirun's group and every rank, each in a group of its own) when a rank
+// overstays its phase, never reports, or the job runs past its total limit.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "job.h"
+
+namespace sandbox {
+
+struct LaunchOptions {
+  std::string mpirun = "mpirun";
+  std::string rank_binary;  // the kforge-rank executable (absolute)
+  // MCA parameters: measured on OpenMPI 4.1 in a container, these start 2 ranks in
+  // about 0.4 s instead of 0.7 s and print nothing: shared memory and self only, no
+  // CMA single-copy (needs ptrace rights a container may lack), no UCX/OFI probing.
+  std::vector<std::pair<std::string, std::string>> mca = {
+      {"btl", "self,vader"}, {"btl_vader_single_copy_mechanism", "none"}, {"pml", "ob1"},
+      {"mtl", "^ofi"},       {"osc", "^ucx"}};
+  std::vector<std::string> extra_args;  // more mpirun arguments (a host file, ...)
+  std::vector<std::string> extra_env;   // "K=V" set after scrubbing (e.g. CUDA_VISIBLE_DEVICES)
+  bool allow_multicast = false;         // else NCCL_NVLS_ENABLE=0 and friends are forced
+  double slack_s = 10;                  // past limits.total_s, the hard stop of mpirun
+  size_t output_cap = 1 << 20;
+};
+
+// A rank's last status file (status/rank<R>).
+struct RankStatus {
+  int rank = 0;
+  bool present = false;
+  int pid = 0;
+  std::string phase, detail;
+  bool in_candidate = false;
+  long long since_ms = 0;
+  double limit_s = 0;
+  double seconds = 0;  // in its phase (window) when last looked at
+};
+
+struct RunResult {
+  int exit_code = -1;  // mpirun's
+  int signal = 0;
+  bool killed_by_watchdog = false;
+  std::string kill_reason;            // "rank 1 stuck in check (trial 0 call 0) for 10.2 s ..."
+  std::vector<RankStatus> stuck;      // the ranks that made the watchdog kill
+  double limit_s = 0;                 // the limit they overran
+  std::vector<RankStatus> statuses;   // every rank's last status (present or not)
+  std::vector<std::pair<int, std::string>> crashes;  // (rank, status/rank<R>.crash text)
+  std::vector<std::optional<RankReport>> reports;    // rank<R>.json, by rank
+  std::optional<RunReport> result;                   // result.json
+  std::vector<std::string> notes;     // e.g. a rank found alive after the job, and killed
+  std::string output;                 // mpirun's output (head and tail)
+  double seconds = 0;
+};
+
+// Runs the job in job.dir (created, with status/ and scratch/). False (with *err) only
+// when it could not be started; everything the ranks did is in *out.
+bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::string* err);
+
+// The environment the ranks get: only the names listed in DESIGN.md "Policies" pass
+// through from this process, never one that looks like a secret; HOME and TMPDIR point
+// into scratch_dir; NVLink multicast is forced off unless allowed.
+std::vector<std::string> scrubbed_env(const std::string& scratch_dir, bool allow_multicast,
+                                      const std::vector<std::string>& extra_env);
+
+// The mpirun command line for a job (without running it).
+std::vector<std::string> mpirun_argv(const Job& job, const LaunchOptions& opt);
+
+// Reads status/rank<R> of a run directory; `present` false when there is none.
+RankStatus read_rank_status(const std::string& dir, int rank);
+
+}  // namespace sandbox

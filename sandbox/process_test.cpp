@@ -1,0 +1,153 @@
+#include "process.h"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <sstream>
+
+#include <unistd.h>
+
+using namespace sandbox;
+
+namespace {
+ProcessSpec sh(const std::string& script) {
+  ProcessSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.env = {"PATH=/usr/bin:/bin"};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("process: echo is captured with stderr in the same buffer") {
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(sh("echo hello; echo oops >&2"), &r, &err));
+  CHECK(r.ok());
+  CHECK(r.exit_code == 0);
+  CHECK(r.output == "hello\noops\n");
+}
+
+TEST_CASE("process: the environment is exactly the one given") {
+  ProcessSpec s = sh("echo \"[$FOO][$HOME]\"");
+  s.env.push_back("FOO=bar");
+  setenv("KF_PROCESS_TEST_PLANTED", "1", 1);
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.output == "[bar][]\n");
+  ProcessSpec e = sh("env");
+  REQUIRE(run_process(e, &r, &err));
+  CHECK(r.output.find("KF_PROCESS_TEST_PLANTED") == std::string::npos);
+}
+
+TEST_CASE("process: working directory") {
+  ProcessSpec s = sh("pwd");
+  s.cwd = "/tmp";
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.output == "/tmp\n");
+}
+
+TEST_CASE("process: exit codes and signals") {
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(sh("exit 3"), &r, &err));
+  CHECK(r.exit_code == 3);
+  CHECK(!r.ok());
+  REQUIRE(run_process(sh("kill -SEGV $$"), &r, &err));
+  CHECK(r.signal == SIGSEGV);
+  CHECK(signal_name(r.signal) == "SIGSEGV");
+  CHECK(!r.killed);
+}
+
+TEST_CASE("process: a missing program is an error naming it") {
+  ProcessSpec s;
+  s.argv = {"kf-no-such-program"};
+  s.env = {"PATH=/usr/bin:/bin"};
+  ProcessResult r;
+  std::string err;
+  CHECK(!run_process(s, &r, &err));
+  CHECK(err.find("kf-no-such-program") != std::string::npos);
+}
+
+TEST_CASE("process: the time limit kills the child and its grandchild") {
+  ProcessSpec s = sh("sleep 100 & echo $!; sleep 100");
+  s.limit_s = 0.5;
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.timed_out);
+  CHECK(r.killed);
+  CHECK(r.signal == SIGKILL);
+  CHECK(r.kill_reason.find("time limit") != std::string::npos);
+  int grandchild = 0;
+  std::istringstream(r.output) >> grandchild;
+  REQUIRE(grandchild > 0);
+  CHECK(wait_gone({grandchild, r.pid}, 5));
+}
+
+TEST_CASE("process: the poll callback kills with its reason") {
+  ProcessSpec s = sh("sleep 100");
+  int calls = 0;
+  s.poll = [&](std::string* reason) {
+    if (++calls < 3) return false;
+    *reason = "watchdog says so";
+    return true;
+  };
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.killed);
+  CHECK(!r.timed_out);
+  CHECK(r.kill_reason == "watchdog says so");
+  CHECK(calls == 3);
+}
+
+TEST_CASE("process: a grandchild left running after a normal exit is killed") {
+  ProcessSpec s = sh("sleep 100 & echo $!");
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.exit_code == 0);
+  int grandchild = 0;
+  std::istringstream(r.output) >> grandchild;
+  REQUIRE(grandchild > 0);
+  CHECK(wait_gone({grandchild}, 5));
+}
+
+TEST_CASE("process: process_alive") {
+  CHECK(process_alive(getpid()));
+  CHECK(!process_alive(0));
+}
+
+TEST_CASE("process: large output does not deadlock and is capped head+tail") {
+  // 8 MB through the pipe, far more than its buffer.
+  ProcessSpec s = sh("echo BEGIN; head -c 8000000 /dev/zero | tr '\\0' x; echo; echo END");
+  s.output_cap = 1 << 16;
+  s.limit_s = 60;
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.ok());
+  CHECK(r.output.rfind("BEGIN", 0) == 0);
+  CHECK(r.output.find("END\n") != std::string::npos);
+  CHECK(r.elided_bytes > 7000000);
+  CHECK(r.output.find("bytes of output elided") != std::string::npos);
+  CHECK(r.output.size() < (1 << 16) + 200);
+}
+
+TEST_CASE("process: a kill reaches descendants in process groups of their own") {
+  // setsid puts the grandchild in a new session and group, as mpirun does with ranks.
+  ProcessSpec s = sh("setsid sleep 100 & sleep 0.2; pgrep -P $$ -x sleep; sleep 100");
+  s.env = {"PATH=/usr/bin:/bin"};
+  s.limit_s = 1.0;
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  CHECK(r.timed_out);
+  int grandchild = 0;
+  std::istringstream(r.output) >> grandchild;
+  REQUIRE(grandchild > 0);
+  CHECK(wait_gone({grandchild}, 5));
+}

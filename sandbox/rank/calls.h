@@ -1,0 +1,19 @@
+// sandbox/rank/calls.h: one call into a candidate or baseline library, with the status
+// file saying so while it runs.
+#pragma once
+
+#include <string>
+
+#include "context.h"
+
+namespace sandbox::rank {
+
+// Calls lib.setup (setup = true, skipped when absent) or lib.run on fresh copies of the
+// tensors and of lib's Comm, then synchronizes. Marks the status in_candidate from just
+// before the call until the synchronize returns. A nonzero return is a failure
+// (setup_error for kf_setup, crash for kf_run); a device error after it is a crash and
+// kFatal. With `ms`, the call is timed (events on the GPU).
+Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+               double limit_s, bool restart, double* ms = nullptr);
+
+}  // namespace sandbox::rank

@@ -1,0 +1,139 @@
+// sandbox/rank/check.cpp: see check.h.
+#include "check.h"
+
+#include <chrono>
+#include <thread>
+
+#include <mpi.h>
+
+#include <fmt/format.h>
+
+#include "calls.h"
+#include "data.h"
+#include "status.h"
+
+namespace sandbox::rank {
+
+namespace {
+std::string g_last_who = "candidate";  // who ran last: a sticky device error is theirs
+
+Outcome run_lib(Ctx& c, Lib& lib, const char* phase, const std::string& detail, double limit_s,
+                bool restart) {
+  g_last_who = lib.who;
+  return invoke(c, lib, false, phase, detail, limit_s, restart);
+}
+
+// At small sizes the baseline is held against the oracle too: a wrong baseline would
+// make a later full-size comparison against it meaningless.
+Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int call,
+                       const std::string& detail) {
+  std::string err;
+  // Synchronized before the barrier: a peer may read our inputs as soon as it passes.
+  if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
+    return device_error(c, "check", "preparing the baseline's inputs", err);
+  MPI_Barrier(MPI_COMM_WORLD);
+  Outcome o = run_lib(c, c.base, "check", detail + ": baseline", c.job.limits.call_s, true);
+  if (o != kOk) {
+    c.report.failures.back().trial = trial;
+    c.report.failures.back().call = call;
+    return o;
+  }
+  Values got;
+  if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the baseline's outputs", err);
+  Failure f;
+  if (!compare_outputs(c, got, want, &f)) {
+    Failure& r = add_failure(c, "mismatch", "baseline", "check", "");
+    std::string msg = f.message;
+    r = f;
+    r.who = "baseline";
+    r.phase = "check";
+    r.trial = trial;
+    r.call = call;
+    r.message = "the baseline disagrees with the oracle: " + msg;
+    return kFailed;
+  }
+  return kOk;
+}
+}  // namespace
+
+Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err) {
+  add_failure(c, "crash", g_last_who, phase, fmt::format("CUDA error while {}: {}", what, err));
+  return kFatal;
+}
+
+Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string& detail, Values* want) {
+  std::string err;
+  if (c.use_oracle) {
+    if (oracle_expected(c, seed, want, &err)) return kOk;
+    c.report.notes.push_back("sandbox error: " + err);
+    return kInternal;
+  }
+  if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
+    return device_error(c, phase, "preparing the baseline's inputs", err);
+  MPI_Barrier(MPI_COMM_WORLD);
+  Outcome o = run_lib(c, c.base, phase, detail + ": baseline (reference)", c.job.limits.call_s, true);
+  if (o != kOk) return o;
+  if (!read_outputs(c, want, &err)) return device_error(c, phase, "reading the baseline's outputs", err);
+  return kOk;
+}
+
+Outcome run_checks(Ctx& c) {
+  const Limits& lim = c.job.limits;
+  for (int trial = 0; trial < c.job.trials; ++trial) {
+    bool call0_ok = false;
+    for (int call = 0; call < c.job.calls; ++call) {
+      uint64_t seed = inputs::call_seed(c.job.seed, 0, trial, call);
+      std::string detail = fmt::format("trial {} call {}", trial, call);
+      status_set("check", detail + ": preparing", false, lim.call_s);
+      Values want;
+      Outcome o = expected_for(c, seed, "check", detail, &want);
+      if (o == kOk && c.use_oracle && c.base_runs) o = check_baseline(c, seed, want, trial, call, detail);
+      if (o == kFatal || (o = agree(o)) != kOk) return o;
+
+      std::string err;
+      if (!prepare(c, seed, &err)) return device_error(c, "check", "preparing the inputs", err);
+      if (!c.be->synchronize(&err)) return device_error(c, "check", "preparing the inputs", err);
+      MPI_Barrier(MPI_COMM_WORLD);
+      // Odd calls start staggered: a candidate that reads a peer's buffers without
+      // waiting for that peer reads poison or stale data.
+      if (call % 2 == 1 && c.job.stagger_ms > 0 && c.rank > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(c.rank * c.job.stagger_ms));
+      o = run_lib(c, c.cand, "check", detail, lim.call_s, true);
+      if (o == kFatal) return o;
+      if (o == kFailed) {
+        c.report.failures.back().trial = trial;
+        c.report.failures.back().call = call;
+      } else {
+        status_set("check", detail + ": comparing", false, lim.call_s);
+        Values got;
+        if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the outputs", err);
+        Failure f;
+        bool same = true;
+        if (!compare_outputs(c, got, want, &f)) {
+          if (call > 0 && call0_ok) {
+            f.kind = "unstable";
+            f.message = fmt::format("call 0 was correct, call {} differs: a flag or counter not reset between "
+                                    "calls? ({})",
+                                    call, f.message);
+          }
+          same = false;
+        } else if (!inputs_unchanged(c, seed, &f, &same, &err)) {
+          return device_error(c, "check", "reading the inputs back", err);
+        }
+        if (!same) {
+          f.who = "candidate";
+          f.phase = "check";
+          f.trial = trial;
+          f.call = call;
+          c.report.failures.push_back(f);
+          o = kFailed;
+        }
+      }
+      if ((o = agree(o)) != kOk) return o;
+      if (call == 0) call0_ok = true;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace sandbox::rank

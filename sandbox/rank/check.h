@@ -1,0 +1,23 @@
+// sandbox/rank/check.h: the check phase (DESIGN.md "The sandbox", step 3), and the
+// expected outputs it and the timing phase compare against.
+#pragma once
+
+#include <string>
+
+#include "context.h"
+
+namespace sandbox::rank {
+
+// This rank's expected outputs for `seed`: the oracle's, or (reference "baseline") the
+// baseline's outputs on the same inputs, which runs it on every rank (collective).
+Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string& detail, Values* want);
+
+// A device error outside a library call (the context broke, most likely in the last
+// call): a crash of whoever ran last; kFatal.
+Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err);
+
+// `trials` rounds of `calls` back-to-back calls; stops at the first failing call (on
+// every rank). Collective; returns the agreed outcome.
+Outcome run_checks(Ctx& c);
+
+}  // namespace sandbox::rank

@@ -1,0 +1,77 @@
+// sandbox/rank/context.h: the state one rank carries through its phases.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "job.h"
+#include "layout.h"
+#include "lib.h"
+#include "oracle.h"
+
+namespace sandbox::rank {
+
+// The outcome of a step, agreed by all ranks (the worst wins): every rank then takes
+// the same path, so no rank waits in a collective that another has skipped.
+enum Outcome : int {
+  kOk = 0,
+  kFailed = 1,    // a failure of the candidate or baseline, recorded in report.failures
+  kInternal = 2,  // the sandbox itself failed (bad job, oracle error): exit code 2
+  kFatal = 3,     // the GPU context is unusable: write the report, MPI_Abort
+};
+
+// comm.alloc's bump allocator over the workspace (zeroed once, never reused, so every
+// buffer handed out is zero; ranks making the same calls get the same offsets).
+struct Bump {
+  char* base = nullptr;
+  size_t cap = 0;
+  size_t used = 0;
+  bool exhausted = false;
+  size_t asked = 0;  // the request that did not fit
+  Backend* be = nullptr;  // comm.barrier synchronizes it first
+};
+
+// Expected or read-back outputs, by tensor name, decoded to doubles.
+using Values = std::map<std::string, std::vector<double>>;
+
+struct Ctx {
+  Job job;
+  int rank = 0, world = 1, local_rank = 0, local_size = 1;
+  std::unique_ptr<Backend> be;
+  bool heap_ready = false;  // be->init succeeded on every rank
+  HeapLayout layout;
+  Lib cand, base;
+  bool have_base = false;  // a baseline library was given and loaded
+  bool base_runs = false;  // ... and can run here
+  bool use_oracle = true;  // expected outputs come from the oracle (else the baseline)
+  OracleFn oracle = nullptr;
+
+  std::deque<std::string> strings;   // storage behind every const char* handed out
+  std::vector<kf::Tensor> pristine;  // this rank's tensors, as handed to each call
+  std::vector<kf::Param> params;
+  std::vector<kf::Tensor> items;     // the copy a call receives (it may scribble on it)
+  kf::Tensors tensors{};
+  kf::Comm comm_cand{}, comm_base{};  // pristine Comms: the candidate's has nccl_ null
+  kf::Comm comm_call{};               // the copy a call receives
+  Bump bump;
+
+  RankReport report;
+  RunReport run;       // rank 0 only
+  Outcome outcome = kOk;
+
+  const JobTensor& jt(size_t i) const { return job.tensors[i]; }
+  const std::vector<int64_t>& shape(size_t i, int r) const { return job.tensors[i].shape_by_rank[r]; }
+};
+
+// Agrees on the worst outcome across ranks (collective).
+Outcome agree(Outcome mine);
+
+// Records a failure of `who` in this rank's report.
+Failure& add_failure(Ctx& c, const std::string& kind, const std::string& who, const std::string& phase,
+                     const std::string& message);
+
+}  // namespace sandbox::rank

@@ -1,0 +1,37 @@
+// sandbox/rank/data.h: the tensors' contents: generating inputs, poisoning outputs,
+// reading outputs back, the oracle's expected outputs, the unchanged-inputs check.
+#pragma once
+
+#include <string>
+
+#include "context.h"
+
+namespace sandbox::rank {
+
+// Generates every input of this rank on the device and compares it with the CPU's
+// generation, bit for bit: the oracle and the input check rely on the two agreeing, so a
+// disagreement is the sandbox's fault and must not be blamed on the candidate.
+bool generator_selfcheck(Ctx& c, std::string* err);
+
+// The generator's parameters of job tensor i.
+inputs::Init init_of(const JobTensor& t);
+
+// Fresh inputs for `seed` on this rank, then every output poisoned (0xFF bytes).
+bool prepare(Ctx& c, uint64_t seed, std::string* err);
+
+// This rank's outputs, copied back and decoded.
+bool read_outputs(Ctx& c, Values* out, std::string* err);
+
+// The oracle's expected outputs of this rank for `seed`, from every rank's inputs
+// rebuilt on the CPU.
+bool oracle_expected(Ctx& c, uint64_t seed, Values* want, std::string* err);
+
+// Compares `got` with `want`, output by output, with each tensor's tolerance; the first
+// output that fails fills *f (kind "mismatch"). True when all pass.
+bool compare_outputs(Ctx& c, const Values& got, const Values& want, Failure* f);
+
+// True when this rank's inputs still hold, bit for bit, what `seed` generated;
+// otherwise *f describes the first modified input. False with *err on a device error.
+bool inputs_unchanged(Ctx& c, uint64_t seed, Failure* f, bool* same, std::string* err);
+
+}  // namespace sandbox::rank

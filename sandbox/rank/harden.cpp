@@ -1,0 +1,145 @@
+// sandbox/rank/harden.cpp: see harden.h.
+#include "harden.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if __has_include(<linux/landlock.h>)
+#include <linux/landlock.h>
+#define KF_HAVE_LANDLOCK 1
+#endif
+
+namespace sandbox::rank {
+
+namespace {
+bool set_limit(int what, rlim_t v, const char* name, std::vector<std::string>* notes) {
+  struct rlimit rl{v, v};
+  if (setrlimit(what, &rl) == 0) return true;
+  notes->push_back(std::string("isolation: setrlimit(") + name + ") failed: " + std::strerror(errno));
+  return false;
+}
+}  // namespace
+
+#if defined(KF_HAVE_LANDLOCK)
+namespace {
+#ifndef SYS_landlock_create_ruleset  // the same numbers on every architecture
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+constexpr uint64_t kTruncate = 1ull << 14;  // LANDLOCK_ACCESS_FS_TRUNCATE (ABI 3)
+constexpr uint64_t kRefer = 1ull << 13;     // LANDLOCK_ACCESS_FS_REFER (ABI 2)
+}  // namespace
+
+bool apply_landlock(const std::vector<std::string>& writable, std::string* why) {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 0) {
+    *why = errno == ENOSYS ? "the kernel has no Landlock"
+           : errno == EOPNOTSUPP ? "Landlock is disabled at boot"
+                                 : std::string("landlock_create_ruleset: ") + std::strerror(errno);
+    return false;
+  }
+  // Only writes are handled: what is not handled stays allowed (reads, execution, ioctl
+  // on device nodes, which CUDA needs).
+  uint64_t handled = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  if (abi >= 2) handled |= kRefer;
+  if (abi >= 3) handled |= kTruncate;
+  struct landlock_ruleset_attr attr{};
+  attr.handled_access_fs = handled;
+  int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
+  if (fd < 0) {
+    *why = std::string("landlock_create_ruleset: ") + std::strerror(errno);
+    return false;
+  }
+  for (const std::string& p : writable) {
+    int pfd = open(p.c_str(), O_PATH | O_CLOEXEC);
+    if (pfd < 0) continue;  // a path that does not exist needs no rule
+    struct stat st{};
+    fstat(pfd, &st);
+    struct landlock_path_beneath_attr rule{};
+    // On a file only file rights apply; beneath a directory, all of them.
+    rule.allowed_access = S_ISDIR(st.st_mode) ? handled
+                                              : handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0));
+    rule.parent_fd = pfd;
+    long r = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    int e = errno;
+    close(pfd);
+    if (r != 0) {
+      *why = "landlock_add_rule(" + p + "): " + std::strerror(e);
+      close(fd);
+      return false;
+    }
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    *why = std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
+    close(fd);
+    return false;
+  }
+  if (syscall(SYS_landlock_restrict_self, fd, 0) != 0) {
+    *why = std::string("landlock_restrict_self: ") + std::strerror(errno);
+    close(fd);
+    return false;
+  }
+  close(fd);
+  return true;
+}
+#else
+bool apply_landlock(const std::vector<std::string>&, std::string* why) {
+  *why = "built without <linux/landlock.h>";
+  return false;
+}
+#endif
+
+void harden(const Job& job, std::vector<std::string>* notes) {
+  std::string scratch = job.dir + "/scratch";
+  if (mkdir(scratch.c_str(), 0755) != 0 && errno != EEXIST)
+    notes->push_back("isolation: cannot create " + scratch + ": " + std::strerror(errno));
+  else if (chdir(scratch.c_str()) != 0)
+    notes->push_back("isolation: cannot chdir into " + scratch + ": " + std::strerror(errno));
+
+  set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE", notes);
+  set_limit(RLIMIT_FSIZE, rlim_t{1} << 30, "RLIMIT_FSIZE", notes);
+  {
+    // A CPU-time backstop behind the host's watchdog: SIGXCPU at the soft limit,
+    // SIGKILL at the hard one.
+    rlim_t soft = static_cast<rlim_t>(job.limits.total_s > 0 ? job.limits.total_s : 600) + 60;
+    struct rlimit rl{soft, soft + 5};
+    if (setrlimit(RLIMIT_CPU, &rl) != 0)
+      notes->push_back(std::string("isolation: setrlimit(RLIMIT_CPU) failed: ") + std::strerror(errno));
+  }
+
+  std::vector<std::string> writable = {job.dir, "/dev"};
+  // OpenMPI's session directory (where its shared-memory files and PMIx store live):
+  // the most precise variable that is set. The launcher points TMPDIR into <dir>.
+  for (const char* var : {"OMPI_MCA_orte_jobfam_session_dir", "OMPI_MCA_orte_top_session_dir",
+                          "PMIX_SERVER_TMPDIR", "TMPDIR"}) {
+    const char* v = std::getenv(var);
+    if (v && *v) {
+      writable.push_back(v);
+      break;
+    }
+  }
+  std::string why;
+  if (apply_landlock(writable, &why)) {
+    std::string list;
+    for (const auto& p : writable) list += (list.empty() ? "" : ", ") + p;
+    notes->push_back("isolation: landlock");
+    notes->push_back("isolation: writes only beneath " + list);
+  } else {
+    notes->push_back("isolation: landlock unavailable (" + why + ")");
+  }
+}
+
+}  // namespace sandbox::rank

@@ -1,0 +1,25 @@
+// sandbox/rank/harden.h: what a rank gives up before it loads untrusted code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "job.h"
+
+namespace sandbox::rank {
+
+// Applied after MPI_Init and the heap set-up, before the candidate is loaded:
+//  - chdir into <dir>/scratch (created), so relative paths land there;
+//  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU job.limits.total_s + 60 s (a
+//    backstop behind the host side's watchdog);
+//  - Landlock (best effort, Linux >= 5.13): writes only beneath <dir>, /dev (device
+//    nodes, /dev/shm) and OpenMPI's session directory; reads stay allowed everywhere.
+//    It binds this thread and the threads and processes it starts from here on (the
+//    candidate runs on this thread), not threads MPI or CUDA started earlier.
+// Appends one "isolation: ..." note (and notes on anything that failed) to *notes.
+void harden(const Job& job, std::vector<std::string>* notes);
+
+// Landlock alone: true when the ruleset is in force; otherwise *why says why not.
+bool apply_landlock(const std::vector<std::string>& writable, std::string* why);
+
+}  // namespace sandbox::rank

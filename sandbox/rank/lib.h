@@ -1,0 +1,24 @@
+// sandbox/rank/lib.h: loading a candidate or baseline library.
+#pragma once
+
+#include <string>
+
+#include "kf/abi.h"
+
+namespace sandbox::rank {
+
+using EntryFn = int (*)(kf::Comm&, kf::Tensors&);
+
+struct Lib {
+  std::string who;  // "candidate" | "baseline"
+  std::string path;
+  void* handle = nullptr;
+  EntryFn setup = nullptr;  // optional
+  EntryFn run = nullptr;    // required
+};
+
+// dlopen(RTLD_NOW | RTLD_LOCAL) and look up kf_run (required) and kf_setup (optional);
+// on failure *err carries dlerror()'s text.
+bool load_lib(const std::string& who, const std::string& path, Lib* out, std::string* err);
+
+}  // namespace sandbox::rank

@@ -1,0 +1,213 @@
+// sandbox/rank/main.cpp: kforge-rank <dir>/job.json, the program mpirun starts on every
+// rank. Steps 2-4 of DESIGN.md "The sandbox": bootstrap (MPI, the symmetric heap, NCCL),
+// hardening, load, setup, check, time, report. Every collective step ends in an
+// agreement on the worst outcome, so all ranks take the same path to the report.
+//
+// Exit status: 0 everything passed; 1 a failure of the candidate or baseline (in
+// rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap set-up: see the
+// notes and stderr); a CUDA error that leaves the context unusable is a crash in
+// rank<R>.json followed by MPI_Abort (status 3).
+#include <csignal>
+#include <cstdio>
+
+#include <mpi.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "check.h"
+#include "context.h"
+#include "data.h"
+#include "harden.h"
+#include "setup.h"
+#include "status.h"
+#include "timing.h"
+
+namespace sandbox::rank {
+namespace {
+
+std::string dirname_of(const std::string& path) {
+  size_t s = path.rfind('/');
+  return s == std::string::npos ? "." : s == 0 ? "/" : path.substr(0, s);
+}
+
+Outcome internal(Ctx& c, const std::string& msg) {
+  std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, msg.c_str());
+  c.report.notes.push_back("sandbox error: " + msg);
+  return kInternal;
+}
+
+bool read_job(const std::string& path, Job* job, std::string* err) {
+  nlohmann::json j;
+  if (!read_json_file(path, &j, err)) return false;
+  try {
+    j.get_to(*job);
+  } catch (const std::exception& e) {
+    *err = path + ": " + e.what();
+    return false;
+  }
+  if (job->dir.empty()) job->dir = dirname_of(path);
+  return true;
+}
+
+Outcome bootstrap(Ctx& c) {
+  const Job& job = c.job;
+  if (job.world != c.world)
+    return internal(c, fmt::format("job.json says world {} but mpirun started {} ranks", job.world, c.world));
+  if (job.world > kf::kMaxWorld) return internal(c, fmt::format("world {} exceeds kf::kMaxWorld ({})", job.world, kf::kMaxWorld));
+  if (job.backend == "host")
+    c.be = make_host_backend();
+  else if (job.backend == "cuda")
+    c.be = make_cuda_backend();
+  else
+    return internal(c, "job.json: unknown backend '" + job.backend + "' (cuda or host)");
+  std::string err;
+  if (!plan_heap(c, &err)) return internal(c, err);
+  BackendConfig cfg;
+  cfg.rank = c.rank;
+  cfg.world = c.world;
+  cfg.local_rank = c.local_rank;
+  cfg.local_size = c.local_size;
+  cfg.heap_bytes = c.layout.total;
+  cfg.l2_flush_bytes = job.l2_flush_bytes;
+  cfg.shm_prefix = job.shm_prefix;
+  // init is collective and agrees internally: every rank sees the same success.
+  if (!c.be->init(cfg, &err)) return internal(c, "heap set-up: " + err);
+  c.heap_ready = true;
+  c.report.device = c.be->device();
+  c.report.emulated = c.be->emulated();
+  c.base_runs = !job.baseline_lib.empty() && c.be->baseline_can_run();
+  if (c.base_runs && job.backend == "cuda") {
+    Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
+    if ((o = agree(o)) != kOk) return o;
+  }
+  build_views(c);
+  return generator_selfcheck(c, &err) ? kOk : internal(c, "input generator: " + err);
+}
+
+Outcome load(Ctx& c) {
+  const Job& job = c.job;
+  status_set("load", "", false, job.limits.load_s);
+  Outcome o = kOk;
+  std::string err;
+  if (!load_lib("candidate", job.candidate_lib, &c.cand, &err)) {
+    add_failure(c, "load_error", "candidate", "load", err);
+    o = kFailed;
+  }
+  if (!job.baseline_lib.empty()) {
+    if (!load_lib("baseline", job.baseline_lib, &c.base, &err)) {
+      add_failure(c, "load_error", "baseline", "load", err);
+      o = kFailed;
+    }
+    c.have_base = o == kOk;
+  }
+  if (!job.baseline_lib.empty() && !c.base_runs)
+    c.report.notes.push_back(fmt::format("baseline not run: {} ranks share {} GPU(s) and NCCL refuses two ranks on one GPU",
+                                         c.local_size, c.be->device_count()));
+  c.use_oracle = job.reference != "baseline" || !c.base_runs;
+  if (job.reference == "baseline" && !c.base_runs)
+    c.report.notes.push_back("reference: the baseline cannot run here, so expected outputs come from the oracle");
+  c.oracle = find_oracle(job.problem);
+  if (o == kOk && c.use_oracle && !c.oracle) {
+    std::string names;
+    for (const auto& n : oracle_names()) names += (names.empty() ? "" : ", ") + n;
+    o = internal(c, "no oracle registered for problem '" + job.problem + "' (oracles: " + names + ")");
+  }
+  c.report.reference_used = c.use_oracle ? "oracle" : "baseline";
+  c.report.baseline_ran = c.base_runs;
+  return agree(o);
+}
+
+void fill_run_report(Ctx& c) {
+  RunReport& r = c.run;
+  r.world = c.world;
+  r.backend = c.job.backend;
+  r.emulated = c.be && c.be->emulated();
+  r.device_name = c.be ? c.be->device_name() : "";
+  r.devices = c.be ? c.be->device_count() : 0;
+  if (r.emulated)
+    r.notes.push_back(fmt::format("emulated: {} ranks share {} GPU(s); times are not a speed measurement",
+                                  c.local_size, r.devices));
+  if (c.job.backend == "host") r.notes.push_back("host backend: CPU times");
+  for (const auto& n : c.report.notes)
+    if (n.rfind("baseline not run", 0) == 0 || n.rfind("reference:", 0) == 0) r.notes.push_back(n);
+}
+
+void write_reports(Ctx& c, bool with_result) {
+  status_set("report", "", false, 30);
+  std::string err;
+  if (!write_json_file(c.job.dir + "/rank" + std::to_string(c.rank) + ".json", c.report, &err))
+    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
+  if (c.rank == 0 && with_result) {
+    fill_run_report(c);
+    if (!write_json_file(c.job.dir + "/result.json", c.run, &err))
+      std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
+  }
+}
+
+int run(int argc, char** argv) {
+  Ctx c;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.world);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &c.local_rank);
+  MPI_Comm_size(local, &c.local_size);
+  MPI_Comm_free(&local);
+  c.report.rank = c.rank;
+  c.report.pid = getpid();
+  if (argc != 2) {
+    if (c.rank == 0) std::fprintf(stderr, "usage: kforge-rank <dir>/job.json\n");
+    return 2;
+  }
+  std::string err;
+  bool job_ok = read_job(argv[1], &c.job, &err);
+  if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
+  install_crash_handlers();
+  status_set("bootstrap", "", false, c.job.limits.bootstrap_s);
+  if (!job_ok) {
+    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
+    return 2;
+  }
+
+  Outcome o = agree(bootstrap(c));
+  if (o == kOk) {
+    harden(c.job, &c.report.notes);
+    o = load(c);
+  }
+  if (o == kOk) {
+    status_set("setup", "", false, c.job.limits.setup_s);
+    o = run_setups(c);
+  }
+  if (o == kOk) o = run_checks(c);
+  if (o == kOk && c.job.time) o = run_timing(c);
+  if (o == kFatal) {
+    write_reports(c, false);
+    std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank, c.report.failures.back().message.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    return 3;
+  }
+  write_reports(c, c.be != nullptr);
+  if (c.heap_ready) c.be->shutdown();
+  status_set("done", "", false, 0);
+  return o == kOk ? 0 : o == kFailed ? 1 : 2;
+}
+
+}  // namespace
+}  // namespace sandbox::rank
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  // Die with the launcher: an orphaned rank spinning on a GPU would hold it forever.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int rc = 2;
+  try {
+    rc = sandbox::rank::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kforge-rank: internal error: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+  return rc;
+}

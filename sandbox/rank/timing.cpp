@@ -1,0 +1,90 @@
+// sandbox/rank/timing.cpp: see timing.h.
+#include "timing.h"
+
+#include <mpi.h>
+
+#include <fmt/format.h>
+
+#include "calls.h"
+#include "check.h"
+#include "data.h"
+#include "stats.h"
+#include "status.h"
+
+namespace sandbox::rank {
+
+namespace {
+// One timed (or warm-up) call of `lib` on the inputs of `seed`.
+Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, const std::string& detail, double* ms) {
+  std::string err;
+  if (!prepare(c, seed, &err) || !c.be->flush_l2(&err) || !c.be->synchronize(&err))
+    return device_error(c, "time", "preparing a timed call", err);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, ms);
+}
+}  // namespace
+
+Outcome run_timing(Ctx& c) {
+  const Job& job = c.job;
+  status_set("time", "expected outputs", false, job.limits.time_s);
+  // Two rotating input sets, their expected outputs computed once, as in checking.
+  uint64_t seeds[2];
+  Values want[2];
+  for (int k = 0; k < 2; ++k) {
+    seeds[k] = inputs::call_seed(job.seed, 1, 0, k);
+    Outcome o = expected_for(c, seeds[k], "time", fmt::format("timing inputs {}", k), &want[k]);
+    if (o == kFatal || (o = agree(o)) != kOk) return o;
+  }
+  status_set("time", "start", false, job.limits.time_s);  // one window for the whole loop
+  const int iters = job.iters > 0 ? job.iters : 0;
+  const int every = job.verify_every > 0 ? job.verify_every : iters;
+  std::vector<double> cand_ms(iters, 0.0), base_ms(iters, 0.0);
+  int verified = 0;
+  for (int it = -job.warmup; it < iters; ++it) {
+    int k = (it + job.warmup) % 2;
+    std::string tag = it < 0 ? fmt::format("warmup {}", it + job.warmup) : fmt::format("iter {}", it);
+    double ms = 0;
+    Outcome o = kOk;
+    if (c.base_runs) {
+      o = timed_call(c, c.base, seeds[k], "baseline " + tag, &ms);
+      if (o == kFatal) return o;
+      if (it >= 0) base_ms[it] = ms;
+    }
+    if (o == kOk) {
+      o = timed_call(c, c.cand, seeds[k], "candidate " + tag, &ms);
+      if (o == kFatal) return o;
+      if (it >= 0) cand_ms[it] = ms;
+    }
+    bool verify = it >= 0 && ((it + 1) % every == 0 || it == iters - 1);
+    if (o == kOk && verify) {
+      Values got;
+      std::string err;
+      if (!read_outputs(c, &got, &err)) return device_error(c, "time", "reading the outputs", err);
+      Failure f;
+      if (!compare_outputs(c, got, want[k], &f)) {
+        f.who = "candidate";
+        f.phase = "time";
+        f.call = it;  // the timed iteration (trial stays -1)
+        f.message = "timed call " + std::to_string(it) + ": " + f.message;
+        c.report.failures.push_back(f);
+        o = kFailed;
+      }
+      ++verified;
+    }
+    if ((o = agree(o)) != kOk) return o;
+  }
+
+  std::vector<double> cand_max(iters, 0.0), base_max(iters, 0.0);
+  MPI_Reduce(cand_ms.data(), cand_max.data(), iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(base_ms.data(), base_max.data(), iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (c.rank == 0) {
+    c.run.timed = iters > 0;
+    c.run.candidate = time_stats(cand_max);
+    c.run.baseline_timed = c.base_runs && iters > 0;
+    if (c.run.baseline_timed) c.run.baseline = time_stats(base_max);
+    c.run.timed_calls_verified = verified;
+  }
+  return kOk;
+}
+
+}  // namespace sandbox::rank

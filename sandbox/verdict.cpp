@@ -1,0 +1,322 @@
+// sandbox/verdict.cpp: JSON and text renderings of a Verdict.
+#include "verdict.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace sandbox {
+
+using nlohmann::json;
+
+namespace {
+
+std::string num(double x) { return fmt::format("{:.3g}", x); }
+
+std::string ms(double x) {
+  if (x >= 100) return fmt::format("{:.0f}", x);
+  if (x >= 10) return fmt::format("{:.1f}", x);
+  if (x >= 0.01) return fmt::format("{:.3f}", x);
+  return fmt::format("{:.3g}", x);
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string ranks_word(const std::vector<int>& v) {
+  return (v.size() == 1 ? "rank " : "ranks ") + join_ints(v);
+}
+
+std::string index_str(const std::vector<int64_t>& idx) {
+  std::string s;
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s;
+}
+
+std::string where(const Failure& f) {
+  std::string s;
+  if (f.trial >= 0) s += "trial " + std::to_string(f.trial);
+  if (f.call >= 0) s += (s.empty() ? "" : " ") + std::string("call ") + std::to_string(f.call);
+  return s;
+}
+
+// "check (trial 0 call 0, inside kf_run)"
+std::string phase_text(const Verdict::Stuck& s) {
+  std::string extra = s.detail;
+  if (s.in_candidate) extra += std::string(extra.empty() ? "" : ", ") + "inside kf_run";
+  return s.phase + (extra.empty() ? "" : " (" + extra + ")");
+}
+
+// Ranks grouped by what they were doing, in rank order of each group's first.
+std::vector<std::pair<std::vector<int>, const Verdict::Stuck*>> group(
+    const std::vector<Verdict::Stuck>& v) {
+  std::vector<std::pair<std::vector<int>, const Verdict::Stuck*>> out;
+  for (auto& s : v) {
+    bool placed = false;
+    for (auto& g : out)
+      if (g.second->phase == s.phase && g.second->detail == s.detail &&
+          g.second->in_candidate == s.in_candidate) {
+        g.first.push_back(s.rank);
+        placed = true;
+        break;
+      }
+    if (!placed) out.push_back({{s.rank}, &s});
+  }
+  return out;
+}
+
+bool times_meaningful(const Verdict& v) { return v.backend == "cuda" && !v.emulated; }
+
+const Failure* first_failure(const Verdict& v, int* rank) {
+  for (size_t i = 0; i < v.failures.size(); ++i)
+    if (v.failures[i].kind == v.status) {
+      *rank = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
+      return &v.failures[i];
+    }
+  if (!v.failures.empty()) {
+    *rank = v.failure_ranks.empty() ? -1 : v.failure_ranks[0];
+    return &v.failures[0];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
+  std::string s = rank >= 0 ? "rank " + std::to_string(rank) : "";
+  if (f.who == "baseline") s += (s.empty() ? "" : ", ") + std::string("the baseline");
+  auto sep = [&] { return s.empty() ? "" : ", "; };
+  if (f.kind == "mismatch" || f.kind == "unstable") {
+    if (!f.tensor.empty()) s += sep() + std::string("tensor ") + f.tensor;
+    if (f.input_modified) {
+      s += sep() + std::string("an input, was modified by kf_run: ") + std::to_string(f.bad_count) +
+           " of " + std::to_string(f.total) + " elements changed";
+    } else if (f.total > 0) {
+      s += sep() + std::to_string(f.bad_count) + " of " + std::to_string(f.total) +
+           " elements " + (f.kind == "unstable" ? "differ between calls" : "wrong");
+    }
+    if (!f.first_bad.empty()) {
+      s += "; first bad: ";
+      size_t n = std::min<size_t>(f.first_bad.size(), 4);
+      for (size_t i = 0; i < n; ++i) {
+        auto& b = f.first_bad[i];
+        s += (i ? ", " : "") + f.tensor + "[" + index_str(b.index) + "] = " + num(b.got) +
+             " (want " + num(b.want) + ")";
+      }
+      if (f.first_bad.size() > n) s += ", ...";
+    }
+    if (!f.input_modified && (f.max_abs > 0 || f.max_rel > 0)) {
+      s += "; max abs err " + num(f.max_abs) + ", max rel err " + num(f.max_rel);
+      for (auto& t : v.tolerances)
+        if (t.tensor == f.tensor)
+          s += " (tolerance atol " + num(t.atol) + " rtol " + num(t.rtol) + ")";
+    }
+    std::string w = where(f);
+    if (!w.empty()) s += "; " + w;
+    if (f.tensor.empty() && !f.message.empty()) s += sep() + f.message;
+    return s;
+  }
+  if (!f.message.empty()) s += (s.empty() ? "" : ": ") + f.message;
+  if (!f.phase.empty() && f.message.find(f.phase) == std::string::npos) s += " (in " + f.phase + ")";
+  return s;
+}
+
+std::string summarize(const Verdict& v) {
+  const std::string& st = v.status;
+  if (st == "rejected") {
+    if (v.findings.empty()) return "rejected";
+    std::string s = "rejected: " + v.findings[0].render();
+    if (v.findings.size() > 1) s += " (and " + std::to_string(v.findings.size() - 1) + " more)";
+    return s;
+  }
+  if (st == "compile_error") {
+    std::string first;
+    size_t start = 0;
+    while (start < v.log.size()) {
+      size_t end = v.log.find('\n', start);
+      if (end == std::string::npos) end = v.log.size();
+      std::string l = v.log.substr(start, end - start);
+      if (first.empty() && !l.empty() && l[0] != '[') first = l;
+      if (l.find("error") != std::string::npos || l.find("took longer") != std::string::npos) {
+        first = l;
+        break;
+      }
+      start = end + 1;
+    }
+    return "compile_error: " + first;
+  }
+  if (st == "timeout") {
+    std::string s = "timeout: ";
+    auto groups = group(v.stuck);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      auto& [ranks, what] = groups[i];
+      s += (i ? "; " : "") + ranks_word(ranks) + " stuck in " + phase_text(*what);
+      if (i == 0 && v.limit_s > 0) s += " for more than " + num(v.limit_s) + " s";
+    }
+    if (groups.empty()) s += v.log.empty() ? "the job ran out of time" : v.log.substr(0, v.log.find('\n'));
+    for (auto& [ranks, what] : group(v.others)) s += "; " + ranks_word(ranks) + " in " + phase_text(*what);
+    return s;
+  }
+  if (st == "crash") {
+    if (!v.crashes.empty()) {
+      std::string s = "crash: ";
+      for (size_t i = 0; i < v.crashes.size(); ++i) {
+        std::string w = v.crashes[i].what;
+        // "signal 11 (SIGSEGV) in check trial 0 call 0" -> "... in check, trial 0 call 0"
+        size_t in = w.find(" in ");
+        if (in != std::string::npos) {
+          size_t sp = w.find(' ', in + 4);
+          if (sp != std::string::npos && w.compare(sp + 1, 5, "trial") == 0) w.insert(sp, ",");
+        }
+        s += (i ? "; " : "") + std::string("rank ") + std::to_string(v.crashes[i].rank) +
+             " died with " + w;
+      }
+      return s;
+    }
+    int r = -1;
+    if (const Failure* f = first_failure(v, &r)) return "crash: " + describe_failure(*f, r, v);
+    return "crash";
+  }
+  if (st == "correct") {
+    std::string s = "correct";
+    if (!v.timed) return s + " (not timed)";
+    s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) + ", p90 " +
+         ms(v.candidate_time.p90_ms) + ")";
+    if (!times_meaningful(v)) {
+      s += v.emulated ? "; emulated ranks share a device" : "; " + v.backend + " backend";
+      return s + ": times are not a speed measurement";
+    }
+    if (v.baseline_time.n > 0) s += " vs NCCL " + ms(v.baseline_time.median_ms) + " ms";
+    if (v.speedup > 0) s += ": " + fmt::format("{:.2f}x", v.speedup);
+    if (v.busbw_gbps > 0) s += "; busbw " + num(v.busbw_gbps) + " GB/s";
+    if (v.pct_roofline > 0)
+      s += "; " + fmt::format("{:.0f}", v.pct_roofline) + "% of roofline (" + ms(v.roofline_ms) + " ms)";
+    return s;
+  }
+  // load_error, setup_error, mismatch, unstable: the first failure of that kind.
+  int r = -1;
+  if (const Failure* f = first_failure(v, &r)) {
+    std::string s = st + ": " + describe_failure(*f, r, v);
+    std::vector<int> also;
+    for (size_t i = 0; i < v.failures.size(); ++i)
+      if (&v.failures[i] != f && v.failures[i].kind == f->kind && i < v.failure_ranks.size() &&
+          v.failure_ranks[i] != r &&
+          std::find(also.begin(), also.end(), v.failure_ranks[i]) == also.end())
+        also.push_back(v.failure_ranks[i]);
+    if (!also.empty()) s += " (also " + ranks_word(also) + ")";
+    return s;
+  }
+  return st + (v.log.empty() ? "" : ": " + v.log.substr(0, v.log.find('\n')));
+}
+
+void flag_suspicious(Verdict* v) {
+  auto add = [&](const char* f) {
+    if (std::find(v->flags.begin(), v->flags.end(), f) == v->flags.end()) v->flags.push_back(f);
+  };
+  if (v->status != "correct" || !v->timed || !times_meaningful(*v)) return;
+  if (v->roofline_ms > 0 && v->candidate_time.median_ms > 0 && v->candidate_time.median_ms < 0.9 * v->roofline_ms)
+    add("faster_than_roofline");
+  if (v->speedup > 10) add("excessive_speedup");
+}
+
+std::string render_text(const Verdict& v) {
+  std::string s = (v.summary.empty() ? summarize(v) : v.summary) + "\n";
+  std::string ctx = v.problem;
+  if (v.world > 0) ctx += (ctx.empty() ? "" : ", ") + std::string("world ") + std::to_string(v.world);
+  if (!v.backend.empty()) ctx += ", " + v.backend + " backend";
+  if (v.emulated) ctx += ", emulated";
+  if (!v.size.empty()) ctx += ", size " + v.size;
+  if (!ctx.empty()) s += "  (" + ctx + ")\n";
+  if (v.findings.size() > 1 || (v.status != "rejected" && !v.findings.empty())) {
+    for (auto& f : v.findings) s += "  " + f.render() + "\n";
+  }
+  if (v.failures.size() > 1) {
+    for (size_t i = 0; i < v.failures.size(); ++i) {
+      int r = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
+      s += "  " + v.failures[i].kind + ": " + describe_failure(v.failures[i], r, v) + "\n";
+    }
+  }
+  if (v.status == "mismatch" || v.status == "unstable") {
+    for (auto& f : v.failures)
+      if (f.kind == v.status && f.input_modified) {
+        s += "  kf_run must not write its inputs: keep intermediates in workspace from comm.alloc\n";
+        break;
+      }
+    if (v.status == "unstable")
+      s += "  repeated calls must agree: flags and counters in the workspace are not reset "
+           "between calls, so wait for your peers and reuse signals with increasing values\n";
+  }
+  if (v.status == "timeout")
+    for (auto& st : v.stuck)
+      s += "  rank " + std::to_string(st.rank) + ": " + phase_text(st) + " for " + num(st.seconds) + " s\n";
+  if (v.crashes.size() > 1)
+    for (auto& c : v.crashes) s += "  rank " + std::to_string(c.rank) + ": " + c.what + "\n";
+  if (v.status == "correct" && v.timed && times_meaningful(v) && v.baseline_busbw_gbps > 0)
+    s += "  NCCL busbw " + num(v.baseline_busbw_gbps) + " GB/s\n";
+  for (auto& n : v.notes) s += "  note: " + n + "\n";
+  for (auto& f : v.flags) s += "  flag: " + f + "\n";
+  if (!v.log.empty() && v.status != "correct") {
+    s += "--- log ---\n" + v.log;
+    if (v.log.back() != '\n') s += "\n";
+  }
+  return s;
+}
+
+json verdict_json(const Verdict& v) {
+  json failures = json::array();
+  for (size_t i = 0; i < v.failures.size(); ++i) {
+    json f = v.failures[i];
+    f["rank"] = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
+    failures.push_back(f);
+  }
+  json findings = json::array();
+  for (auto& f : v.findings)
+    findings.push_back({{"rule", f.rule}, {"file", f.file}, {"line", f.line}, {"what", f.what},
+                        {"why", f.why}, {"instead", f.instead}, {"text", f.render()}});
+  auto stuck = [](const std::vector<Verdict::Stuck>& v) {
+    json a = json::array();
+    for (auto& s : v)
+      a.push_back({{"rank", s.rank}, {"phase", s.phase}, {"detail", s.detail},
+                   {"seconds", s.seconds}, {"in_candidate", s.in_candidate}});
+    return a;
+  };
+  json crashes = json::array();
+  for (auto& c : v.crashes) crashes.push_back({{"rank", c.rank}, {"what", c.what}});
+  json tol = json::array();
+  for (auto& t : v.tolerances) tol.push_back({{"tensor", t.tensor}, {"atol", t.atol}, {"rtol", t.rtol}});
+  json secs = json::object();
+  for (auto& [k, x] : v.seconds) secs[k] = x;
+  return json{{"status", v.status},
+              {"summary", v.summary.empty() ? summarize(v) : v.summary},
+              {"problem", v.problem},
+              {"candidate", v.candidate},
+              {"world", v.world},
+              {"backend", v.backend},
+              {"emulated", v.emulated},
+              {"size", v.size},
+              {"log", v.log},
+              {"findings", findings},
+              {"failures", failures},
+              {"stuck", stuck(v.stuck)},
+              {"others", stuck(v.others)},
+              {"limit_s", v.limit_s},
+              {"crashes", crashes},
+              {"tolerances", tol},
+              {"timed", v.timed},
+              {"candidate_time", v.candidate_time},
+              {"baseline_time", v.baseline_time},
+              {"speedup", v.speedup},
+              {"roofline_ms", v.roofline_ms},
+              {"pct_roofline", v.pct_roofline},
+              {"busbw_gbps", v.busbw_gbps},
+              {"baseline_busbw_gbps", v.baseline_busbw_gbps},
+              {"notes", v.notes},
+              {"flags", v.flags},
+              {"seconds", secs}};
+}
+
+}  // namespace sandbox

@@ -1,0 +1,73 @@
+// sandbox/verdict.h: what one evaluation concluded (DESIGN.md "Verdicts"), as JSON for
+// the record and as text a person or a model can act on.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "job.h"
+#include "static_check.h"
+
+namespace sandbox {
+
+struct Verdict {
+  // rejected compile_error load_error setup_error crash timeout mismatch unstable correct
+  std::string status;
+  std::string summary;  // one line
+  std::string problem, candidate;
+  int world = 0;
+  std::string backend;
+  bool emulated = false;
+  std::string size;  // the instance that decided it, e.g. "small"
+  std::string log;   // compiler log, mpirun output tail, ...
+  std::vector<Finding> findings;
+  std::vector<Failure> failures;
+  std::vector<int> failure_ranks;  // failure_ranks[i]: the rank that reported failures[i]
+  struct Stuck {
+    int rank = 0;
+    std::string phase, detail;
+    double seconds = 0;  // in that phase
+    bool in_candidate = false;
+  };
+  std::vector<Stuck> stuck;   // ranks past their phase's limit (timeout)
+  std::vector<Stuck> others;  // the other ranks' last status, for context
+  double limit_s = 0;
+  struct Crash {
+    int rank = 0;
+    std::string what;  // "signal 11 (SIGSEGV) in check trial 0 call 0"
+  };
+  std::vector<Crash> crashes;
+  struct Tolerance {
+    std::string tensor;
+    double atol = 0, rtol = 0;
+  };
+  std::vector<Tolerance> tolerances;  // of the outputs, for mismatch feedback
+  bool timed = false;
+  // (named _time because `candidate` above is the source path)
+  TimeStats candidate_time, baseline_time;
+  double speedup = 0;  // 0 = not reported
+  double roofline_ms = 0, pct_roofline = 0, busbw_gbps = 0, baseline_busbw_gbps = 0;
+  std::vector<std::string> notes, flags;
+  // Where the time went: static, compile, launch+check small, launch+check+time full, total.
+  std::vector<std::pair<std::string, double>> seconds;
+};
+
+nlohmann::json verdict_json(const Verdict& v);
+
+// The one-line summary for the verdict's fields (what `summary` is set to).
+std::string summarize(const Verdict& v);
+
+// The summary, then the details: findings, failures, crashes, stuck ranks, the log,
+// notes and flags.
+std::string render_text(const Verdict& v);
+
+// Sets the faster_than_roofline / excessive_speedup flags from the figures.
+void flag_suspicious(Verdict* v);
+
+// "rank 1, tensor y, 4099 of 4099 elements wrong; first bad: y[0] = 1.25 (want 0.5), ...".
+std::string describe_failure(const Failure& f, int rank, const Verdict& v);
+
+}  // namespace sandbox

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what kforge needs and is missing (Debian 12 / Ubuntu 24.04 packages), then
+# configures and builds. Safe to run again: each step is skipped when already done.
+# Checks look for the files themselves, not for package names, so a machine that has
+# the tools some other way (a pip cmake, say) is left alone.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${KF_BUILD_DIR:-$root/build}"
+
+missing=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_file() {
+  local pkg="$1"; shift
+  for f in "$@"; do [ -e "$f" ] && return 0; done
+  missing+=("$pkg")
+}
+need_cmd cmake cmake
+need_cmd g++ g++
+need_cmd mpirun openmpi-bin
+need_cmd nm binutils
+need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/include/x86_64-linux-gnu/openmpi/mpi.h /usr/include/openmpi/mpi.h /usr/include/mpi.h
+need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
+need_file libfmt-dev /usr/include/fmt/core.h
+need_file doctest-dev /usr/include/doctest/doctest.h
+need_file libcli11-dev /usr/include/CLI/CLI.hpp
+need_file libcurl4-openssl-dev /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/curl/curl.h
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "kforge setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+    echo "kforge setup: could not install ${missing[*]}; install them by hand and run this again" >&2
+    exit 1
+  fi
+fi
+
+nvcc="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
+if [ ! -x "$nvcc" ]; then
+  echo "kforge setup: no CUDA toolkit at /usr/local/cuda (nvcc); install CUDA 13 and run this again" >&2
+  exit 1
+fi
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  gen=()
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_CUDA_COMPILER="$nvcc" >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" >/dev/null || cmake --build "$build" -j 1

@@ -1,0 +1,206 @@
+// src/cli/cmd_eval.cpp: `kforge eval` and `kforge baseline`: resolve the problem into
+// instances (small: checked against the oracle; full: checked against the baseline and
+// timed), hand them to the sandbox, print the verdict.
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "cli/paths.h"
+#include "sandbox/build.h"
+#include "sandbox/evaluate.h"
+#include "sandbox/verdict.h"
+#include "suite/cost.h"
+#include "suite/instance.h"
+#include "suite/machine.h"
+#include "suite/problem.h"
+
+namespace cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The problem's shipped example (eval without a kernel) or its baseline (`baseline`).
+std::string default_kernel(const suite::Problem& p, const std::string& backend, bool baseline) {
+  if (baseline) return p.dir + (backend == "cuda" ? "/baseline.cu" : "/baseline_host.cpp");
+  return p.dir + (backend == "cuda" ? "/examples/uva.cu" : "/examples/host.cpp");
+}
+
+// Does the kernel's language fit the backend? A .cu needs a GPU to run; a host .cpp
+// only runs on the host backend.
+bool kernel_fits_backend(const std::string& kernel, const std::string& backend, bool compile_only,
+                         std::string* err) {
+  bool cu = ends_with(kernel, ".cu");
+  bool cpp = ends_with(kernel, ".cpp") || ends_with(kernel, ".cc");
+  if (!cu && !cpp) {
+    *err = fmt::format("{}: a kernel is a .cu file (or a .cpp for the host backend)", kernel);
+    return false;
+  }
+  if (backend == "cuda" && cpp) {
+    *err = fmt::format("{}: a .cpp kernel runs on the host backend: add --backend host", kernel);
+    return false;
+  }
+  if (backend == "host" && cu && !compile_only) {
+    *err = fmt::format(
+        "{}: this machine has no GPU, so a .cu kernel cannot run here. "
+        "Use --compile-only to check that it builds, or evaluate a host-backend .cpp",
+        kernel);
+    return false;
+  }
+  return true;
+}
+
+sandbox::Toolchain make_toolchain(const Paths& paths, const std::string& backend) {
+  sandbox::Toolchain tc;
+  tc.backend = backend;
+  tc.nvcc = KF_NVCC;
+  tc.include_dir = paths.include_dir;
+  tc.cache_dir = paths.cache_dir + "/build";
+  tc.nccl_include = KF_NCCL_INCLUDE;
+  tc.nccl_lib_dir = KF_NCCL_LIB_DIR;
+  return tc;
+}
+
+int print_build(const sandbox::BuildResult& b, bool json) {
+  if (json) {
+    nlohmann::json j = {{"status", b.ok ? "built" : b.status},
+                        {"summary", b.summary()},
+                        {"lib", b.lib_path},
+                        {"cached", b.cached},
+                        {"log", b.log},
+                        {"seconds", {{"static", b.static_s}, {"compile", b.compile_s}, {"symbols", b.symbols_s}}}};
+    std::puts(j.dump(2).c_str());
+  } else {
+    fmt::print("{}\n", b.ok ? fmt::format("built: {} ({})", b.lib_path, b.cached ? "cached" : fmt::format("{:.1f} s", b.compile_s))
+                            : b.summary());
+    if (!b.ok && !b.log.empty()) fmt::print("{}\n", b.log);
+  }
+  return b.ok ? kOk : kNotCorrect;
+}
+
+}  // namespace
+
+int cmd_eval(const EvalArgs& a) {
+  Paths paths = default_paths();
+  const char* cmd = a.is_baseline ? "kforge baseline" : "kforge eval";
+
+  suite::Problem problem;
+  std::string err;
+  std::string dir = paths.problems_dir + "/" + a.problem;
+  if (!fs::exists(dir + "/problem.json")) {
+    std::vector<suite::Problem> all;
+    std::string ignored;
+    suite::load_all_problems(paths.problems_dir, &all, &ignored);
+    std::string names;
+    for (auto& p : all) names += (names.empty() ? "" : ", ") + p.name;
+    fmt::print(stderr, "{}: no problem '{}' in {} (problems: {}); `kforge problems` lists them\n", cmd,
+               a.problem, paths.problems_dir, names);
+    return kBadInput;
+  }
+  if (!suite::load_problem(dir, &problem, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kBadInput;
+  }
+
+  std::string backend = a.backend.empty() ? detect_backend() : a.backend;
+  std::string kernel = a.kernel;
+  if (kernel.empty()) {
+    kernel = default_kernel(problem, backend, a.is_baseline);
+    if (!a.json)
+      fmt::print(stderr, "{}: no kernel given: evaluating {} on the {} backend\n", cmd,
+                 fs::relative(kernel, paths.source_root).string(), backend);
+  }
+  if (!fs::exists(kernel)) {
+    fmt::print(stderr, "{}: {}: no such file\n", cmd, kernel);
+    return kBadInput;
+  }
+  kernel = fs::absolute(kernel).string();
+  if (!kernel_fits_backend(kernel, backend, a.compile_only, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kBadInput;
+  }
+  sandbox::Toolchain tc = make_toolchain(paths, ends_with(kernel, ".cu") ? "cuda" : "host");
+  sandbox::Role role = a.is_baseline ? sandbox::Role::baseline : sandbox::Role::candidate;
+
+  if (a.compile_only) {
+    sandbox::BuildResult b;
+    if (!sandbox::build_library(tc, kernel, role, &b, &err)) {
+      fmt::print(stderr, "{}: {}\n", cmd, err);
+      return kInternal;
+    }
+    return print_build(b, a.json);
+  }
+
+  suite::Machine machine = suite::default_h200();
+  if (!a.machine_file.empty() && !suite::load_machine(a.machine_file, &machine, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kBadInput;
+  }
+
+  // small is checked against the oracle and not timed (unless it is all that was asked);
+  // full is checked against the baseline where it can run, and timed.
+  std::vector<std::string> sizes = a.sizes;
+  if (sizes.empty()) sizes = a.is_baseline ? std::vector<std::string>{"full"}
+                                           : std::vector<std::string>{"small", "full"};
+  sandbox::EvalRequest req;
+  req.problem = problem.name;
+  req.candidate_path = kernel;
+  req.candidate_role = role;
+  req.baseline_path = a.is_baseline ? "" : default_kernel(problem, tc.backend, true);
+  req.backend = tc.backend;
+  req.world = a.world;
+  req.toolchain = tc;
+  req.launch.rank_binary = paths.rank_binary;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    suite::Instance inst;
+    if (!suite::resolve_instance(problem, a.world, sizes[i], a.overrides, &inst, &err)) {
+      fmt::print(stderr, "{}: {}\n", cmd, err);
+      return kBadInput;
+    }
+    sandbox::Instance si;
+    si.label = sizes[i];
+    suite::apply_instance(inst, &si.job);
+    si.job.backend = tc.backend;
+    si.job.seed = a.seed;
+    si.job.reference = sizes[i] == "small" ? "oracle" : "baseline";
+    si.job.time = !a.no_time && (sizes[i] != "small" || sizes.size() == 1);
+    if (a.iters > 0) si.job.iters = a.iters;
+    if (a.warmup >= 0) si.job.warmup = a.warmup;
+    if (a.trials > 0) si.job.trials = a.trials;
+    if (a.call_limit_s > 0) si.job.limits.call_s = a.call_limit_s;
+    if (tc.backend == "host") {
+      // CPU ranks on a couple of cores: fewer iterations; the times are CPU times anyway.
+      if (a.iters <= 0) si.job.iters = 10;
+      if (a.warmup < 0) si.job.warmup = 2;
+    }
+    suite::Roofline roof = suite::roofline(inst, machine);
+    si.roofline_ms = roof.floor_ms;
+    si.busbw_bytes = inst.has_busbw ? inst.busbw_bytes : 0;
+    si.busbw_factor = inst.has_busbw ? inst.busbw_factor : 0;
+    req.instances.push_back(si);
+  }
+  req.eval_dir = sandbox::make_eval_dir(paths.runs_dir + "/evals");
+  if (req.eval_dir.empty()) {
+    fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd, paths.runs_dir);
+    return kInternal;
+  }
+
+  sandbox::Verdict v;
+  if (!sandbox::evaluate(req, &v, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kInternal;
+  }
+  if (a.json)
+    std::puts(sandbox::verdict_json(v).dump(2).c_str());
+  else
+    fmt::print("{}\n", sandbox::render_text(v));
+  return v.status == "correct" ? kOk : kNotCorrect;
+}
+
+}  // namespace cli

@@ -1,0 +1,270 @@
+// src/llm/anthropic.cpp: see anthropic.h.
+#include "llm/anthropic.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llm/client.h"
+
+namespace llm {
+
+using nlohmann::json;
+
+namespace {
+
+// Anthropic's input_tokens excludes the cached parts; Usage counts them all.
+void parse_usage(const json& u, Reply* reply) {
+  if (!u.is_object()) return;
+  Usage& us = reply->usage;
+  us.reported = true;
+  int64_t in = jint(u, "input_tokens"), cr = jint(u, "cache_read_input_tokens"),
+          cw = jint(u, "cache_creation_input_tokens");
+  // message_delta repeats usage cumulatively (or only output_tokens): never go down.
+  us.cache_read_tokens = std::max(us.cache_read_tokens, cr);
+  us.cache_write_tokens = std::max(us.cache_write_tokens, cw);
+  us.input_tokens = std::max(us.input_tokens, in + cr + cw);
+  us.output_tokens = std::max(us.output_tokens, jint(u, "output_tokens"));
+}
+
+}  // namespace
+
+std::string anthropic_stop_reason(const std::string& s) {
+  if (s == "end_turn" || s == "stop_sequence") return "stop";
+  if (s == "max_tokens" || s == "model_context_window_exceeded") return "length";
+  if (s == "tool_use") return "tool_calls";
+  if (s == "refusal") return "content_filter";
+  if (s == "pause_turn") return "pause";
+  return "other";
+}
+
+int anthropic_error_status(const std::string& type) {
+  if (type == "overloaded_error") return 529;
+  if (type == "rate_limit_error") return 429;
+  if (type == "authentication_error") return 401;
+  if (type == "permission_error") return 403;
+  if (type == "not_found_error") return 404;
+  if (type == "request_too_large") return 413;
+  if (type == "invalid_request_error") return 400;
+  return 500;  // api_error and anything new
+}
+
+std::string anthropic_request_body(const ProviderConfig& cfg, const Request& req, bool stream) {
+  json j;
+  j["model"] = cfg.model;
+  j["max_tokens"] = req.max_tokens > 0 ? req.max_tokens : cfg.max_tokens;
+  std::string system;
+  json msgs = json::array();
+  for (const Message& m : req.messages) {
+    if (m.role == "system") {  // the API takes the system prompt apart from the turns
+      if (!system.empty()) system += "\n\n";
+      system += m.content;
+    } else {
+      msgs.push_back({{"role", m.role}, {"content", m.content}});
+    }
+  }
+  if (!system.empty()) j["system"] = system;
+  j["messages"] = std::move(msgs);
+  if (auto t = req.temperature ? req.temperature : cfg.temperature) j["temperature"] = *t;
+  if (stream) j["stream"] = true;
+  return j.dump();
+}
+
+ApiError anthropic_parse_error(const std::string& body) {
+  ApiError a;
+  json j = json::parse(body, nullptr, false);
+  const json* e = j.is_discarded() ? nullptr : jobj(j, "error");
+  if (!e) {
+    a.message = snippet(body);
+    return a;
+  }
+  a.parsed = true;
+  a.type = jstr(*e, "type");
+  a.message = jstr(*e, "message");
+  if (const json* d = jobj(*e, "details")) a.code = jstr(*d, "error_code");
+  return a;
+}
+
+bool anthropic_parse_reply(const std::string& body, Reply* reply, std::string* what) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    *what = "the body is not valid JSON (truncated?)";
+    return false;
+  }
+  if (!j.contains("content") || !j["content"].is_array()) {
+    *what = "no content[] in the message";
+    return false;
+  }
+  for (const json& b : j["content"]) {
+    std::string type = jstr(b, "type");
+    if (type == "text") reply->text += jstr(b, "text");
+    else if (type == "thinking") reply->thinking += jstr(b, "thinking");
+  }
+  reply->raw_stop_reason = jstr(j, "stop_reason");
+  reply->stop_reason = anthropic_stop_reason(reply->raw_stop_reason);
+  reply->model = jstr(j, "model");
+  if (reply->request_id.empty()) reply->request_id = jstr(j, "id");
+  if (j.contains("usage")) parse_usage(j["usage"], reply);
+  return true;
+}
+
+void AnthropicStream::on_event(const SseEvent& ev, Reply* reply) {
+  ++events_;
+  json j = json::parse(ev.data, nullptr, false);
+  if (j.is_discarded()) {
+    if (bad.empty()) bad = ev.data;
+    return;
+  }
+  std::string type = ev.event.empty() ? jstr(j, "type") : ev.event;
+  if (type == "message_start") {
+    if (const json* m = jobj(j, "message")) {
+      reply->model = jstr(*m, "model");
+      if (reply->request_id.empty()) reply->request_id = jstr(*m, "id");
+      if (m->contains("usage")) parse_usage((*m)["usage"], reply);
+    }
+  } else if (type == "content_block_start") {
+    if (const json* b = jobj(j, "content_block")) {
+      if (jstr(*b, "type") == "text" && !jstr(*b, "text").empty()) {
+        reply->text += jstr(*b, "text");
+        if (req_.on_delta) req_.on_delta(jstr(*b, "text"));
+      }
+    }
+  } else if (type == "content_block_delta") {
+    const json* d = jobj(j, "delta");
+    if (!d) return;
+    std::string dt = jstr(*d, "type");
+    if (dt == "text_delta") {
+      std::string t = jstr(*d, "text");
+      reply->text += t;
+      if (req_.on_delta && !t.empty()) req_.on_delta(t);
+    } else if (dt == "thinking_delta") {
+      reply->thinking += jstr(*d, "thinking");  // counted apart, never in the text
+    }
+  } else if (type == "message_delta") {
+    if (const json* d = jobj(j, "delta")) {
+      std::string s = jstr(*d, "stop_reason");
+      if (!s.empty()) {
+        reply->raw_stop_reason = s;
+        reply->stop_reason = anthropic_stop_reason(s);
+      }
+    }
+    if (j.contains("usage")) {
+      parse_usage(j["usage"], reply);
+      if (req_.on_tokens) req_.on_tokens(reply->usage.output_tokens);
+    }
+  } else if (type == "message_stop") {
+    stopped_ = true;
+  } else if (type == "error") {
+    failed_ = true;
+    error_ = anthropic_parse_error(ev.data);
+  }
+  // ping, content_block_stop and event types added later are ignored.
+}
+
+AnthropicProvider::AnthropicProvider(ProviderConfig cfg) : cfg_(std::move(cfg)) {
+  ProviderDefaults d;
+  provider_defaults(cfg_.provider, &d);
+  if (cfg_.base_url.empty()) cfg_.base_url = d.base_url;
+  if (cfg_.api_key_env.empty()) cfg_.api_key_env = d.api_key_env;
+  std::string base = trim_url(cfg_.base_url);
+  // The SDK's base URL has no /v1; accept one given the OpenAI way too.
+  bool has_v1 = base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0;
+  ctx_.provider = cfg_.provider;
+  ctx_.model = cfg_.model;
+  ctx_.url = base + (has_v1 ? "/messages" : "/v1/messages");
+  ctx_.key_env = cfg_.api_key_env == "none" ? "" : cfg_.api_key_env;
+}
+
+bool AnthropicProvider::ready(Error* err) const {
+  std::string key;
+  return read_key(ctx_, &key, err);
+}
+
+bool AnthropicProvider::complete(const Request& req, Reply* reply, Error* err) {
+  *reply = Reply{};
+  std::string key;
+  if (!read_key(ctx_, &key, err)) return false;
+  bool stream = req.stream.value_or(cfg_.stream);
+  bool ok = run_with_retries(cfg_, req, [&](Reply* r, Error* e, Headers* h) {
+    return attempt(req, stream, r, e, h);
+  }, reply, err);
+  if (ok) account_cost(cfg_, reply);
+  return ok;
+}
+
+bool AnthropicProvider::attempt(const Request& req, bool stream, Reply* reply, Error* err,
+                                Headers* headers) {
+  std::string key;
+  if (!read_key(ctx_, &key, err)) return false;
+  HttpRequest hr;
+  hr.url = ctx_.url;
+  hr.headers = {"Content-Type: application/json", "anthropic-version: " + cfg_.anthropic_version};
+  if (!key.empty()) hr.headers.push_back("x-api-key: " + key);
+  hr.body = anthropic_request_body(cfg_, req, stream);
+  hr.connect_timeout_s = cfg_.timeouts.connect_s;
+  hr.idle_timeout_s = cfg_.timeouts.idle_s;
+  hr.idle_before_first_byte = stream;
+  hr.total_timeout_s = cfg_.timeouts.total_s;
+  Reply r;
+  AnthropicStream st(req);
+  SseParser parser;
+  std::string raw;
+  std::vector<SseEvent> events;
+  if (stream)
+    hr.on_body = [&](const char* p, size_t n) {
+      raw.append(p, n);
+      events.clear();
+      parser.feed(std::string_view(p, n), &events);
+      for (const SseEvent& ev : events) st.on_event(ev, &r);
+    };
+  HttpResponse resp;
+  bool got = http_post(hr, &resp);
+  ++reply->attempts;
+  *headers = resp.headers;
+  if (!got) {
+    if (resp.body.empty()) resp.body = raw;
+    *err = error_from_fault(resp, ctx_);
+    return false;
+  }
+  if (resp.status < 200 || resp.status >= 300) {
+    ApiError api = anthropic_parse_error(resp.body);
+    // A spend limit (429, error.details.error_code enforced_spend_limit_reached) and a
+    // low credit balance (400) come out as quota: waiting will not help.
+    *err = error_from_status(resp.status, api, resp.headers, ctx_);
+    return false;
+  }
+  r.attempts = reply->attempts;
+  if (auto it = resp.headers.find("request-id"); it != resp.headers.end()) r.request_id = it->second;
+  std::string what;
+  if (stream && st.events() == 0 && !raw.empty() && raw[0] == '{') {
+    if (!anthropic_parse_reply(raw, &r, &what)) {
+      *err = bad_response(what, raw, ctx_);
+      return false;
+    }
+  } else if (stream) {
+    if (st.failed()) {
+      // The SDK raises on an error event after a 200; its type says whether to retry.
+      Headers none;
+      *err = error_from_status(anthropic_error_status(st.error().type), st.error(), none, ctx_);
+      err->message = "mid-stream: " + err->message;
+      return false;
+    }
+    if (!st.bad.empty()) {
+      *err = bad_response("a stream event's data is not JSON", st.bad, ctx_);
+      return false;
+    }
+    if (!st.stopped()) {
+      *err = bad_response("the stream ended before message_stop", raw, ctx_, true);
+      return false;
+    }
+  } else if (!anthropic_parse_reply(resp.body, &r, &what)) {
+    *err = bad_response(what, resp.body, ctx_);
+    return false;
+  }
+  if (r.model.empty()) r.model = cfg_.model;
+  *reply = std::move(r);
+  return true;
+}
+
+}  // namespace llm

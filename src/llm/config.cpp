@@ -1,0 +1,143 @@
+// src/llm/config.cpp: see config.h.
+#include "llm/config.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace llm {
+
+using nlohmann::json;
+
+std::string default_config_path() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    return std::string(x) + "/kforge/config.json";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/kforge/config.json";
+  return "";
+}
+
+bool load_llm_config(const std::string& path, bool required, LlmConfig* out, std::string* err) {
+  *out = LlmConfig{};
+  std::ifstream in(path);
+  if (!in) {
+    if (!required) return true;
+    *err = fmt::format("{}: cannot read the config file: check --config", path);
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_llm_config(ss.str(), path, out, err);
+}
+
+namespace {
+
+// A field that looks like it holds a secret.
+bool is_key_field(const std::string& k) {
+  return k == "api_key" || k == "key" || k == "apikey" || k == "token" ||
+         (k.size() > 4 && k.compare(k.size() - 4, 4, "_key") == 0);
+}
+
+}  // namespace
+
+bool parse_llm_config(const std::string& text, const std::string& source, LlmConfig* out,
+                      std::string* err) {
+  *out = LlmConfig{};
+  out->source = source;
+  json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
+  if (j.is_discarded() || !j.is_object()) {
+    *err = fmt::format("{}: not a JSON object: fix the syntax (see src/llm/config.h)", source);
+    return false;
+  }
+  auto bad = [&](const std::string& field, const char* want) {
+    *err = fmt::format("{}: field \"{}\" must be {}", source, field, want);
+    return false;
+  };
+  for (auto& [k, v] : j.items()) {
+    if (is_key_field(k))
+      return (*err = fmt::format("{}: field \"{}\": keys are read only from environment "
+                                 "variables; remove it and name the variable in key_env "
+                                 "instead", source, k), false);
+    if (k == "model" || k == "base_url" || k == "max_tokens_field" || k == "prices_file") {
+      if (!v.is_string()) return bad(k, "a string");
+      std::string s = v.get<std::string>();
+      if (k == "model") out->model = s;
+      else if (k == "base_url") out->base_url = s;
+      else if (k == "prices_file") out->prices_file = s;
+      else if (s != "max_tokens" && s != "max_completion_tokens")
+        return bad(k, "\"max_tokens\" or \"max_completion_tokens\"");
+      else out->max_tokens_field = s;
+    } else if (k == "key_env") {
+      if (!v.is_object()) return bad(k, "an object of provider -> variable name");
+      for (auto& [p, name] : v.items()) {
+        if (!name.is_string()) return bad("key_env." + p, "a variable name");
+        out->key_env[p] = name.get<std::string>();
+      }
+    } else if (k == "timeouts" || k == "retry") {
+      if (!v.is_object()) return bad(k, "an object");
+      for (auto& [f, x] : v.items()) {
+        if (!x.is_number() || x.get<double>() < 0) return bad(k + "." + f, "a non-negative number");
+        double d = x.get<double>();
+        if (k == "timeouts" && f == "connect_s") out->timeouts.connect_s = d;
+        else if (k == "timeouts" && f == "idle_s") out->timeouts.idle_s = d;
+        else if (k == "timeouts" && f == "total_s") out->timeouts.total_s = d;
+        else if (k == "retry" && f == "max_retries") out->retry.max_retries = static_cast<int>(d);
+        else if (k == "retry" && f == "base_s") out->retry.base_s = d;
+        else if (k == "retry" && f == "cap_s") out->retry.cap_s = d;
+        else if (k == "retry" && f == "jitter") out->retry.jitter = d;
+        else if (k == "retry" && f == "max_retry_after_s") out->retry.max_retry_after_s = d;
+        else return bad(k + "." + f, "a known field (see src/llm/config.h)");
+      }
+    } else if (k == "max_tokens") {
+      if (!v.is_number_integer() || v.get<int>() <= 0) return bad(k, "a positive integer");
+      out->max_tokens = v.get<int>();
+    } else if (k == "temperature") {
+      if (!v.is_number()) return bad(k, "a number");
+      out->temperature = v.get<double>();
+    } else if (k == "stream") {
+      if (!v.is_boolean()) return bad(k, "true or false");
+      out->stream = v.get<bool>();
+    } else if (k.empty() || k[0] != '_') {
+      return bad(k, "one of model, base_url, key_env, timeouts, retry, max_tokens, "
+                    "temperature, stream, max_tokens_field, prices_file (or start with _)");
+    }
+  }
+  return true;
+}
+
+bool resolve_provider_config(const LlmConfig& file, const std::string& model_spec,
+                             const std::string& base_url, ProviderConfig* out,
+                             std::string* err) {
+  ProviderConfig c;
+  std::string spec = !model_spec.empty() ? model_spec : file.model;
+  if (spec.empty()) spec = "builtin";  // no model configured: run without one
+  if (!parse_model_spec(spec, &c.provider, &c.model, err)) return false;
+  // A base URL in the file belongs to the file's model; --model alone does not take it.
+  c.base_url = !base_url.empty() ? base_url
+               : (model_spec.empty() || model_spec == file.model) ? file.base_url : "";
+  if (auto it = file.key_env.find(c.provider); it != file.key_env.end()) c.api_key_env = it->second;
+  c.timeouts = file.timeouts;
+  c.retry = file.retry;
+  if (file.max_tokens) c.max_tokens = *file.max_tokens;
+  c.temperature = file.temperature;
+  if (file.stream) c.stream = *file.stream;
+  if (!file.max_tokens_field.empty()) c.max_tokens_field = file.max_tokens_field;
+  std::string prices = file.prices_file;
+  if (!prices.empty() && prices[0] != '/' && !file.source.empty())
+    prices = (std::filesystem::path(file.source).parent_path() / prices).string();
+  auto table = std::make_shared<PriceTable>();
+  if (!prices.empty()) {
+    if (!table->load(prices, err)) return false;  // asked for by name: must be readable
+    c.prices = table;
+  } else {
+    std::string ignored;  // the shipped default may be absent in an install: cost 0, noted
+    if (table->load(default_prices_path(), &ignored)) c.prices = table;
+  }
+  *out = std::move(c);
+  return true;
+}
+
+}  // namespace llm

@@ -1,0 +1,169 @@
+// src/llm/errors.cpp: see errors.h.
+#include "llm/errors.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace llm {
+
+using nlohmann::json;
+
+std::string snippet(const std::string& s, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  if (s.size() > n) out += fmt::format("... ({} bytes in all)", s.size());
+  if (s.empty()) out = "(empty)";
+  return out;
+}
+
+namespace {
+
+bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+bool is_quota(const ApiError& a) {
+  return a.code == "insufficient_quota" || a.type == "insufficient_quota" ||
+         contains(a.code, "spend_limit") || contains(a.message, "credit balance") ||
+         contains(a.message, "exceeded your current quota") ||
+         contains(a.message, "spend limit");
+}
+
+std::string said(int status, const ApiError& a) {
+  std::string s = fmt::format("HTTP {}", status);
+  if (!a.message.empty()) s += ": " + a.message;
+  return s;
+}
+
+}  // namespace
+
+Error error_from_status(int status, const ApiError& api, const Headers& headers,
+                        const CallContext& ctx) {
+  Error e;
+  e.http_status = status;
+  e.retryable = should_retry(status, headers, false);
+  std::string what = said(status, api);
+  std::string key = ctx.key_env.empty() ? "the API key" : ctx.key_env;
+  if (is_quota(api)) {
+    e.kind = "quota";
+    e.retryable = false;  // waiting does not refill a quota (the SDKs retry it anyway)
+    e.message = fmt::format("{} quota exhausted for {} ({}): check the plan and billing of "
+                            "that account, or use another key or --model", ctx.provider, key, what);
+  } else if (status == 401 || status == 403 || api.type == "authentication_error" ||
+             api.type == "permission_error") {
+    e.kind = "auth";
+    e.message = fmt::format("{} rejected the key in {} ({}): check that it is valid for {} "
+                            "and allowed to use model \"{}\"", ctx.url, key, what, ctx.provider,
+                            ctx.model);
+  } else if (status == 404 || api.code == "model_not_found" || api.type == "not_found_error") {
+    e.kind = "not_found";
+    e.message = fmt::format("model \"{}\" not found at {} ({}): check --model (and "
+                            "--base-url)", ctx.model, ctx.url, what);
+  } else if (status == 429) {
+    e.kind = "rate_limited";
+    e.message = fmt::format("rate limited by {} ({}): wait, or lower the number of parallel "
+                            "samples", ctx.provider, what);
+  } else if (status == 529 || api.type == "overloaded_error") {
+    e.kind = "overloaded";
+    e.message = fmt::format("{} is overloaded ({}): this is load on the provider's side; try "
+                            "again later", ctx.provider, what);
+  } else if (status == 408) {
+    e.kind = "timeout";
+    e.message = fmt::format("{} timed out the request ({})", ctx.url, what);
+  } else if (status >= 500) {
+    e.kind = "server";
+    e.message = fmt::format("{} failed on the server side ({})", ctx.url, what);
+  } else {
+    e.kind = "bad_request";
+    e.message = fmt::format("{} refused the request ({}{}): check the model's parameters",
+                            ctx.url, what, api.param.empty() ? "" : ", parameter " + api.param);
+  }
+  if (auto it = headers.find("x-request-id"); it != headers.end())
+    e.message += " [request " + it->second + "]";
+  else if (auto it2 = headers.find("request-id"); it2 != headers.end())
+    e.message += " [request " + it2->second + "]";
+  return e;
+}
+
+Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
+  Error e;
+  e.http_status = resp.status;
+  e.retryable = true;  // the SDKs retry connection errors and time-outs
+  switch (resp.fault) {
+    case HttpFault::connect_timeout:
+      e.kind = "timeout";
+      e.message = resp.fault_message + ": is the server up? (check --base-url, timeouts.connect_s)";
+      break;
+    case HttpFault::idle_timeout:
+      e.kind = "timeout";
+      e.message = resp.fault_message + ": the server stalled (raise timeouts.idle_s if the "
+                  "model is slow to start)";
+      break;
+    case HttpFault::total_timeout:
+      e.kind = "timeout";
+      e.message = resp.fault_message + " (raise timeouts.total_s for long replies)";
+      break;
+    case HttpFault::partial_body:
+      return bad_response(fmt::format("the connection closed mid-body after {} bytes",
+                                      resp.body_bytes), resp.body, ctx, true);
+    default:
+      e.kind = "connection";
+      e.message = resp.fault_message + ": check --base-url and the network";
+  }
+  return e;
+}
+
+Error bad_response(const std::string& what, const std::string& body, const CallContext& ctx,
+                   bool retryable) {
+  Error e;
+  e.kind = "bad_response";
+  e.retryable = retryable;
+  e.message = fmt::format("{} ({}): {}; the body began: {}", ctx.url, ctx.provider, what,
+                          snippet(body));
+  return e;
+}
+
+bool read_key(const CallContext& ctx, std::string* key, Error* err) {
+  key->clear();
+  if (ctx.key_env.empty()) return true;
+  const char* v = std::getenv(ctx.key_env.c_str());
+  if (v && *v) {
+    *key = v;
+    return true;
+  }
+  err->kind = "missing_key";
+  err->retryable = false;
+  err->http_status = 0;
+  err->message = fmt::format("{} is not set: export it, or pass --model builtin to run "
+                             "without a model (a local server that needs no key: set "
+                             "api_key_env to \"none\")", ctx.key_env);
+  return false;
+}
+
+std::string jstr(const json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  if (it == j.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());  // llama.cpp codes
+  return "";
+}
+
+int64_t jint(const json& j, const char* key) {
+  if (!j.is_object()) return 0;
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<int64_t>() : 0;
+}
+
+const json* jobj(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? &*it : nullptr;
+}
+
+}  // namespace llm

@@ -1,0 +1,47 @@
+// src/llm/pricing.h: what a call cost. Prices live in a JSON file (config/prices.json),
+// not in code, because they change more often than kforge does; a model without a price
+// costs 0 with a note, never a failure.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace llm {
+
+struct Usage;
+
+struct Price {
+  double input = 0;        // USD per million uncached input tokens
+  double output = 0;       // USD per million output tokens (reasoning included)
+  double cache_read = -1;  // per million cached input tokens; < 0: same as input
+  double cache_write = -1; // per million cache-creation tokens; < 0: same as input
+};
+
+class PriceTable {
+ public:
+  // Reads {"models": {"NAME": {"input": X, "output": Y, "cache_read": Z, ...}}}. Keys
+  // starting with '_' (comments) and unknown fields are ignored. Return false on error.
+  bool load(const std::string& path, std::string* err);
+  bool parse(const std::string& text, const std::string& source, std::string* err);
+  void set(const std::string& model, const Price& p) { prices_[model] = p; }
+
+  // "together:meta-llama/X" is looked up as written, then as "meta-llama/X", so one
+  // file can price the same name differently per provider.
+  const Price* find(const std::string& provider, const std::string& model) const;
+
+  // USD for the usage; 0 with *note set when the model has no price.
+  double cost(const std::string& provider, const std::string& model, const Usage& u,
+              std::string* note) const;
+
+  const std::string& source() const { return source_; }
+
+ private:
+  std::map<std::string, Price> prices_;
+  std::string source_;
+};
+
+// The price file kforge uses when none is configured: $KFORGE_PRICES, else
+// config/prices.json in the source tree.
+std::string default_prices_path();
+
+}  // namespace llm

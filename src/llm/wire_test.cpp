@@ -1,0 +1,101 @@
+// The two wire formats' pure pieces: request bodies, replies, error bodies, stop reasons.
+#include <doctest/doctest.h>
+
+#include "llm/anthropic.h"
+#include "llm/openai.h"
+
+namespace llm {
+
+using nlohmann::json;
+
+TEST_CASE("llm wire: openai error bodies, including llama.cpp's integer code") {
+  ApiError a = openai_parse_error(R"({"error":{"message":"m","type":"t","param":"p","code":"c"}})");
+  CHECK(a.parsed);
+  CHECK(a.code == "c");
+  CHECK(a.param == "p");
+  a = openai_parse_error(R"({"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}})");
+  CHECK(a.code == "401");
+  a = openai_parse_error("<html>bad gateway</html>");
+  CHECK_FALSE(a.parsed);
+  CHECK(a.message.find("bad gateway") != std::string::npos);
+}
+
+TEST_CASE("llm wire: status and body map to error kinds") {
+  CallContext ctx{"openai", "gpt-x", "http://h/v1/chat/completions", "OPENAI_API_KEY"};
+  Headers none;
+  ApiError q;
+  q.parsed = true;
+  q.code = "insufficient_quota";
+  CHECK(error_from_status(429, q, none, ctx).kind == "quota");
+  CHECK_FALSE(error_from_status(429, q, none, ctx).retryable);
+  CHECK(error_from_status(429, ApiError{}, none, ctx).kind == "rate_limited");
+  CHECK(error_from_status(429, ApiError{}, none, ctx).retryable);
+  Error auth = error_from_status(401, ApiError{}, none, ctx);
+  CHECK(auth.kind == "auth");
+  CHECK(auth.message.find("OPENAI_API_KEY") != std::string::npos);
+  ApiError nf;
+  nf.code = "model_not_found";
+  Error e = error_from_status(400, nf, none, ctx);
+  CHECK(e.kind == "not_found");
+  CHECK(e.message.find("gpt-x") != std::string::npos);
+  CHECK(error_from_status(503, ApiError{}, none, ctx).kind == "server");
+  CHECK(error_from_status(529, ApiError{}, none, ctx).kind == "overloaded");
+  CHECK_FALSE(error_from_status(500, ApiError{}, {{"x-should-retry", "false"}}, ctx).retryable);
+  ApiError credit;
+  credit.message = "Your credit balance is too low to access the Anthropic API.";
+  CHECK(error_from_status(400, credit, none, ctx).kind == "quota");
+  CHECK(error_from_status(400, ApiError{}, none, ctx).kind == "bad_request");
+}
+
+TEST_CASE("llm wire: stop reasons are normalized") {
+  CHECK(openai_stop_reason("stop") == "stop");
+  CHECK(openai_stop_reason("length") == "length");
+  CHECK(openai_stop_reason("function_call") == "tool_calls");
+  CHECK(openai_stop_reason("weird") == "other");
+  CHECK(anthropic_stop_reason("end_turn") == "stop");
+  CHECK(anthropic_stop_reason("stop_sequence") == "stop");
+  CHECK(anthropic_stop_reason("max_tokens") == "length");
+  CHECK(anthropic_stop_reason("model_context_window_exceeded") == "length");
+  CHECK(anthropic_stop_reason("tool_use") == "tool_calls");
+  CHECK(anthropic_stop_reason("refusal") == "content_filter");
+  CHECK(anthropic_stop_reason("pause_turn") == "pause");
+}
+
+TEST_CASE("llm wire: request bodies") {
+  ProviderConfig c;
+  c.model = "m";
+  c.max_tokens = 100;
+  Request r;
+  r.messages = {{"system", "a"}, {"system", "b"}, {"user", "u"}};
+  r.max_tokens = 7;
+  r.temperature = 0.3;
+  json o = json::parse(openai_request_body(c, r, "max_tokens", true));
+  CHECK(o["max_tokens"] == 7);
+  CHECK(o["temperature"] == 0.3);
+  CHECK(o["stream_options"]["include_usage"] == true);
+  CHECK(o["messages"].size() == 3);
+  json a = json::parse(anthropic_request_body(c, r, false));
+  CHECK(a["system"] == "a\n\nb");
+  CHECK(a["messages"].size() == 1);
+  CHECK(a["max_tokens"] == 7);
+  CHECK_FALSE(a.contains("stream"));
+}
+
+TEST_CASE("llm wire: replies without text, and the reasoning fields of other servers") {
+  Reply r;
+  std::string what;
+  REQUIRE(openai_parse_reply(R"({"choices":[{"message":{"content":null,"reasoning_content":"think"},
+      "finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":2,
+      "prompt_tokens_details":{"cached_tokens":1}}})", &r, &what));
+  CHECK(r.text.empty());
+  CHECK(r.thinking == "think");
+  CHECK(r.usage.cache_read_tokens == 1);
+  CHECK(r.stop_reason == "length");
+  Reply r2;
+  CHECK_FALSE(openai_parse_reply(R"({"choices":[]})", &r2, &what));
+  CHECK(what.find("choices") != std::string::npos);
+  Reply r3;
+  CHECK_FALSE(anthropic_parse_reply(R"({"type":"message"})", &r3, &what));
+}
+
+}  // namespace llm

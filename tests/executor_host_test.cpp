@@ -1,0 +1,332 @@
+// End-to-end runs of the executor on the host backend: real g++ builds, real mpirun,
+// the real kforge-rank, and the fault kernels of tests/kernels/host/. Each case is one
+// evaluation (about a second of mpirun); the compile cache is shared by the whole file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <stdlib.h>
+
+#include "evaluate.h"
+#include "launch.h"
+#include "process.h"
+
+using namespace sandbox;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRoot = KF_SOURCE_ROOT;
+const std::string kRank = std::string(KF_BINARY_DIR) + "/kforge-rank";
+
+// One scratch root per test process: eval dirs and the compile cache.
+// Removed at exit unless KF_KEEP_TEST_DIRS is set (to look at the run directories).
+struct TestRoot {
+  std::string path;
+  TestRoot() {
+    char tmpl[] = "/tmp/kf-executor-test-XXXXXX";
+    path = mkdtemp(tmpl) ? tmpl : "/tmp/kf-executor-test";
+  }
+  ~TestRoot() {
+    std::error_code ec;
+    if (!getenv("KF_KEEP_TEST_DIRS")) fs::remove_all(path, ec);
+  }
+};
+
+const std::string& test_root() {
+  static TestRoot root;
+  return root.path;
+}
+
+bool have_rank() {
+  if (fs::exists(kRank)) return true;
+  MESSAGE("skipped: " << kRank << " is not built (build the kforge-rank target)");
+  return false;
+}
+
+JobTensor tensor(const std::string& name, bool output, std::vector<int64_t> shape, int world,
+                 double tol = 0) {
+  JobTensor t;
+  t.name = name;
+  t.dtype = kf::DType::f32;
+  t.output = output;
+  t.shape_by_rank.assign(world, shape);
+  if (!output) t.init = InitSpec{"uniform", -1, 1};
+  t.atol = t.rtol = tol;
+  return t;
+}
+
+Job base_job(const std::string& problem, int world, int64_t n) {
+  Job j;
+  j.problem = problem;
+  j.backend = "host";
+  j.world = world;
+  j.params = {{"n", static_cast<double>(n)}};
+  if (problem == "all_reduce")
+    j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {n}, world, 1e-5)};
+  else  // all_gather
+    j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {world * n}, world, 0)};
+  j.reference = "oracle";
+  j.trials = 2;
+  j.calls = 3;
+  j.time = false;
+  j.workspace_bytes = 16 << 20;
+  j.limits.bootstrap_s = 30;
+  j.limits.load_s = 20;
+  j.limits.setup_s = 20;
+  j.limits.call_s = 3;
+  j.limits.time_s = 30;
+  j.limits.total_s = 90;
+  return j;
+}
+
+struct Run {
+  Verdict v;
+  std::string eval_dir;
+  std::string err;
+  bool ok = false;
+};
+
+Run eval(const std::string& problem, const std::string& candidate, int world = 2,
+         Job job = Job{}, bool timed = false) {
+  Run r;
+  EvalRequest req;
+  req.problem = problem;
+  req.candidate_path = candidate;
+  req.baseline_path = kRoot + "/problems/" + problem + "/baseline_host.cpp";
+  req.backend = "host";
+  req.world = world;
+  Instance inst;
+  inst.label = "small";
+  inst.job = job.problem.empty() ? base_job(problem, world, 4099) : job;
+  if (timed) {
+    inst.job.time = true;
+    inst.job.warmup = 1;
+    inst.job.iters = 5;
+    inst.job.verify_every = 2;
+  }
+  req.instances = {inst};
+  req.toolchain.backend = "host";
+  req.toolchain.include_dir = kRoot + "/primitives/include";
+  req.toolchain.cache_dir = test_root() + "/cache";
+  req.toolchain.allow_multicast = false;
+  req.launch.rank_binary = kRank;
+  r.eval_dir = make_eval_dir(test_root() + "/evals");
+  REQUIRE(!r.eval_dir.empty());
+  req.eval_dir = r.eval_dir;
+  r.ok = evaluate(req, &r.v, &r.err);
+  if (getenv("KF_SHOW_VERDICTS")) MESSAGE(fs::path(candidate).filename().string() << ": " << render_text(r.v));
+  return r;
+}
+
+std::string kernel(const std::string& name) { return kRoot + "/tests/kernels/host/" + name + ".cpp"; }
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string dir = test_root() + "/src";
+  fs::create_directories(dir);
+  std::string p = dir + "/" + name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+bool contains(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+
+// Every rank pid recorded in the eval's status files is gone.
+void check_no_rank_left(const std::string& run_dir, int world) {
+  std::vector<int> pids;
+  for (int r = 0; r < world; ++r) {
+    RankStatus s = read_rank_status(run_dir, r);
+    if (s.present) pids.push_back(s.pid);
+  }
+  CHECK(!pids.empty());
+  CHECK(wait_gone(pids, 5));
+}
+
+#define REQUIRE_EVAL(run)                                   \
+  do {                                                      \
+    INFO("err: " << run.err);                               \
+    INFO("verdict: " << render_text(run.v));                \
+    REQUIRE(run.ok);                                        \
+  } while (0)
+
+}  // namespace
+
+TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  std::string cand = kRoot + "/problems/all_reduce/examples/host.cpp";
+  Run r = eval("all_reduce", cand, 2, Job{}, true);
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "correct");
+  CHECK(r.v.timed);
+  CHECK(r.v.speedup == 0);  // host times are no speed measurement
+  CHECK(contains(r.v.summary, "not a speed measurement"));
+  CHECK(fs::exists(r.eval_dir + "/verdict.json"));
+  check_no_rank_left(r.eval_dir + "/small", 2);
+
+  Run r4 = eval("all_reduce", cand, 4);
+  REQUIRE_EVAL(r4);
+  INFO(render_text(r4.v));
+  CHECK(r4.v.status == "correct");
+  CHECK(r4.v.world == 4);
+}
+
+TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Run r = eval("all_reduce", kernel("wrong_rank"));
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "mismatch");
+  REQUIRE(!r.v.failures.empty());
+  CHECK(r.v.failures[0].tensor == "y");
+  CHECK(!r.v.failures[0].first_bad.empty());
+  CHECK(contains(r.v.summary, "rank "));
+  CHECK(contains(r.v.summary, "tensor y"));
+  CHECK(contains(r.v.summary, "y[0]"));
+}
+
+TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Run r = eval("all_reduce", kernel("spin"));
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "timeout");
+  REQUIRE(!r.v.stuck.empty());
+  for (auto& s : r.v.stuck) {
+    CHECK(s.in_candidate);
+    CHECK(s.seconds >= 3);
+  }
+  CHECK(r.v.limit_s == 3);  // the call limit fired, not the job's total
+  CHECK(contains(r.v.summary, "stuck in"));
+  double run_s = 0;
+  for (auto& [k, s] : r.v.seconds)
+    if (contains(k, "small")) run_s = s;
+  CHECK(run_s < 90);
+  check_no_rank_left(r.eval_dir + "/small", 2);
+}
+
+TEST_CASE("executor: segfault is a crash with signal 11 and the rank" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Run r = eval("all_reduce", kernel("segfault"));
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "crash");
+  REQUIRE(!r.v.crashes.empty());
+  CHECK(contains(r.v.crashes[0].what, "signal 11"));
+  CHECK(contains(r.v.crashes[0].what, "SIGSEGV"));
+  CHECK(contains(r.v.summary, "rank " + std::to_string(r.v.crashes[0].rank)));
+  check_no_rank_left(r.eval_dir + "/small", 2);
+}
+
+TEST_CASE("executor: a null store written here is a crash with SIGSEGV" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  // The address comes through a volatile, so the compiler must emit a real store to 0.
+  std::string src = write_temp("null_store.cpp",
+                               "#include <cstdint>\n#include <kf/kf.h>\n"
+                               "extern \"C\" int kf_run(kf::Comm& comm, kf::Tensors&) {\n"
+                               "  volatile uintptr_t addr = 0;\n"
+                               "  if (comm.rank == 1) *reinterpret_cast<volatile int*>(addr) = 42;\n"
+                               "  return 0;\n}\n");
+  Run r = eval("all_reduce", src);
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "crash");
+  REQUIRE(!r.v.crashes.empty());
+  CHECK(r.v.crashes[0].rank == 1);
+  CHECK(contains(r.v.crashes[0].what, "signal 11 (SIGSEGV)"));
+  CHECK(contains(r.v.summary, "crash: rank 1 died with signal 11 (SIGSEGV) in check"));
+  check_no_rank_left(r.eval_dir + "/small", 2);
+}
+
+TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Job job = base_job("all_gather", 2, 4099);
+  job.stagger_ms = 50;
+  Run r = eval("all_gather", kernel("stale_flag"), 2, job);
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "unstable");
+}
+
+TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Run r = eval("all_reduce", kernel("writes_input"));
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "mismatch");
+  bool input = false;
+  for (auto& f : r.v.failures) input = input || (f.input_modified && f.tensor == "x");
+  CHECK(input);
+}
+
+TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Run r = eval("all_reduce", kernel("setup_fail"));
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "setup_error");
+  CHECK(contains(r.v.summary, "3"));
+
+  Run b = eval("all_reduce", kernel("bad_alloc_order"));
+  REQUIRE_EVAL(b);
+  INFO(render_text(b.v));
+  CHECK(b.v.status == "setup_error");
+  CHECK(contains(b.v.summary, "comm.alloc"));
+}
+
+TEST_CASE("executor: missing_symbol is a load_error" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  Run r = eval("all_reduce", kernel("missing_symbol"));
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "load_error");
+  CHECK(contains(r.v.summary, "kf_run"));
+}
+
+TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  setenv("OPENAI_API_KEY", "sk-test-planted", 1);
+  Run r = eval("all_reduce", kernel("env_probe"));
+  unsetenv("OPENAI_API_KEY");
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == "correct");
+  std::string scratch = r.eval_dir + "/small/scratch";
+  std::ifstream in(scratch + "/env.txt");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string env = ss.str();
+  CHECK(!contains(env, "OPENAI_API_KEY"));
+  CHECK(!contains(env, "sk-test-planted"));
+  CHECK(contains(env, "HOME=" + scratch + "\n"));
+  CHECK(contains(env, "TMPDIR=" + scratch + "\n"));
+  CHECK(contains(env, "NCCL_NVLS_ENABLE=0"));
+}
+
+TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_error" * doctest::timeout(300)) {
+  if (!have_rank()) return;
+  std::string bad = write_temp("uses_mpi.cpp",
+                               "#include <kf/kf.h>\n"
+                               "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
+                               "  return MPI_Barrier(0);\n"
+                               "}\n");
+  Run r = eval("all_reduce", bad);
+  REQUIRE_EVAL(r);
+  CHECK(r.v.status == "rejected");
+  CHECK(contains(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
+  CHECK(!fs::exists(r.eval_dir + "/small"));  // nothing ran
+
+  std::string broken = write_temp("broken.cpp",
+                                  "#include <kf/kf.h>\n"
+                                  "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
+                                  "  return not_declared_anywhere;\n"
+                                  "}\n");
+  Run c = eval("all_reduce", broken);
+  REQUIRE_EVAL(c);
+  CHECK(c.v.status == "compile_error");
+  CHECK(contains(c.v.summary, "broken.cpp:3"));
+  CHECK(contains(c.v.log, "not_declared_anywhere"));
+}

@@ -1,0 +1,260 @@
+// tests/fake_llm/server.cpp: fake_llm_server, a loopback HTTP server that speaks
+// the OpenAI and Anthropic wire formats from a script, so that kforge's providers are
+// tested against real sockets with exact control of faults (429s, 5xx, stalls,
+// truncated bodies, SSE split anywhere). No LLM API is reachable from CI.
+//
+//   fake_llm_server --script S.json --log L.jsonl [--port-file P] [--idle-s 30]
+//
+// It listens on 127.0.0.1 on an ephemeral port, prints the port and writes it to P,
+// answers request i with step i of the script, logs each request as one JSON line
+// (method, path, headers, body; the auth header only as present + a sha256 prefix),
+// and exits when the script is spent or after idle-s seconds without a connection.
+// The script format is in README.md beside this file.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "sha256.h"
+
+using nlohmann::json;
+
+namespace {
+
+struct Options {
+  std::string script, log, port_file;
+  double idle_s = 30;
+  double stall_s = 30;  // the longest a stall step hangs if the client never gives up
+};
+
+bool send_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Waits until fd is readable (or closed) for up to ms milliseconds.
+bool wait_readable(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, ms) > 0;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+struct HttpReq {
+  std::string method, path, body;
+  json headers = json::object();
+  json auth = {{"present", false}};
+};
+
+// Reads one request: the head up to the blank line, then Content-Length bytes.
+bool read_request(int fd, HttpReq* r) {
+  std::string buf;
+  char tmp[65536];
+  size_t head_end;
+  while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {
+    if (!wait_readable(fd, 10000)) return false;
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+    if (n <= 0) return false;
+    buf.append(tmp, static_cast<size_t>(n));
+  }
+  std::istringstream head(buf.substr(0, head_end));
+  std::string line;
+  std::getline(head, line);
+  std::istringstream first(line);
+  first >> r->method >> r->path;
+  size_t length = 0;
+  while (std::getline(head, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = lower(line.substr(0, colon));
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    if (name == "content-length") length = std::stoul(value);
+    if (name == "authorization" || name == "x-api-key") {
+      std::string secret = value.rfind("Bearer ", 0) == 0 ? value.substr(7) : value;
+      r->auth = {{"present", true}, {"header", name},
+                 {"sha256_prefix", sandbox::sha256_hex(secret).substr(0, 16)}};
+      continue;  // never log the key itself
+    }
+    r->headers[name] = value;
+  }
+  r->body = buf.substr(head_end + 4);
+  while (r->body.size() < length) {
+    if (!wait_readable(fd, 10000)) return false;
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+    if (n <= 0) return false;
+    r->body.append(tmp, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// {"hex": "e282"}: bytes that are not valid UTF-8 on their own (JSON strings must be).
+std::string unhex(const std::string& h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+const char* reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    case 529: return "Overloaded";
+    default: return "Status";
+  }
+}
+
+// Hangs until the client hangs up, or stall_s passes.
+void hang(int fd, double stall_s) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(stall_s);
+  char tmp[4096];
+  while (std::chrono::steady_clock::now() < end) {
+    if (!wait_readable(fd, 50)) continue;
+    if (::recv(fd, tmp, sizeof tmp, 0) <= 0) return;
+  }
+}
+
+// Answers one request as step says.
+void respond(int fd, const json& step, const Options& opt) {
+  if (step.value("close", false)) return;  // hang up without a word
+  if (int d = step.value("delay_ms", 0); d > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+  int status = step.value("status", 200);
+  std::vector<std::string> pieces;
+  bool stream = step.contains("stream");
+  if (stream) {
+    for (const json& c : step["stream"]) pieces.push_back(c.is_string() ? c.get<std::string>()
+                                                                         : unhex(c.value("hex", "")));
+  } else if (step.contains("body")) {
+    const json& b = step["body"];
+    pieces.push_back(b.is_string() ? b.get<std::string>() : b.dump());
+  }
+  size_t total = 0;
+  for (const std::string& p : pieces) total += p.size();
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\n";
+  std::string type = stream ? "text/event-stream" : "application/json";
+  head += "Content-Type: " + step.value("content_type", type) + "\r\n";
+  if (!stream) head += "Content-Length: " + std::to_string(total) + "\r\n";
+  if (step.contains("headers"))
+    for (auto& [k, v] : step["headers"].items()) head += k + ": " + v.get<std::string>() + "\r\n";
+  head += "Connection: close\r\n\r\n";
+  if (!send_all(fd, head)) return;
+  // Limit: a stall or a truncation cuts the body after so many bytes.
+  long limit = step.contains("stall_after_bytes") ? step["stall_after_bytes"].get<long>()
+               : step.contains("truncate_at")     ? step["truncate_at"].get<long>()
+                                                  : -1;
+  int gap = step.value("delay_ms_between", 0);
+  size_t sent = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    std::string p = pieces[i];
+    if (limit >= 0 && sent + p.size() > static_cast<size_t>(limit)) p.resize(limit - sent);
+    if (!p.empty() && !send_all(fd, p)) return;
+    sent += p.size();
+    if (limit >= 0 && sent >= static_cast<size_t>(limit)) break;
+    if (gap > 0 && i + 1 < pieces.size()) std::this_thread::sleep_for(std::chrono::milliseconds(gap));
+  }
+  if (step.contains("stall_after_bytes")) hang(fd, opt.stall_s);
+}
+
+bool parse_args(int argc, char** argv, Options* o) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i], v = argv[i + 1];
+    if (a == "--script") o->script = v;
+    else if (a == "--log") o->log = v;
+    else if (a == "--port-file") o->port_file = v;
+    else if (a == "--idle-s") o->idle_s = std::stod(v);
+    else if (a == "--stall-s") o->stall_s = std::stod(v);
+    else return false;
+  }
+  return !o->script.empty() && !o->log.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (!parse_args(argc, argv, &opt)) {
+    std::fprintf(stderr, "usage: fake_llm_server --script S.json --log L.jsonl "
+                         "[--port-file P] [--idle-s 30] [--stall-s 30]\n");
+    return 2;
+  }
+  std::ifstream sin(opt.script);
+  json script = json::parse(sin, nullptr, false);
+  if (script.is_object() && script.contains("steps")) script = script["steps"];
+  if (!sin || script.is_discarded() || !script.is_array()) {
+    std::fprintf(stderr, "fake_llm_server: %s: expected a JSON array of steps\n", opt.script.c_str());
+    return 2;
+  }
+  int ls = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(ls, 16) != 0 ||
+      ::getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("fake_llm_server: bind");
+    return 1;
+  }
+  int port = ntohs(addr.sin_port);
+  std::ofstream log(opt.log, std::ios::app);
+  if (!opt.port_file.empty()) {
+    // Written whole and renamed, so a reader never sees half a number.
+    std::string tmp = opt.port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::rename(tmp.c_str(), opt.port_file.c_str());
+  }
+  std::printf("%d\n", port);
+  std::fflush(stdout);
+  for (size_t i = 0; i < script.size(); ++i) {
+    if (!wait_readable(ls, static_cast<int>(opt.idle_s * 1000))) {
+      std::fprintf(stderr, "fake_llm_server: idle for %g s, %zu of %zu steps left\n", opt.idle_s,
+                   script.size() - i, script.size());
+      return 3;
+    }
+    int fd = ::accept(ls, nullptr, nullptr);
+    if (fd < 0) continue;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    HttpReq r;
+    if (!read_request(fd, &r)) {
+      ::close(fd);
+      --i;  // a connection that sent no request uses no step
+      continue;
+    }
+    json body = json::parse(r.body, nullptr, false);
+    log << json{{"step", i}, {"method", r.method}, {"path", r.path}, {"headers", r.headers},
+                {"auth", r.auth}, {"body", body.is_discarded() ? json(r.body) : body}}.dump()
+        << "\n" << std::flush;
+    respond(fd, script[i], opt);
+    ::shutdown(fd, SHUT_WR);
+    ::close(fd);
+  }
+  return 0;
+}

@@ -1,0 +1,43 @@
+// Fault (problem all_reduce, fp32): sums every rank's x and then adds peer (rank+1)%world's
+// x a second time, so every rank is wrong at every world size, world 1 included (y = 2x).
+// Verdict: mismatch, naming the rank, tensor y and the first bad indices.
+#include <atomic>
+
+#include <sched.h>
+
+#include <kf/kf.h>
+
+namespace {
+
+uint32_t* g_arrived = nullptr;  // g_arrived[s]: the last barrier rank s has entered
+uint32_t g_epoch = 0;
+
+void barrier(const kf::Comm& comm) {
+  const uint32_t epoch = ++g_epoch;
+  for (int r = 0; r < comm.world; ++r)
+    std::atomic_ref<uint32_t>(comm.peer(g_arrived, r)[comm.rank]).store(epoch);
+  for (int r = 0; r < comm.world; ++r)
+    while (std::atomic_ref<uint32_t>(g_arrived[r]).load() < epoch) sched_yield();
+}
+
+}  // namespace
+
+extern "C" int kf_setup(kf::Comm& comm, kf::Tensors&) {
+  g_arrived = comm.signals(kf::kMaxWorld);
+  return g_arrived ? 0 : 1;
+}
+
+extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
+  const kf::Tensor& x = t["x"];
+  float* y = t["y"].ptr<float>();
+  const int64_t n = t["y"].numel;
+  barrier(comm);
+  for (int64_t i = 0; i < n; ++i) {
+    float s = 0;
+    for (int r = 0; r < comm.world; ++r) s += comm.peer(x.ptr<const float>(), r)[i];
+    s += comm.peer(x.ptr<const float>(), (comm.rank + 1) % comm.world)[i];  // the bug
+    y[i] = s;
+  }
+  barrier(comm);
+  return 0;
+}
