@@ -109,6 +109,10 @@ std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_mul
   set_env(&env, "HOME=" + scratch);
   set_env(&env, "TMPDIR=" + scratch);
   set_env(&env, "CUDA_CACHE_PATH=" + scratch + "/.nv");
+  // Load every module at start-up: with lazy loading (CUDA's default) the first launch
+  // of a kernel can wait on a context-wide lock while a peer's spinning kernel holds
+  // the GPU, and module loading would otherwise land inside the first timed calls.
+  set_env(&env, "CUDA_MODULE_LOADING=EAGER");
   if (!allow_multicast) {
     set_env(&env, "NCCL_NVLS_ENABLE=0");
     set_env(&env, "TORCH_SYMM_MEM_DISABLE_MULTICAST=1");

@@ -3,9 +3,10 @@
 #include <kf/kf.h>
 
 extern "C" int kf_run(kf::Comm&, kf::Tensors&) {
-  // volatile: the compiler cannot see the pointer is null, so it emits a real store
-  // (a known-null store could be compiled into a trap, which raises SIGILL instead).
-  int* volatile p = nullptr;
+  // Both volatiles matter: the pointer's, so the compiler cannot see it is null (a
+  // known-null store may become a trap, SIGILL), and the target's, so the store is not
+  // dropped (g++ -O2 deletes a plain store through it).
+  volatile int* volatile p = nullptr;
   *p = 42;
   return 0;
 }

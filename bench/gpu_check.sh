@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# bench/gpu_check.sh: the sandbox's checks and timings on a GPU machine, in one go.
+# Builds kforge there, then for each problem evaluates the simple UVA kernel at world 1,
+# 2 and 4 (2 and 4 are emulated on one GPU: correctness only), a wrong kernel, a
+# deadlocking kernel followed at once by a good one on the same GPU, the expert
+# solutions, the NCCL baselines, and the eval-latency benchmark.
+# Writes every verdict as JSON under $OUT/j/ and prints a table.
+set -u
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out="${OUT:-/tmp/kf-gpu}"
+mkdir -p "$out/j"
+build="${KF_BUILD_DIR:-build-gpu}"
+problems="${PROBLEMS:-all_reduce all_gather reduce_scatter all_to_all broadcast}"
+worlds="${WORLDS:-1 2 4}"
+
+echo "== machine ($(date -u +%Y-%m-%dT%H:%MZ))"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+nvidia-smi topo -m 2>&1 | head -5
+nvcc --version | tail -1; mpirun --version 2>&1 | head -1; cmake --version | head -1
+
+echo "== build"
+t0=$(date +%s)
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1; then
+  tail -40 "$out/cmake.log"; exit 1
+fi
+if ! cmake --build "$build" -j "$(nproc)" --target kforge kforge-rank >"$out/build.log" 2>&1; then
+  grep -B2 -A6 -E "error|Error" "$out/build.log" | head -80; exit 1
+fi
+echo "built in $(( $(date +%s) - t0 )) s"
+K="$build/kforge"
+export KFORGE_RUNS="$out/runs"
+
+# run LABEL EXPECT ARGS...: one kforge command, its verdict summarized on one line.
+run() {
+  local label="$1" expect="$2"; shift 2
+  local t=$(date +%s.%N)
+  "$K" "$@" --json >"$out/j/$label.json" 2>"$out/j/$label.err"
+  local rc=$?
+  python3 - "$out/j/$label.json" "$label" "$expect" "$rc" "$t" "$(date +%s.%N)" <<'PY'
+import json, sys
+path, label, expect, rc, t0, t1 = sys.argv[1:]
+try:
+    v = json.load(open(path))
+except Exception:
+    v = {"status": "no-json", "summary": open(path.replace(".json", ".err")).read()[-300:]}
+st = v.get("status", "?")
+mark = "ok " if st == expect else "BAD"
+print(f"{mark} {label:<34} {st:<13} rc={rc} {float(t1)-float(t0):5.1f}s  {v.get('summary','')[:150]}")
+PY
+}
+
+echo "== simple UVA kernels (world 1 real; 2 and 4 emulated: correctness only)"
+for p in $problems; do
+  for w in $worlds; do run "$p-uva-w$w" correct eval "$p" "problems/$p/examples/uva.cu" --world "$w"; done
+done
+run "all_reduce-uva-bf16-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16
+run "all_reduce-uva-bf16-w2" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 2
+
+echo "== wrong kernels"
+for p in $problems; do
+  for w in 1 2; do run "$p-wrong-w$w" mismatch eval "$p" "tests/kernels/cuda/${p}_wrong.cu" --world "$w"; done
+done
+
+echo "== deadlock, then the next eval on the same GPU"
+run "deadlock-w2" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --world 2 --call-limit 5
+echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes"
+run "after-deadlock-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
+run "deadlock-w1" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --call-limit 5
+run "after-deadlock-w1b" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 2
+
+echo "== expert solutions"
+for p in $problems; do
+  for s in problems/$p/solution*.cu; do
+    [ -f "$s" ] || continue
+    n=$(basename "$s" .cu)
+    for w in $worlds; do run "$p-$n-w$w" correct eval "$p" "$s" --world "$w"; done
+  done
+done
+
+echo "== NCCL baselines (world 1)"
+for p in $problems; do run "$p-baseline-w1" correct baseline "$p"; done
+
+echo "== eval latency"
+KFORGE="$K" bench/eval_latency.sh all_reduce problems/all_reduce/examples/uva.cu 1
+KFORGE="$K" bench/eval_latency.sh all_reduce problems/all_reduce/examples/uva.cu 2
+
+echo "== timings (world 1, full size): candidate vs NCCL"
+python3 - "$out/j" <<'PY'
+import json, glob, os, sys
+rows = []
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*-w1.json"))):
+    try: v = json.load(open(f))
+    except Exception: continue
+    if v.get("status") != "correct" or not v.get("timed"): continue
+    c = v.get("candidate_time", {}); b = v.get("baseline_time", {})
+    rows.append((os.path.basename(f)[:-5], c.get("median_ms", 0), c.get("p10_ms", 0), c.get("p90_ms", 0),
+                 b.get("median_ms", 0), v.get("speedup", 0), v.get("busbw_gbps", 0), v.get("pct_roofline", 0)))
+print(f"{'run':<34} {'median ms':>10} {'p10':>8} {'p90':>8} {'NCCL ms':>9} {'speedup':>8} {'busbw':>8} {'%roof':>6}")
+for r in rows:
+    print(f"{r[0]:<34} {r[1]:>10.4f} {r[2]:>8.4f} {r[3]:>8.4f} {r[4]:>9.4f} {r[5]:>8.2f} {r[6]:>8.1f} {r[7]:>6.1f}")
+PY
