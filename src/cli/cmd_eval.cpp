@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "cli/paths.h"
+#include "agent/eval.h"
 #include "sandbox/build.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/verdict.h"
@@ -24,12 +24,6 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The problem's shipped example (eval without a kernel) or its baseline (`baseline`).
-std::string default_kernel(const suite::Problem& p, const std::string& backend, bool baseline) {
-  if (baseline) return p.dir + (backend == "cuda" ? "/baseline.cu" : "/baseline_host.cpp");
-  return p.dir + (backend == "cuda" ? "/examples/uva.cu" : "/examples/host.cpp");
 }
 
 // Does the kernel's language fit the backend? A .cu needs a GPU to run; a host .cpp
@@ -56,17 +50,6 @@ bool kernel_fits_backend(const std::string& kernel, const std::string& backend, 
   return true;
 }
 
-sandbox::Toolchain make_toolchain(const Paths& paths, const std::string& backend) {
-  sandbox::Toolchain tc;
-  tc.backend = backend;
-  tc.nvcc = KF_NVCC;
-  tc.include_dir = paths.include_dir;
-  tc.cache_dir = paths.cache_dir + "/build";
-  tc.nccl_include = KF_NCCL_INCLUDE;
-  tc.nccl_lib_dir = KF_NCCL_LIB_DIR;
-  return tc;
-}
-
 int print_build(const sandbox::BuildResult& b, bool json) {
   if (json) {
     nlohmann::json j = {{"status", b.ok ? "built" : b.status},
@@ -87,7 +70,7 @@ int print_build(const sandbox::BuildResult& b, bool json) {
 }  // namespace
 
 int cmd_eval(const EvalArgs& a) {
-  Paths paths = default_paths();
+  suite::Paths paths = suite::default_paths();
   const char* cmd = a.is_baseline ? "kforge baseline" : "kforge eval";
 
   suite::Problem problem;
@@ -108,10 +91,10 @@ int cmd_eval(const EvalArgs& a) {
     return kBadInput;
   }
 
-  std::string backend = a.backend.empty() ? detect_backend() : a.backend;
+  std::string backend = a.backend.empty() ? suite::detect_backend() : a.backend;
   std::string kernel = a.kernel;
   if (kernel.empty()) {
-    kernel = default_kernel(problem, backend, a.is_baseline);
+    kernel = agent::default_kernel(problem, backend, a.is_baseline);
     if (!a.json)
       fmt::print(stderr, "{}: no kernel given: evaluating {} on the {} backend\n", cmd,
                  fs::relative(kernel, paths.source_root).string(), backend);
@@ -125,72 +108,50 @@ int cmd_eval(const EvalArgs& a) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }
-  sandbox::Toolchain tc = make_toolchain(paths, ends_with(kernel, ".cu") ? "cuda" : "host");
+  agent::EvalConfig cfg;
+  cfg.problem = problem;
+  cfg.paths = paths;
+  cfg.backend = ends_with(kernel, ".cu") ? "cuda" : "host";
+  cfg.world = a.world;
+  cfg.sizes = a.sizes;
+  cfg.overrides = a.overrides;
+  cfg.iters = a.iters;
+  cfg.warmup = a.warmup;
+  cfg.trials = a.trials;
+  cfg.seed = a.seed;
+  cfg.call_limit_s = a.call_limit_s;
+  cfg.no_time = a.no_time;
+  cfg.machine = suite::default_h200();
+  if (!a.machine_file.empty() && !suite::load_machine(a.machine_file, &cfg.machine, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kBadInput;
+  }
   sandbox::Role role = a.is_baseline ? sandbox::Role::baseline : sandbox::Role::candidate;
 
   if (a.compile_only) {
+    sandbox::EvalRequest req;
+    if (!agent::make_request(cfg, kernel, role, &req, &err)) {
+      fmt::print(stderr, "{}: {}\n", cmd, err);
+      return kBadInput;
+    }
     sandbox::BuildResult b;
-    if (!sandbox::build_library(tc, kernel, role, &b, &err)) {
+    if (!sandbox::build_library(req.toolchain, kernel, role, &b, &err)) {
       fmt::print(stderr, "{}: {}\n", cmd, err);
       return kInternal;
     }
     return print_build(b, a.json);
   }
 
-  suite::Machine machine = suite::default_h200();
-  if (!a.machine_file.empty() && !suite::load_machine(a.machine_file, &machine, &err)) {
+  sandbox::EvalRequest req;
+  if (!agent::make_request(cfg, kernel, role, &req, &err)) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
-  }
-
-  // small is checked against the oracle and not timed (unless it is all that was asked);
-  // full is checked against the baseline where it can run, and timed.
-  std::vector<std::string> sizes = a.sizes;
-  if (sizes.empty()) sizes = a.is_baseline ? std::vector<std::string>{"full"}
-                                           : std::vector<std::string>{"small", "full"};
-  sandbox::EvalRequest req;
-  req.problem = problem.name;
-  req.candidate_path = kernel;
-  req.candidate_role = role;
-  req.baseline_path = a.is_baseline ? "" : default_kernel(problem, tc.backend, true);
-  req.backend = tc.backend;
-  req.world = a.world;
-  req.toolchain = tc;
-  req.launch.rank_binary = paths.rank_binary;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    suite::Instance inst;
-    if (!suite::resolve_instance(problem, a.world, sizes[i], a.overrides, &inst, &err)) {
-      fmt::print(stderr, "{}: {}\n", cmd, err);
-      return kBadInput;
-    }
-    sandbox::Instance si;
-    si.label = sizes[i];
-    suite::apply_instance(inst, &si.job);
-    si.job.backend = tc.backend;
-    si.job.seed = a.seed;
-    si.job.reference = sizes[i] == "small" ? "oracle" : "baseline";
-    si.job.time = !a.no_time && (sizes[i] != "small" || sizes.size() == 1);
-    if (a.iters > 0) si.job.iters = a.iters;
-    if (a.warmup >= 0) si.job.warmup = a.warmup;
-    if (a.trials > 0) si.job.trials = a.trials;
-    if (a.call_limit_s > 0) si.job.limits.call_s = a.call_limit_s;
-    if (tc.backend == "host") {
-      // CPU ranks on a couple of cores: fewer iterations; the times are CPU times anyway.
-      if (a.iters <= 0) si.job.iters = 10;
-      if (a.warmup < 0) si.job.warmup = 2;
-    }
-    suite::Roofline roof = suite::roofline(inst, machine);
-    si.roofline_ms = roof.floor_ms;
-    si.busbw_bytes = inst.has_busbw ? inst.busbw_bytes : 0;
-    si.busbw_factor = inst.has_busbw ? inst.busbw_factor : 0;
-    req.instances.push_back(si);
   }
   req.eval_dir = sandbox::make_eval_dir(paths.runs_dir + "/evals");
   if (req.eval_dir.empty()) {
     fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd, paths.runs_dir);
     return kInternal;
   }
-
   sandbox::Verdict v;
   if (!sandbox::evaluate(req, &v, &err)) {
     fmt::print(stderr, "{}: {}\n", cmd, err);

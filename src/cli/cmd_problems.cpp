@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/paths.h"
+#include "suite/paths.h"
 #include "suite/expr.h"
 #include "suite/problem.h"
 
@@ -41,7 +41,7 @@ std::string dtypes_text(const suite::Problem& p) {
 }  // namespace
 
 int cmd_problems(const ProblemsArgs& a) {
-  Paths paths = default_paths();
+  suite::Paths paths = suite::default_paths();
   std::vector<suite::Problem> problems;
   std::string err;
   bool ok = suite::load_all_problems(paths.problems_dir, &problems, &err);

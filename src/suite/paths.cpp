@@ -1,12 +1,12 @@
-// src/cli/paths.cpp
-#include "cli/paths.h"
+// src/suite/paths.cpp
+#include "suite/paths.h"
 
 #include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
 
-namespace cli {
+namespace suite {
 
 namespace fs = std::filesystem;
 
@@ -47,4 +47,4 @@ std::string detect_backend() {
   return file_exists("/dev/nvidia0") || file_exists("/dev/nvidiactl") ? "cuda" : "host";
 }
 
-}  // namespace cli
+}  // namespace suite

@@ -1,10 +1,10 @@
-// src/cli/paths.h: where kforge finds its parts (problems, headers, kforge-rank) and
+// src/suite/paths.h: where kforge finds its parts (problems, headers, kforge-rank) and
 // where it writes (runs, build cache), with the environment overrides a user expects.
 #pragma once
 
 #include <string>
 
-namespace cli {
+namespace suite {
 
 struct Paths {
   std::string source_root;   // the checkout: problems/, primitives/ (KFORGE_ROOT)
@@ -23,4 +23,4 @@ std::string detect_backend();
 
 bool file_exists(const std::string& path);
 
-}  // namespace cli
+}  // namespace suite

@@ -1,0 +1,79 @@
+// agent/eval.cpp
+#include "agent/eval.h"
+
+#include "suite/cost.h"
+#include "suite/instance.h"
+
+namespace agent {
+
+std::string kernel_extension(const std::string& backend) {
+  return backend == "cuda" ? ".cu" : ".cpp";
+}
+
+std::string default_kernel(const suite::Problem& p, const std::string& backend, bool baseline) {
+  if (baseline) return p.dir + (backend == "cuda" ? "/baseline.cu" : "/baseline_host.cpp");
+  return p.dir + (backend == "cuda" ? "/examples/uva.cu" : "/examples/host.cpp");
+}
+
+bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
+                  sandbox::EvalRequest* req, std::string* err) {
+  const bool is_baseline = role == sandbox::Role::baseline;
+  std::vector<std::string> sizes = cfg.sizes;
+  if (sizes.empty())
+    sizes = is_baseline ? std::vector<std::string>{"full"} : std::vector<std::string>{"small", "full"};
+
+  req->problem = cfg.problem.name;
+  req->candidate_path = kernel;
+  req->candidate_role = role;
+  req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, cfg.backend, true);
+  req->backend = cfg.backend;
+  req->world = cfg.world;
+  req->toolchain.backend = cfg.backend;
+  req->toolchain.nvcc = KF_NVCC;
+  req->toolchain.include_dir = cfg.paths.include_dir;
+  req->toolchain.cache_dir = cfg.paths.cache_dir + "/build";
+  req->toolchain.nccl_include = KF_NCCL_INCLUDE;
+  req->toolchain.nccl_lib_dir = KF_NCCL_LIB_DIR;
+  req->launch.rank_binary = cfg.paths.rank_binary;
+  req->instances.clear();
+
+  for (const std::string& size : sizes) {
+    suite::Instance inst;
+    if (!suite::resolve_instance(cfg.problem, cfg.world, size, cfg.overrides, &inst, err))
+      return false;
+    sandbox::Instance si;
+    si.label = size;
+    suite::apply_instance(inst, &si.job);
+    si.job.backend = cfg.backend;
+    si.job.seed = cfg.seed;
+    // small is held against the oracle; full against the baseline's outputs (the ranks
+    // fall back to the oracle when the baseline cannot run, e.g. in emulation).
+    si.job.reference = size == "small" ? "oracle" : "baseline";
+    // Only the last instance is timed: it is the one whose speed is reported.
+    si.job.time = !cfg.no_time && &size == &sizes.back();
+    si.job.iters = cfg.iters > 0 ? cfg.iters : (cfg.backend == "host" ? 10 : si.job.iters);
+    si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (cfg.backend == "host" ? 2 : si.job.warmup);
+    if (cfg.trials > 0) si.job.trials = cfg.trials;
+    if (cfg.call_limit_s > 0) si.job.limits.call_s = cfg.call_limit_s;
+    suite::Roofline roof = suite::roofline(inst, cfg.machine);
+    si.roofline_ms = roof.floor_ms;
+    si.busbw_bytes = inst.has_busbw ? inst.busbw_bytes : 0;
+    si.busbw_factor = inst.has_busbw ? inst.busbw_factor : 0;
+    req->instances.push_back(si);
+  }
+  return true;
+}
+
+bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
+                   sandbox::Verdict* v, std::string* err) {
+  sandbox::EvalRequest req;
+  if (!make_request(cfg, kernel, role, &req, err)) return false;
+  req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
+  if (req.eval_dir.empty()) {
+    *err = "cannot create a run directory under " + cfg.paths.runs_dir + "/evals";
+    return false;
+  }
+  return sandbox::evaluate(req, v, err);
+}
+
+}  // namespace agent

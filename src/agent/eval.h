@@ -1,0 +1,51 @@
+// agent/eval.h: how kforge evaluates a candidate file for one problem: the problem's
+// sizes resolved into sandbox instances (small: checked against the oracle; full:
+// checked against the baseline where it can run, and timed), the toolchain and the
+// paths. `kforge eval`, `kforge baseline`, the agent loop and the builtin search all
+// evaluate through this, so they judge candidates the same way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sandbox/evaluate.h"
+#include "suite/machine.h"
+#include "suite/paths.h"
+#include "suite/problem.h"
+
+namespace agent {
+
+struct EvalConfig {
+  suite::Problem problem;
+  suite::Paths paths;
+  suite::Machine machine;
+  std::string backend;                 // cuda | host
+  int world = 1;
+  std::vector<std::string> sizes;      // default: small then full
+  std::vector<std::string> overrides;  // PARAM=V
+  int iters = 0;                       // 0: the default (host: 10)
+  int warmup = -1;                     // -1: the default (host: 2)
+  int trials = 0;                      // 0: the default
+  uint64_t seed = 42;
+  double call_limit_s = 0;  // 0: the default
+  bool no_time = false;
+};
+
+// The language a candidate is written in on a backend: ".cu" (cuda) or ".cpp" (host).
+std::string kernel_extension(const std::string& backend);
+
+// The problem's shipped example for the backend, or its baseline.
+std::string default_kernel(const suite::Problem& p, const std::string& backend, bool baseline);
+
+// Fills *req for evaluating `kernel` (an absolute path) in role `role`. False with a
+// message naming the bad input (an override, the world size) otherwise.
+bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
+                  sandbox::EvalRequest* req, std::string* err);
+
+// make_request + a fresh run directory under <runs>/evals + sandbox::evaluate. False only
+// for bad input or an internal failure; a bad candidate is a verdict.
+bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
+                   sandbox::Verdict* v, std::string* err);
+
+}  // namespace agent
