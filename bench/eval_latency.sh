@@ -7,7 +7,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 kforge="${KFORGE:-$root/build/kforge}"
 problem="${1:-all_reduce}"
-kernel="${2:-$root/problems/$problem/examples/uva.cu}"
+if [ -e /dev/nvidia0 ] || [ -e /dev/nvidiactl ]; then ex=uva.cu; else ex=host.cpp; fi
+kernel="${2:-$root/problems/$problem/examples/$ex}"
 world="${3:-1}"
 export KFORGE_CACHE="$(mktemp -d)/cache"   # a cold cache for the first run
 out="$(mktemp -d)"
@@ -19,7 +20,9 @@ for run in cold cached cached; do
 import json, sys
 v = json.load(open(sys.argv[1]))
 wall = float(sys.argv[4]) - float(sys.argv[3])
-stages = "  ".join(f"{k} {s:.2f}s" for k, s in v.get("seconds", []))
+secs = v.get("seconds", {})
+secs = secs.items() if isinstance(secs, dict) else secs
+stages = "  ".join(f"{k} {s:.2f}s" for k, s in secs)
 print(f"{sys.argv[2]:>7}: {v['status']:<8} wall {wall:.2f}s   {stages}")
 PY
 done

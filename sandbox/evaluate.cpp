@@ -299,8 +299,19 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
       *err = "instance " + inst.label + ": " + *err;
       return false;
     }
+    double launched = since(t1);
     v.seconds.push_back({std::string(job.time ? "launch+check+time " : "launch+check ") + inst.label,
-                         since(t1)});
+                         launched});
+    // Where the instance's seconds went inside the ranks (rank 0's clock), and what is
+    // left over: mpirun's start-up and shut-down.
+    if (run.result) {
+      double inside = 0;
+      for (const auto& [phase, s] : run.result->phase_s) {
+        v.seconds.push_back({inst.label + "/" + phase, s});
+        inside += s;
+      }
+      v.seconds.push_back({inst.label + "/mpirun start+exit", launched - inside});
+    }
     Verdict iv;
     iv.problem = v.problem;
     iv.candidate = v.candidate;

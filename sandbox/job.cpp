@@ -235,6 +235,7 @@ void to_json(json& j, const RunReport& v) {
            {"candidate", v.candidate},
            {"baseline", v.baseline},
            {"timed_calls_verified", v.timed_calls_verified},
+           {"phase_s", v.phase_s},
            {"notes", v.notes}};
 }
 void from_json(const json& j, RunReport& v) {
@@ -248,6 +249,7 @@ void from_json(const json& j, RunReport& v) {
   opt(j, "candidate", v.candidate);
   opt(j, "baseline", v.baseline);
   opt(j, "timed_calls_verified", v.timed_calls_verified);
+  opt(j, "phase_s", v.phase_s);
   opt(j, "notes", v.notes);
 }
 

@@ -139,6 +139,9 @@ struct RunReport {
   TimeStats candidate;
   TimeStats baseline;
   int timed_calls_verified = 0;
+  // Rank 0's wall seconds per phase (mpi_init, bootstrap, load, setup, check, time), in
+  // order: where an eval's seconds go once the ranks are running.
+  std::vector<std::pair<std::string, double>> phase_s;
   std::vector<std::string> notes;
 };
 

@@ -288,8 +288,9 @@ json verdict_json(const Verdict& v) {
   for (auto& c : v.crashes) crashes.push_back({{"rank", c.rank}, {"what", c.what}});
   json tol = json::array();
   for (auto& t : v.tolerances) tol.push_back({{"tensor", t.tensor}, {"atol", t.atol}, {"rtol", t.rtol}});
-  json secs = json::object();
-  for (auto& [k, x] : v.seconds) secs[k] = x;
+  // An array of [stage, seconds], in the order the stages ran (an object would sort them).
+  json secs = json::array();
+  for (auto& [k, x] : v.seconds) secs.push_back({k, x});
   return json{{"status", v.status},
               {"summary", v.summary.empty() ? summarize(v) : v.summary},
               {"problem", v.problem},

@@ -7,6 +7,7 @@
 // rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap set-up: see the
 // notes and stderr); a CUDA error that leaves the context unusable is a crash in
 // rank<R>.json followed by MPI_Abort (status 3).
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 
@@ -26,6 +27,17 @@
 
 namespace sandbox::rank {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+Clock::time_point g_start;  // set first thing in main, before MPI_Init
+
+// Records the seconds since the previous mark as phase `name` (rank 0 reports them).
+void mark(Ctx& c, const char* name) {
+  static Clock::time_point last = g_start;
+  Clock::time_point now = Clock::now();
+  c.run.phase_s.push_back({name, std::chrono::duration<double>(now - last).count()});
+  last = now;
+}
 
 std::string dirname_of(const std::string& path) {
   size_t s = path.rfind('/');
@@ -157,6 +169,7 @@ int run(int argc, char** argv) {
   MPI_Comm_free(&local);
   c.report.rank = c.rank;
   c.report.pid = getpid();
+  mark(c, "mpi_init");
   if (argc != 2) {
     if (c.rank == 0) std::fprintf(stderr, "usage: kforge-rank <dir>/job.json\n");
     return 2;
@@ -172,16 +185,25 @@ int run(int argc, char** argv) {
   }
 
   Outcome o = agree(bootstrap(c));
+  mark(c, "bootstrap");
   if (o == kOk) {
     harden(c.job, &c.report.notes);
     o = load(c);
+    mark(c, "load");
   }
   if (o == kOk) {
     status_set("setup", "", false, c.job.limits.setup_s);
     o = run_setups(c);
+    mark(c, "setup");
   }
-  if (o == kOk) o = run_checks(c);
-  if (o == kOk && c.job.time) o = run_timing(c);
+  if (o == kOk) {
+    o = run_checks(c);
+    mark(c, "check");
+  }
+  if (o == kOk && c.job.time) {
+    o = run_timing(c);
+    mark(c, "time");
+  }
   if (o == kFatal) {
     write_reports(c, false);
     std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank, c.report.failures.back().message.c_str());
@@ -198,6 +220,7 @@ int run(int argc, char** argv) {
 }  // namespace sandbox::rank
 
 int main(int argc, char** argv) {
+  sandbox::rank::g_start = sandbox::rank::Clock::now();
   MPI_Init(&argc, &argv);
   // Die with the launcher: an orphaned rank spinning on a GPU would hold it forever.
   prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -6,6 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "cli/cmd_replay.h"
+#include "cli/cmd_show.h"
+#include "cli/cmd_solve.h"
+#include "cli/cmd_tune.h"
 #include "cli/commands.h"
 
 namespace {
@@ -57,6 +61,15 @@ int main(int argc, char** argv) {
   baseline->add_option("args", base_pos, "PROBLEM, then PARAM=V overrides")->required();
   add_instance_options(baseline, &base_args);
 
+  cli::SolveArgs solve_args;
+  CLI::App* solve = cli::add_solve_command(app, &solve_args);
+  cli::ReplayArgs replay_args;
+  CLI::App* replay = cli::add_replay_command(app, &replay_args);
+  cli::ShowArgs show_args;
+  CLI::App* show = cli::add_show_command(app, &show_args);
+  cli::TuneArgs tune_args;
+  CLI::App* tune = cli::add_tune_command(app, &tune_args);
+
   app.footer(
       "Exit codes: 0 correct / done, 1 the kernel is not correct, 2 bad input, 3 kforge failed.\n"
       "Run `kforge COMMAND --help` for a command's options.");
@@ -101,6 +114,10 @@ int main(int argc, char** argv) {
   };
 
   if (problems->parsed()) return cli::cmd_problems(problems_args);
+  if (solve->parsed()) return cli::cmd_solve(solve_args);
+  if (replay->parsed()) return cli::cmd_replay(replay_args);
+  if (show->parsed()) return cli::cmd_show(show_args);
+  if (tune->parsed()) return cli::cmd_tune(tune_args);
   if (eval->parsed()) {
     if (!split_positionals(eval_pos, &eval_args, true)) return cli::kBadInput;
     return cli::cmd_eval(eval_args);

@@ -1,0 +1,97 @@
+// cli/cmd_replay.cpp: see cmd_replay.h.
+#include "cli/cmd_replay.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/core.h>
+
+#include "agent/eval.h"
+#include "cli/commands.h"
+#include "sandbox/evaluate.h"
+#include "suite/paths.h"
+#include "suite/problem.h"
+#include "trace/trace.h"
+
+namespace cli {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+CLI::App* add_replay_command(CLI::App& app, ReplayArgs* a) {
+  CLI::App* r = app.add_subcommand("replay", "re-evaluate the candidates a trajectory recorded and compare the verdicts");
+  r->add_option("file", a->file, "a trajectory (runs/<problem>/*.jsonl)")->required();
+  r->add_flag("--json", a->json, "one JSON line per candidate, then a summary line");
+  return r;
+}
+
+int cmd_replay(const ReplayArgs& a) {
+  trace::Trajectory t;
+  std::string err, warn;
+  if (!trace::read_trajectory(a.file, &t, &err, &warn)) {
+    fmt::print(stderr, "kforge replay: {}\n", err);
+    return kBadInput;
+  }
+  if (!warn.empty()) fmt::print(stderr, "kforge replay: {}\n", warn);
+  const json& ec = t.header["config"]["eval"];
+  suite::Paths paths = suite::default_paths();
+  agent::EvalConfig cfg;
+  try {
+    std::string dir = paths.problems_dir + "/" + ec.at("problem").get<std::string>();
+    if (!suite::load_problem(dir, &cfg.problem, &err)) {
+      fmt::print(stderr, "kforge replay: {}\n", err);
+      return kBadInput;
+    }
+    cfg.paths = paths;
+    cfg.backend = ec.at("backend");
+    cfg.world = ec.at("world");
+    cfg.sizes = ec.at("sizes").get<std::vector<std::string>>();
+    cfg.overrides = ec.at("overrides").get<std::vector<std::string>>();
+    cfg.iters = ec.at("iters");
+    cfg.warmup = ec.at("warmup");
+    cfg.trials = ec.at("trials");
+    cfg.seed = ec.at("seed");
+    cfg.call_limit_s = ec.at("call_limit_s");
+    cfg.no_time = ec.at("no_time");
+    cfg.machine = suite::default_h200();
+  } catch (const json::exception& e) {
+    fmt::print(stderr, "kforge replay: {}: the header's config.eval is incomplete: {}\n", a.file, e.what());
+    return kBadInput;
+  }
+  if (cfg.backend == "cuda" && suite::detect_backend() != "cuda") {
+    fmt::print(stderr, "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n", a.file);
+    return kBadInput;
+  }
+  std::map<int, std::string> recorded;  // turn -> status
+  for (auto* v : t.of_type("verdict")) recorded[v->value("turn", 0)] = (*v)["verdict"].value("status", "");
+  std::string dir = paths.runs_dir + "/replay/" + fs::path(a.file).stem().string();
+  std::error_code fec;
+  fs::create_directories(dir, fec);
+  int matched = 0, differed = 0;
+  for (auto* c : t.of_type("candidate")) {
+    int turn = c->value("turn", 0);
+    std::string file = fmt::format("{}/turn_{}{}", dir, turn, agent::kernel_extension(cfg.backend));
+    std::ofstream(file, std::ios::binary) << c->value("source", "");
+    sandbox::Verdict v;
+    if (!agent::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err)) {
+      fmt::print(stderr, "kforge replay: turn {}: {}\n", turn, err);
+      return kInternal;
+    }
+    std::string was = recorded.count(turn) ? recorded[turn] : "(none)";
+    bool same = was == v.status;
+    same ? ++matched : ++differed;
+    if (a.json)
+      std::puts(json{{"turn", turn}, {"recorded", was}, {"now", v.status}, {"match", same}, {"summary", v.summary}}.dump().c_str());
+    else
+      fmt::print("turn {}: recorded {}, now {}{}\n", turn, was, v.status, same ? "" : "  <- DIFFERS: " + v.summary);
+  }
+  if (a.json)
+    std::puts(json{{"candidates", matched + differed}, {"matched", matched}, {"differed", differed}}.dump().c_str());
+  else
+    fmt::print("{} candidate{}: {} matched, {} differed\n", matched + differed, matched + differed == 1 ? "" : "s",
+               matched, differed);
+  return differed == 0 ? kOk : kNotCorrect;
+}
+
+}  // namespace cli

@@ -1,0 +1,43 @@
+// cli/cmd_solve.h: `kforge solve PROBLEM`: the agent loop on one problem. On a terminal a
+// live view with a menu between turns; `--headless` (or a non-terminal) prints one line
+// per event (JSON with --headless), writes <out>/best.cu|.cpp and <out>/verdict.json.
+// Exit codes: 0 the target was met; 1 the run ended without meeting it (a budget, quit,
+// accept, three format errors in a row); 2 bad input; 3 kforge or the model provider
+// failed (the JSON result line and stderr say which).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace cli {
+
+struct SolveArgs {
+  std::vector<std::string> positionals;  // PROBLEM, then PARAM=V
+  std::string model, base_url, config_file;
+  std::string mode = "direct";
+  double target = 1.0;
+  int max_turns = 10;
+  int64_t max_tokens = 0;
+  double max_cost = 0, max_wall = 0;
+  int world = 2;
+  std::string backend;
+  bool headless = false;
+  std::string out, topology_file, machine_file;
+  std::vector<std::string> sizes;
+  bool no_time = false;
+  int iters = 0, warmup = -1, trials = 0;
+  uint64_t seed = 42;
+  double call_limit_s = 0;
+  double idle_timeout_s = 0;  // 0: the provider's configured idle time-out
+  double command_timeout_s = 120;
+  int reply_max_tokens = 0;
+};
+
+// Adds the `solve` subcommand to app.
+CLI::App* add_solve_command(CLI::App& app, SolveArgs* a);
+int cmd_solve(const SolveArgs& a);
+
+}  // namespace cli
