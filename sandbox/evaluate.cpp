@@ -221,10 +221,11 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
       if (rr.baseline_timed)
         v->baseline_busbw_gbps = gbps(inst.busbw_bytes, rr.baseline.median_ms, inst.busbw_factor);
     }
-    if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0) {
-      v->roofline_ms = inst.roofline_ms;
+    // The floor is the cost model's, whatever ran; how close a time came to it is only
+    // worth saying for real GPU times.
+    v->roofline_ms = inst.roofline_ms;
+    if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0)
       v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
-    }
     if (!meaningful) add_note(v, job.backend == "cuda" ? "emulated ranks: times are not a speed measurement"
                                                       : job.backend + " backend: times are not a speed measurement");
   }

@@ -188,7 +188,9 @@ std::string summarize(const Verdict& v) {
          ms(v.candidate_time.p90_ms) + ")";
     if (!times_meaningful(v)) {
       s += v.emulated ? "; emulated ranks share a device" : "; " + v.backend + " backend";
-      return s + ": times are not a speed measurement";
+      s += ": times are not a speed measurement";
+      if (v.roofline_ms > 0) s += " (the cost model's floor on the GPU: " + ms(v.roofline_ms) + " ms)";
+      return s;
     }
     if (v.baseline_time.n > 0) s += " vs NCCL " + ms(v.baseline_time.median_ms) + " ms";
     if (v.speedup > 0) s += ": " + fmt::format("{:.2f}x", v.speedup);

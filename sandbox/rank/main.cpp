@@ -141,7 +141,6 @@ void fill_run_report(Ctx& c) {
   if (r.emulated)
     r.notes.push_back(fmt::format("emulated: {} ranks share {} GPU(s); times are not a speed measurement",
                                   c.local_size, r.devices));
-  if (c.job.backend == "host") r.notes.push_back("host backend: CPU times");
   for (const auto& n : c.report.notes)
     if (n.rfind("baseline not run", 0) == 0 || n.rfind("reference:", 0) == 0) r.notes.push_back(n);
 }

@@ -48,7 +48,7 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     si.job.seed = cfg.seed;
     // small is held against the oracle; full against the baseline's outputs (the ranks
     // fall back to the oracle when the baseline cannot run, e.g. in emulation).
-    si.job.reference = size == "small" ? "oracle" : "baseline";
+    si.job.reference = size == "small" || is_baseline ? "oracle" : "baseline";
     // Only the last instance is timed: it is the one whose speed is reported.
     si.job.time = !cfg.no_time && &size == &sizes.back();
     si.job.iters = cfg.iters > 0 ? cfg.iters : (cfg.backend == "host" ? 10 : si.job.iters);

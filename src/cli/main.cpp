@@ -31,6 +31,8 @@ void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
   app->add_option("--call-limit", a->call_limit_s,
                   "seconds one checked kf_run may take before it counts as a hang (default 10)");
   app->add_option("--machine", a->machine_file, "machine description (JSON) for the roofline");
+  app->add_flag("--compile-only", a->compile_only,
+                "stop after the static checks, the build and the symbol check (no GPU needed)");
 }
 
 }  // namespace
@@ -51,8 +53,6 @@ int main(int argc, char** argv) {
   eval->add_option("args", eval_pos, "PROBLEM, then the kernel file (default: the shipped example), then PARAM=V overrides")
       ->required();
   add_instance_options(eval, &eval_args);
-  eval->add_flag("--compile-only", eval_args.compile_only,
-                 "stop after the static checks, the build and the symbol check (no GPU needed)");
 
   cli::EvalArgs base_args;
   std::vector<std::string> base_pos;

@@ -1,0 +1,171 @@
+// tests/cli_test.cpp: `kforge problems`, `kforge eval` and `kforge baseline` as a user
+// runs them: the real binary, real mpirun ranks on the host backend, real nvcc for the
+// CUDA sources (compiled, not run: there is no GPU here). Exit codes, messages that name
+// the bad input, and JSON that parses.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs `kforge ARGS` through the shell with `env` prepended (e.g. "KFORGE_PROBLEMS=/x").
+Run kforge(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + " " KF_BINARY_DIR "/kforge " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The JSON document a --json run printed (stderr lines before it are skipped).
+nlohmann::json json_of(const Run& r) {
+  size_t at = r.out.find('{');
+  REQUIRE_MESSAGE(at != std::string::npos, r.out);
+  return nlohmann::json::parse(r.out.substr(at));
+}
+
+const std::string kRoot = KF_SOURCE_ROOT;
+
+std::string temp_dir(const char* tag) {
+  std::string t = (fs::temp_directory_path() / (std::string("kf-cli-") + tag + "-XXXXXX")).string();
+  REQUIRE(mkdtemp(t.data()) != nullptr);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("cli: problems lists the five collectives, as a table and as JSON") {
+  Run t = kforge("problems");
+  CHECK(t.code == 0);
+  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"})
+    CHECK_MESSAGE(t.out.find(p) != std::string::npos, p);
+  Run j = kforge("problems --json");
+  REQUIRE(j.code == 0);
+  auto arr = nlohmann::json::parse(j.out.substr(j.out.find('[')));
+  CHECK(arr.size() == 5);
+  CHECK(arr[0].contains("mirrors"));
+}
+
+TEST_CASE("cli: bad input exits 2 with a message that names it") {
+  Run unknown = kforge("eval all_reduce --bogus");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.find("--bogus") != std::string::npos);
+  CHECK(unknown.out.find("--help") != std::string::npos);
+
+  Run noproblem = kforge("eval no_such_problem");
+  CHECK(noproblem.code == 2);
+  CHECK(noproblem.out.find("no_such_problem") != std::string::npos);
+  CHECK(noproblem.out.find("all_reduce") != std::string::npos);  // lists what exists
+
+  Run nofile = kforge("eval all_reduce /nonexistent/kernel.cpp --backend host");
+  CHECK(nofile.code == 2);
+  CHECK(nofile.out.find("/nonexistent/kernel.cpp") != std::string::npos);
+
+  Run badparam = kforge("eval all_reduce --backend host nn=5");
+  CHECK(badparam.code == 2);
+  CHECK(badparam.out.find("nn") != std::string::npos);
+
+  Run badworld = kforge("eval all_reduce --backend host --world 0");
+  CHECK(badworld.code == 2);
+
+  // A .cu cannot run without a GPU: the message says what can be done instead.
+  Run cu = kforge("eval all_reduce " + kRoot + "/problems/all_reduce/examples/uva.cu --backend host");
+  CHECK(cu.code == 2);
+  CHECK(cu.out.find("--compile-only") != std::string::npos);
+}
+
+TEST_CASE("cli: a malformed problem file is named, with the field") {
+  std::string root = temp_dir("problems");
+  fs::create_directories(root + "/broken");
+  std::ofstream(root + "/broken/problem.json") << "{\"name\": \"broken\", \"category\": \"collective\",";
+  Run r = kforge("eval broken --backend host", "KFORGE_PROBLEMS=" + root);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(root + "/broken/problem.json") != std::string::npos);
+
+  std::ofstream(root + "/broken/problem.json")
+      << R"({"name": "broken", "category": "collective", "description": "x", "typo_field": 1})";
+  Run t = kforge("eval broken --backend host", "KFORGE_PROBLEMS=" + root);
+  CHECK(t.code == 2);
+  CHECK(t.out.find("typo_field") != std::string::npos);
+  fs::remove_all(root);
+}
+
+TEST_CASE("cli: eval of the shipped host example is correct; a wrong kernel is not") {
+  Run ok = kforge("eval all_reduce --backend host --world 2 --size small --json");
+  REQUIRE_MESSAGE(ok.code == 0, ok.out);
+  nlohmann::json v = json_of(ok);
+  CHECK(v["status"] == "correct");
+  CHECK(v["backend"] == "host");
+  CHECK(v["speedup"] == 0);  // host times are not a speed measurement
+
+  Run bad = kforge("eval all_reduce " + kRoot + "/tests/kernels/host/wrong_rank.cpp --backend host --world 2");
+  CHECK(bad.code == 1);
+  CHECK(bad.out.find("mismatch") != std::string::npos);
+  CHECK(bad.out.find("rank") != std::string::npos);
+}
+
+TEST_CASE("cli: baseline times the host baseline; CPU times get no busbw or speed claim") {
+  Run b = kforge("baseline all_gather --backend host --world 2 --iters 3 --json");
+  REQUIRE_MESSAGE(b.code == 0, b.out);
+  nlohmann::json v = json_of(b);
+  CHECK(v["status"] == "correct");
+  CHECK(v["timed"] == true);
+  CHECK(v["candidate_time"]["n"].get<int>() == 3);
+  CHECK(v["roofline_ms"].get<double>() > 0);  // the cost model's floor on the H200
+  CHECK(v["busbw_gbps"].get<double>() == 0);  // not from CPU times
+  CHECK(v["pct_roofline"].get<double>() == 0);
+  CHECK(v["notes"].dump().find("not a speed measurement") != std::string::npos);
+
+  Run text = kforge("baseline all_gather --backend host --world 2 --iters 3");
+  CHECK(text.code == 0);
+  CHECK(text.out.find("roofline") != std::string::npos);
+}
+
+TEST_CASE("cli: every CUDA baseline, example and fault kernel builds for sm_90 (compile only)") {
+  // A fresh cache: each source really goes through nvcc on this machine.
+  std::string cache = temp_dir("cache");
+  std::string env = "KFORGE_CACHE=" + cache;
+  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
+    std::string dir = kRoot + "/problems/" + p;
+    Run base = kforge(std::string("baseline ") + p + " --compile-only", env);
+    CHECK_MESSAGE(base.code == 0, p, ": ", base.out);
+    Run uva = kforge(std::string("eval ") + p + " " + dir + "/examples/uva.cu --compile-only", env);
+    CHECK_MESSAGE(uva.code == 0, p, ": ", uva.out);
+    std::string wrong = kRoot + "/tests/kernels/cuda/" + p + "_wrong.cu";
+    Run w = kforge(std::string("eval ") + p + " " + wrong + " --compile-only", env);
+    CHECK_MESSAGE(w.code == 0, wrong, ": ", w.out);
+  }
+  Run dl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/deadlock.cu --compile-only", env);
+  CHECK_MESSAGE(dl.code == 0, dl.out);
+
+  Run nccl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/rejected_nccl.cu --compile-only", env);
+  CHECK(nccl.code == 1);
+  CHECK(nccl.out.find("rejected") != std::string::npos);
+  CHECK(nccl.out.find("rejected_nccl.cu:") != std::string::npos);  // names file and line
+
+  Run ce = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/compile_error.cu --compile-only", env);
+  CHECK(ce.code == 1);
+  CHECK(ce.out.find("compile_error") != std::string::npos);
+  CHECK(ce.out.find("compile_error.cu(") != std::string::npos);  // nvcc's file(line) kept
+  fs::remove_all(cache);
+}
