@@ -189,7 +189,7 @@ std::string summarize(const Verdict& v) {
     if (!times_meaningful(v)) {
       s += v.emulated ? "; emulated ranks share a device" : "; " + v.backend + " backend";
       s += ": times are not a speed measurement";
-      if (v.roofline_ms > 0) s += " (the cost model's floor on the GPU: " + ms(v.roofline_ms) + " ms)";
+      if (v.roofline_ms > 0) s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
       return s;
     }
     if (v.baseline_time.n > 0) s += " vs NCCL " + ms(v.baseline_time.median_ms) + " ms";

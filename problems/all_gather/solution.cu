@@ -9,15 +9,34 @@
 // exit (every peer's pushes into our y have landed).
 #include <kf/kf.cuh>
 
+// Knobs (kforge's template search sets them with #defines in front; the defaults are
+// the expert kernel as shipped).
+#ifndef KF_MECH
+#define KF_MECH tma // tma (register tail) | reg (register stores only)
+#endif
+#ifndef KF_BLOCKS
+#define KF_BLOCKS 16 // grid maximum
+#endif
+#ifndef KF_THREADS
+#define KF_THREADS 256 // threads per block (the register part)
+#endif
+#ifndef KF_CHUNK_BYTES
+#define KF_CHUNK_BYTES 16384 // TMA tile; two in static shared memory, a multiple of 16
+#endif
+
 namespace all_gather {
 
+enum class mech { tma, reg };
+
 struct config {
-  static constexpr int kThreads = 256;
-  static constexpr int kMaxBlocks = 16;
+  static constexpr mech kMech = mech::KF_MECH;
+  static constexpr int kThreads = KF_THREADS;
+  static constexpr int kMaxBlocks = KF_BLOCKS;
   static constexpr int kStart = 0;
   static constexpr int kEnd = kMaxBlocks;
   static constexpr int kSlots = 2 * kMaxBlocks;
-  static constexpr int kTileBytes = 16384;
+  static constexpr int kTileBytes = KF_CHUNK_BYTES;
+  static_assert(kTileBytes % 16 == 0 && 2 * kTileBytes <= 40960, "KF_CHUNK_BYTES: a multiple of 16, at most 20 KB");
   static constexpr int kTile = kTileBytes / 4;  // floats per tile
 };
 
@@ -76,7 +95,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     g.y.ptr[k] = comm.peer(t["y"].ptr<float>(), (comm.rank + k) % comm.world);
   g.n = x.numel;
   g.epoch = kf::next_epoch();
-  g.tma = kf::aligned16(g.x);
+  g.tma = config::kMech == mech::tma && kf::aligned16(g.x);
   for (int k = 0; k < comm.world; ++k) g.tma = g.tma && kf::aligned16(g.y[k] + comm.rank * g.n);
   const int64_t tiles = g.tma ? g.n / config::kTile : 0;
   const int blocks = tiles > 0 ? static_cast<int>(kf::min64(tiles, config::kMaxBlocks))

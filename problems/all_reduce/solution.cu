@@ -8,11 +8,26 @@
 // 2(w-1)/w of the data instead of (w-1). kf::allreduce_one_shot picks (vLLM's rule).
 #include <kf/kf.cuh>
 
+// Knobs (kforge's template search sets them with #defines in front; the defaults are
+// the expert kernel as shipped).
+#ifndef KF_ALGO
+#define KF_ALGO automatic // automatic (vLLM's rule) | one_shot | two_shot
+#endif
+#ifndef KF_BLOCKS
+#define KF_BLOCKS 32 // grid maximum
+#endif
+#ifndef KF_THREADS
+#define KF_THREADS 512 // threads per block
+#endif
+
 namespace all_reduce {
 
+enum class algo { automatic, one_shot, two_shot };
+
 struct config {
-  static constexpr int kThreads = 512;
-  static constexpr int kMaxBlocks = 32;              // one barrier slot per block and phase
+  static constexpr algo kAlgo = algo::KF_ALGO;
+  static constexpr int kThreads = KF_THREADS;
+  static constexpr int kMaxBlocks = KF_BLOCKS;       // one barrier slot per block and phase
   static constexpr int kStart = 0;                   // slots [0, kMaxBlocks): entry barrier
   static constexpr int kEnd = kMaxBlocks;            // slots [kMaxBlocks, 2 kMaxBlocks): exit
   static constexpr int kSlots = 2 * kMaxBlocks;
@@ -55,7 +70,8 @@ int entrypoint(kf::Comm& comm, const kf::Tensor& X, const kf::Tensor& Y) {
   g.n = X.numel;
   g.epoch = kf::next_epoch();
   g.vec = kf::all_aligned16(g.x, g.y, comm.world);
-  const bool one = kf::allreduce_one_shot(X.bytes(), comm.world);
+  const bool one = config::kAlgo == algo::automatic ? kf::allreduce_one_shot(X.bytes(), comm.world)
+                                                    : config::kAlgo == algo::one_shot;
   const int64_t work = (one ? g.n : kf::ceil_div(g.n, comm.world)) / kf::Elem<T>::kPerVec;
   const int blocks = kf::grid_for(work, config::kThreads, config::kMaxBlocks);
   if (one)

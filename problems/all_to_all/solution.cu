@@ -8,11 +8,26 @@
 // landed.
 #include <kf/kf.cuh>
 
+// Knobs (kforge's template search sets them with #defines in front; the defaults are
+// the expert kernel as shipped).
+#ifndef KF_ALGO
+#define KF_ALGO push // push | pull (rank r reads chunk r of every x into chunk s of its y)
+#endif
+#ifndef KF_BLOCKS
+#define KF_BLOCKS 32 // grid maximum
+#endif
+#ifndef KF_THREADS
+#define KF_THREADS 512 // threads per block
+#endif
+
 namespace all_to_all {
 
+enum class algo { push, pull };
+
 struct config {
-  static constexpr int kThreads = 512;
-  static constexpr int kMaxBlocks = 32;
+  static constexpr algo kAlgo = algo::KF_ALGO;
+  static constexpr int kThreads = KF_THREADS;
+  static constexpr int kMaxBlocks = KF_BLOCKS;
   static constexpr int kStart = 0;
   static constexpr int kEnd = kMaxBlocks;
   static constexpr int kSlots = 2 * kMaxBlocks;
@@ -21,6 +36,7 @@ struct config {
 struct globals {
   kf::SignalSet sig;
   const float* x;        // our input (world * n)
+  kf::Peers<const float> xs;  // xs[s]: rank s's input (pull)
   kf::Peers<float> y;    // y[d]: rank d's output (world * n)
   int64_t n;
   uint32_t epoch;
@@ -31,7 +47,10 @@ __global__ void __launch_bounds__(config::kThreads) kernel(const __grid_constant
   const int r = g.sig.rank, w = g.sig.world;
   for (int k = 1; k <= w; ++k) {  // ours last: local copies need no link
     const int d = (r + k) % w;
-    kf::copy(g.y[d] + r * g.n, g.x + d * g.n, g.n, kf::grid_tid(), kf::grid_threads());
+    if (config::kAlgo == algo::pull)  // chunk r of rank d's x into chunk d of our y
+      kf::copy(g.y[r] + d * g.n, g.xs[d] + r * g.n, g.n, kf::grid_tid(), kf::grid_threads());
+    else
+      kf::copy(g.y[d] + r * g.n, g.x + d * g.n, g.n, kf::grid_tid(), kf::grid_threads());
   }
   kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);
 }
@@ -50,6 +69,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   globals g{};
   g.sig = g_sig;
   g.x = t["x"].ptr<const float>();
+  g.xs = kf::peers(comm, g.x);
   g.y = kf::peers(comm, t["y"].ptr<float>());
   g.n = t.iparam("n", t["y"].numel / comm.world);
   g.epoch = kf::next_epoch();

@@ -8,11 +8,26 @@
 // the root's link, not latency, is the limit (world > 2, large n).
 #include <kf/kf.cuh>
 
+// Knobs (kforge's template search sets them with #defines in front; the defaults are
+// the expert kernel as shipped).
+#ifndef KF_ALGO
+#define KF_ALGO automatic // automatic (relay from 1 MiB at world > 2) | pull | relay
+#endif
+#ifndef KF_BLOCKS
+#define KF_BLOCKS 32 // grid maximum
+#endif
+#ifndef KF_THREADS
+#define KF_THREADS 512 // threads per block
+#endif
+
 namespace broadcast {
 
+enum class algo { automatic, pull, relay };
+
 struct config {
-  static constexpr int kThreads = 512;
-  static constexpr int kMaxBlocks = 32;
+  static constexpr algo kAlgo = algo::KF_ALGO;
+  static constexpr int kThreads = KF_THREADS;
+  static constexpr int kMaxBlocks = KF_BLOCKS;
   static constexpr int kStart = 0;
   static constexpr int kEnd = kMaxBlocks;
   static constexpr int kSlots = 2 * kMaxBlocks;
@@ -61,7 +76,8 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     g.y.ptr[k] = comm.peer(t["y"].ptr<float>(), (comm.rank + k) % comm.world);
   g.n = x.numel;
   g.epoch = kf::next_epoch();
-  g.relay = comm.world > 2 && x.bytes() >= config::kRelayBytes;
+  g.relay = config::kAlgo == algo::automatic ? comm.world > 2 && x.bytes() >= config::kRelayBytes
+                                             : config::kAlgo == algo::relay;
   g.vec = kf::aligned16(g.src);
   for (int k = 0; k < comm.world; ++k) g.vec = g.vec && kf::aligned16(g.y[k]);
   const int64_t work = (g.relay ? kf::ceil_div(g.n, comm.world) : g.n) / 4;

@@ -7,11 +7,20 @@
 // exit (peers have stopped reading our x, so the next call may overwrite it).
 #include <kf/kf.cuh>
 
+// Knobs (kforge's template search sets them with #defines in front; the defaults are
+// the expert kernel as shipped).
+#ifndef KF_BLOCKS
+#define KF_BLOCKS 32 // grid maximum
+#endif
+#ifndef KF_THREADS
+#define KF_THREADS 512 // threads per block
+#endif
+
 namespace reduce_scatter {
 
 struct config {
-  static constexpr int kThreads = 512;
-  static constexpr int kMaxBlocks = 32;
+  static constexpr int kThreads = KF_THREADS;
+  static constexpr int kMaxBlocks = KF_BLOCKS;
   static constexpr int kStart = 0;
   static constexpr int kEnd = kMaxBlocks;
   static constexpr int kSlots = 2 * kMaxBlocks;

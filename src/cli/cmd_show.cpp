@@ -68,7 +68,7 @@ int cmd_show(const ShowArgs& a) {
     } else if (type == "format_error") {
       fmt::print("  format error ({} in a row): {}\n", e.value("consecutive", 0), e.value("error", "").substr(0, 200));
     } else if (type == "command") {
-      fmt::print("  $ {}\n", e.value("command", ""));
+      fmt::print("  $ {}\n", clip(e.value("command", ""), a.full, 300));
     } else if (type == "observation") {
       fmt::print("  exit {}{}\n{}", e.value("returncode", 0), e.value("submitted", false) ? " (submitted)" : "",
                  indent(clip(e.value("output", ""), a.full, 400)));

@@ -151,7 +151,8 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
   s->add_option("--out,-o", a->out, "where best.cu|.cpp and verdict.json go (default: the run's folder under runs/)");
   s->add_option("--topology", a->topology_file, "the machine's topology as JSON, for a machine kforge is not running on");
   s->add_option("--machine", a->machine_file, "machine description (JSON) for the roofline");
-  s->add_option("--size,-s", a->sizes, "small, full, or PARAM=V (repeatable; default small then full)");
+  s->add_option("--size,-s", a->sizes, "small, full, or PARAM=V (repeatable; default small then full)")
+      ->allow_extra_args(false);
   s->add_flag("--no-time", a->no_time, "check candidates only, do not time them");
   s->add_option("--iters", a->iters, "timed iterations per side");
   s->add_option("--warmup", a->warmup, "warm-up iterations per side");

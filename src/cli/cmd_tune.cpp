@@ -11,6 +11,7 @@
 #include "agent/builtin.h"
 #include "cli/commands.h"
 #include "sandbox/evaluate.h"
+#include "suite/instance.h"
 #include "suite/paths.h"
 
 namespace cli {
@@ -76,6 +77,28 @@ json trial_json(const agent::Trial& t) {
 
 std::string cell(double v, bool known) { return known && v > 0 ? fmt::format("{:.4f}", v) : "-"; }
 
+// --predict: the prompt's analysis and the whole ranking.
+int print_predictions(const agent::EvalConfig& cfg, bool as_json) {
+  suite::Instance inst;
+  std::string err;
+  if (!agent::search_instance(cfg, &inst, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
+  const auto ranked = suite::rank_templates(suite::template_space(cfg.problem, inst, cfg.backend), inst, cfg.machine);
+  if (as_json) {
+    json j = {{"problem", cfg.problem.name}, {"instance", suite::instance_label(inst)},
+              {"analysis", suite::analysis_text(cfg.problem, inst, cfg.machine)}, {"templates", json::array()}};
+    for (const suite::Prediction& p : ranked)
+      j["templates"].push_back({{"template", p.tmpl.name()}, {"source", p.tmpl.source}, {"predicted_ms", p.ms},
+                                {"bound", p.bound}, {"blocks", p.blocks}, {"bw_gbps", p.bw_gbps}});
+    std::puts(j.dump(2).c_str());
+    return kOk;
+  }
+  fmt::print("{}\n{:<48} {:>10} {:>8} {:>7} {:>8}\n", suite::analysis_text(cfg.problem, inst, cfg.machine),
+             "template (" + cfg.backend + ")", "pred ms", "bound", "blocks", "GB/s");
+  for (const suite::Prediction& p : ranked)
+    fmt::print("{:<48} {:>10.4f} {:>8} {:>7} {:>8.0f}\n", p.tmpl.name(), p.ms, p.bound, p.blocks, p.bw_gbps);
+  return kOk;
+}
+
 }  // namespace
 
 CLI::App* add_tune_command(CLI::App& app, TuneArgs* a) {
@@ -88,6 +111,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs* a) {
   s->add_option("--budget,-n", a->budget, "templates to evaluate at most (default 8)")->check(CLI::Range(1, 10000));
   s->add_option("--size,-s", a->sizes, "small, full, or PARAM=V overrides (repeatable; default: small then full)");
   s->add_flag("--json", a->json, "print the result as JSON");
+  s->add_flag("--predict", a->predict_only, "print the cost model's analysis and every template's prediction; run nothing");
   s->add_option("--out,-o", a->out, "where to write the best kernel (default runs/tune/PROBLEM-best.cu|.cpp)");
   s->add_option("--machine", a->machine_file, "machine description (JSON) for the cost model");
   s->add_option("--iters", a->iters, "timed iterations per side");
@@ -104,6 +128,8 @@ int cmd_tune(const TuneArgs& a) {
   if (!load(a, &cfg, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
   std::unique_ptr<agent::TemplateSearch> search;
   if (!agent::make_search(cfg, &search, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
+
+  if (a.predict_only) return print_predictions(cfg, a.json);
 
   const std::string ext = agent::kernel_extension(cfg.backend);
   const std::string work = sandbox::make_eval_dir(cfg.paths.runs_dir + "/tune");
@@ -137,7 +163,7 @@ int cmd_tune(const TuneArgs& a) {
       return fmt::print(stderr, "kforge tune: {}\n", err), kInternal;
   }
   const char* note = "times on the host backend or with emulated ranks are not a speed measurement: "
-                     "the ranking below follows them anyway";
+                     "the ranking follows them anyway";
   if (a.json) {
     json j = {{"problem", cfg.problem.name}, {"world", cfg.world}, {"backend", cfg.backend},
               {"space", search->space_size()}, {"trials", json::array()}, {"work_dir", work}};

@@ -70,12 +70,20 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
   std::string head = fmt::format("turn {} · ", ev.turn);
   const std::string& p = ev.phase;
   if (p == "waiting_model" || p == "streaming") {
-    std::string m = p == "waiting_model" && !ev.detail.empty() ? ev.detail : model;
+    // The detail names the model, or says more (a retry and why) about the same wait.
+    std::string m = !model.empty() ? model : p == "waiting_model" ? ev.detail : "";
     std::string s = head + "waiting on " + (m.empty() ? "the model" : m);
+    if (p == "waiting_model" && !ev.detail.empty() && ev.detail != m) s += " · " + one_line(ev.detail, 80);
     if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
     return s;
   }
-  if (p == "evaluating") return head + (ev.detail.empty() ? "evaluating" : one_line(ev.detail));
+  if (p == "evaluating") {
+    // A phase of the evaluation ("compiling", "running 2 ranks") as is; else the file.
+    std::string d = one_line(ev.detail);
+    for (const char* verb : {"compiling", "running", "checking", "timing", "evaluating"})
+      if (d.rfind(verb, 0) == 0) return head + d;
+    return head + "evaluating" + (d.empty() ? "" : " " + d);
+  }
   if (p == "verdict") {
     std::string s = ev.verdict ? (ev.verdict->summary.empty() ? sandbox::summarize(*ev.verdict)
                                                               : ev.verdict->summary)
@@ -115,7 +123,8 @@ void LiveView::print_line(const std::string& text, const char* sgr) {
 }
 
 void LiveView::on_event(const agent::TurnEvent& ev) {
-  if (ev.phase == "waiting_model" && !ev.detail.empty()) model_ = ev.detail;
+  // The first wait names the model (later ones may carry a retry's reason instead).
+  if (ev.phase == "waiting_model" && model_.empty() && !ev.detail.empty()) model_ = ev.detail;
   std::string text = status_text(ev, model_);
   const std::string& p = ev.phase;
   if (p == "waiting_model" || p == "streaming" || p == "evaluating") {

@@ -78,6 +78,14 @@ TEST_CASE("live: status_text per phase") {
   ev.phase = "evaluating";
   ev.detail = "running 2 ranks";
   CHECK(cli::status_text(ev, "") == "turn 1 · running 2 ranks");
+  ev.detail = "turn_1.cpp";
+  CHECK(cli::status_text(ev, "") == "turn 1 · evaluating turn_1.cpp");
+  ev.phase = "waiting_model";
+  ev.detail = "retrying (attempt 2): 503";
+  CHECK(cli::status_text(ev, "openai:x") == "turn 1 · waiting on openai:x · retrying (attempt 2): 503");
+  ev.detail = "openai:x";
+  CHECK(cli::status_text(ev, "") == "turn 1 · waiting on openai:x");
+  ev.phase = "evaluating";
   sandbox::Verdict v;
   v.status = "mismatch";
   v.summary = "mismatch: rank 1, tensor y, 4 of 4 elements wrong";
