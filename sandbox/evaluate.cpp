@@ -256,8 +256,12 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   Toolchain tc = req.toolchain;
   tc.backend = req.backend;
   // The baseline first: its failure is the problem's bug, reported as an error.
+  auto stage = [&](const std::string& what) {
+    if (req.on_stage) req.on_stage(what);
+  };
   std::string baseline_lib;
   double compile_s = 0;
+  stage("compiling");
   if (!req.baseline_path.empty()) {
     BuildResult b;
     if (!build_library(tc, req.baseline_path, Role::baseline, &b, err)) {
@@ -294,6 +298,7 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
     job.candidate_lib = cb.lib_path;
     job.baseline_lib = baseline_lib;
     job.shm_prefix = shm_base + "-" + inst.label;
+    stage(fmt::format("running {} rank{}: {}", job.world, job.world == 1 ? "" : "s", inst.label));
     auto t1 = Clock::now();
     RunResult run;
     if (!run_job(job, req.launch, &run, err)) {

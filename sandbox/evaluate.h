@@ -5,6 +5,7 @@
 // kforge: a second suite can fill an EvalRequest its own way.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct EvalRequest {
   Toolchain toolchain;
   LaunchOptions launch;
   std::string eval_dir;  // fresh and unique per evaluation (see make_eval_dir)
+  // Called as each stage starts ("compiling", "running 4 ranks: small", ...), for live
+  // views; may be empty.
+  std::function<void(const std::string& stage)> on_stage;
 };
 
 // Creates <root>/<yyyymmdd-hhmmss>-<pid>-<random> (and root); "" when it cannot.

@@ -35,6 +35,7 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   req->toolchain.nccl_include = KF_NCCL_INCLUDE;
   req->toolchain.nccl_lib_dir = KF_NCCL_LIB_DIR;
   req->launch.rank_binary = cfg.paths.rank_binary;
+  req->on_stage = cfg.on_stage;
   req->instances.clear();
 
   for (const std::string& size : sizes) {

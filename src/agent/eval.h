@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct EvalConfig {
   uint64_t seed = 42;
   double call_limit_s = 0;  // 0: the default
   bool no_time = false;
+  // Progress of each evaluation ("compiling", "running 2 ranks: full"), for live views.
+  std::function<void(const std::string& stage)> on_stage;
 };
 
 // The language a candidate is written in on a backend: ".cu" (cuda) or ".cpp" (host).

@@ -1,0 +1,121 @@
+// reduce_scatter on the host backend, with the knobs of kforge's template search: y(rank r)
+// = sum over ranks s of chunk r of x(s), in float in rank order.
+// pull: after a barrier (every x is ready), sum chunk r of every peer's x from its heap;
+// a second barrier keeps our x unread-from before the next call rewrites it.
+// push: copy chunk c of our x into slot `rank` of rank c's staging buffer (safe before
+// any barrier: the last call's final barrier came after every sum), barrier, sum our
+// slots, barrier.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <sched.h>
+
+#include <kf/kf.h>
+
+// Knobs (kforge's template search sets them with #defines in front): who moves the bytes
+// (pull: read the peers' inputs; push: write into the peers' buffers) and how many
+// elements one step handles. Every value is correct; they change the access pattern.
+#ifndef KF_ALGO
+#define KF_ALGO pull  // pull | push
+#endif
+#ifndef KF_CHUNK_ELEMS
+#define KF_CHUNK_ELEMS 65536
+#endif
+
+namespace {
+
+enum class algo { pull, push };
+constexpr algo kAlgo = algo::KF_ALGO;
+constexpr size_t kChunk = KF_CHUNK_ELEMS;
+static_assert(kChunk > 0, "KF_CHUNK_ELEMS must be positive");
+
+// A counting barrier: one counter in rank 0's heap that only grows. Barrier number k
+// (from 1) is passed when it reaches k * world, so it never needs a reset.
+uint32_t* g_count = nullptr;
+uint32_t g_passed = 0;
+
+void sync_all(const kf::Comm& comm) {
+  std::atomic_ref<uint32_t> count(*comm.peer(g_count, 0));
+  const uint32_t target = ++g_passed * static_cast<uint32_t>(comm.world);
+  count.fetch_add(1);
+  while (count.load() < target) sched_yield();
+}
+
+// Copies `bytes` in steps of kChunk elements of `elem` bytes.
+void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
+  const size_t step = kChunk * elem;
+  for (size_t off = 0; off < bytes; off += step) std::memcpy(dst + off, src + off, std::min(step, bytes - off));
+}
+
+float to_float(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t to_bf16(float f) {  // round to nearest even; NaN stays NaN
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float load(const void* p, size_t i, bool bf16) {
+  return bf16 ? to_float(static_cast<const uint16_t*>(p)[i]) : static_cast<const float*>(p)[i];
+}
+
+void store(void* p, size_t i, float v, bool bf16) {
+  if (bf16) static_cast<uint16_t*>(p)[i] = to_bf16(v);
+  else static_cast<float*>(p)[i] = v;
+}
+
+// out[i] = sum over r of src[r][i] for i in [0, n), in rank order (the same bits on every
+// rank), kChunk elements at a time.
+void sum_slots(void* out, const void* const* src, int world, size_t n, bool bf16) {
+  for (size_t b = 0; b < n; b += kChunk)
+    for (size_t i = b; i < std::min(n, b + kChunk); ++i) {
+      float s = 0;
+      for (int r = 0; r < world; ++r) s += load(src[r], i, bf16);
+      store(out, i, s, bf16);
+    }
+}
+
+void* g_stage = nullptr;  // push: world slots of y's size, one per source rank
+
+}  // namespace
+
+extern "C" int kf_setup(kf::Comm& comm, kf::Tensors& t) {
+  g_count = comm.signals(1);
+  if (kAlgo == algo::push) g_stage = comm.alloc(t["x"].bytes());  // x is world chunks long
+  return g_count && (kAlgo == algo::pull || g_stage) ? 0 : 1;
+}
+
+extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
+  const kf::Tensor& x = t["x"];
+  kf::Tensor& y = t["y"];
+  const bool bf16 = x.dtype == kf::DType::bf16;
+  const size_t elem = bf16 ? 2 : 4;
+  const size_t chunk = y.bytes();
+  std::vector<const void*> src(static_cast<size_t>(comm.world));
+  if (kAlgo == algo::push) {
+    char* stage = static_cast<char*>(g_stage);
+    for (int k = 1; k <= comm.world; ++k) {
+      const int c = (comm.rank + k) % comm.world;
+      chunked_copy(comm.peer(stage, c) + static_cast<size_t>(comm.rank) * chunk,
+                   x.ptr<const char>() + static_cast<size_t>(c) * chunk, chunk, elem);
+    }
+    for (int r = 0; r < comm.world; ++r) src[r] = stage + static_cast<size_t>(r) * chunk;
+  } else {
+    for (int r = 0; r < comm.world; ++r)
+      src[r] = comm.peer(x.ptr<const char>(), r) + static_cast<size_t>(comm.rank) * chunk;
+  }
+  sync_all(comm);  // pull: every x is ready; push: every slot of our staging buffer is written
+  sum_slots(y.data, src.data(), comm.world, static_cast<size_t>(y.numel), bf16);
+  sync_all(comm);  // nobody rewrites what we read before we have summed it
+  return 0;
+}

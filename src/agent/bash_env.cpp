@@ -1,0 +1,269 @@
+// agent/bash_env.cpp: see bash_env.h.
+#include "agent/bash_env.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/launch.h"
+#include "sandbox/process.h"
+
+namespace agent {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool looks_secret(const std::string& name) {
+  std::string up = name;
+  for (auto& c : up) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+  for (const char* w : {"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"})
+    if (up.find(w) != std::string::npos) return true;
+  return false;
+}
+
+void set_env(std::vector<std::string>* env, const std::string& kv) {
+  std::string prefix = kv.substr(0, kv.find('=') + 1);
+  for (auto& e : *env)
+    if (e.rfind(prefix, 0) == 0) {
+      e = kv;
+      return;
+    }
+  env->push_back(kv);
+}
+
+std::string get_env(const std::vector<std::string>& env, const std::string& name) {
+  for (auto& e : env)
+    if (e.rfind(name + "=", 0) == 0) return e.substr(name.size() + 1);
+  return "";
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "" : p.string();
+}
+
+bool executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+
+// Single quotes for sh: ' becomes '\''.
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The wrapper removes key-like variables again: a command may export one before it runs
+// kforge, and kforge must not hand it on to a kernel.
+std::string wrapper_script(const std::string& real, const std::string& dot) {
+  return "#!/bin/sh\n"
+         "# Written by kforge (agent/bash_env.cpp): the real kforge, with its runs and build\n"
+         "# cache kept in this workspace.\n"
+         "for v in $(env | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p'); do\n"
+         "  case \"$v\" in\n"
+         "    *[Kk][Ee][Yy]*|*[Tt][Oo][Kk][Ee][Nn]*|*[Ss][Ee][Cc][Rr][Ee][Tt]*|"
+         "*[Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd]*|*[Cc][Rr][Ee][Dd][Ee][Nn][Tt][Ii][Aa][Ll]*)"
+         " unset \"$v\" ;;\n"
+         "  esac\n"
+         "done\n"
+         "KFORGE_RUNS=" + sh_quote(dot + "/runs") + "; export KFORGE_RUNS\n"
+         "KFORGE_CACHE=" + sh_quote(dot + "/cache") + "; export KFORGE_CACHE\n"
+         "exec " + sh_quote(real) + " \"$@\"\n";
+}
+
+bool write_file(const std::string& path, const std::string& text, std::string* err) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out.flush()) {
+    *err = path + ": cannot write";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+    if (ok && len > 1) {
+      // Overlong forms, surrogates and code points past U+10FFFF are invalid too.
+      uint32_t cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
+      ok = !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000) &&
+           !(cp >= 0xD800 && cp <= 0xDFFF) && cp <= 0x10FFFF;
+    }
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string elide(const std::string& s, size_t dropped, size_t* elided_chars) {
+  *elided_chars = 0;
+  if (dropped == 0 && s.size() <= kElideOver) return valid_utf8(s);
+  size_t keep = std::min(kElideKeep, s.size() / 2);
+  // With dropped > 0 the capture kept exactly head and tail (and its own marker between).
+  *elided_chars = dropped > 0 ? dropped : s.size() - 2 * keep;
+  return valid_utf8(s.substr(0, keep)) +
+         fmt::format("\n[... {} characters elided ...]\n", *elided_chars) +
+         valid_utf8(s.substr(s.size() - keep));
+}
+
+bool is_submission(const std::string& output, int returncode, std::string* submission) {
+  if (returncode != 0) return false;
+  size_t start = output.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return false;
+  size_t eol = output.find('\n', start);
+  std::string first = output.substr(start, eol == std::string::npos ? std::string::npos : eol - start);
+  while (!first.empty() && isspace(static_cast<unsigned char>(first.back()))) first.pop_back();
+  if (first != kSubmitSentinel) return false;
+  *submission = eol == std::string::npos ? "" : output.substr(eol + 1);
+  return true;
+}
+
+bool BashEnv::init(const std::string& workspace, const std::vector<std::string>& extra_env,
+                   double timeout_s, std::string* err) {
+  std::error_code ec;
+  fs::create_directories(workspace, ec);
+  fs::path ws = fs::canonical(workspace, ec);
+  if (ec) {
+    *err = "workspace " + workspace + ": " + ec.message() + " (give a directory kforge can create)";
+    return false;
+  }
+  workspace_ = ws.string();
+  timeout_s_ = timeout_s > 0 ? timeout_s : 30;
+  std::string dot = workspace_ + "/.kforge";
+  for (const char* sub : {"bin", "tmp", "runs", "cache"}) {
+    fs::create_directories(dot + "/" + sub, ec);
+    if (ec) {
+      *err = dot + "/" + sub + ": " + ec.message();
+      return false;
+    }
+  }
+
+  std::string kforge_bin = get_env(extra_env, "KFORGE_BIN");
+  std::string self = self_exe();
+  if (kforge_bin.empty() && fs::path(self).filename() == "kforge") kforge_bin = self;
+  if (!kforge_bin.empty()) {
+    if (!executable(kforge_bin)) {
+      *err = "KFORGE_BIN=" + kforge_bin + " is not an executable (name the kforge binary)";
+      return false;
+    }
+    std::string wrapper = dot + "/bin/kforge";
+    if (!write_file(wrapper, wrapper_script(fs::absolute(kforge_bin).string(), dot), err))
+      return false;
+    chmod(wrapper.c_str(), 0755);
+  }
+
+  env_ = sandbox::scrubbed_env(workspace_, false, {});
+  set_env(&env_, "TMPDIR=" + dot + "/tmp");
+  set_env(&env_, "PATH=" + dot + "/bin:" + get_env(env_, "PATH"));
+  for (const char* kv : {"PAGER=cat", "MANPAGER=cat", "LESS=-R", "PIP_PROGRESS_BAR=off", "TQDM_DISABLE=1"})
+    set_env(&env_, kv);
+  // What a nested `kforge eval` needs to find the same problems and backend.
+  for (const char* name : {"KFORGE_ROOT", "KFORGE_PROBLEMS", "KFORGE_BACKEND"}) {
+    std::string e = sandbox::env_entry(name);
+    if (!e.empty()) set_env(&env_, e);
+  }
+  for (const auto& kv : extra_env) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || looks_secret(kv.substr(0, eq))) continue;
+    if (kv.rfind("KFORGE_BIN=", 0) == 0 || kv.rfind("KFORGE_CONFINE=", 0) == 0) continue;
+    set_env(&env_, kv);
+  }
+
+  confine_ = get_env(extra_env, "KFORGE_CONFINE");
+  bool no_confine = confine_ == "none";
+  if (no_confine) confine_.clear();
+  for (const std::string& base : {kforge_bin, self})
+    if (!no_confine && confine_.empty() && !base.empty()) {
+      std::string c = (fs::path(base).parent_path() / "kforge-confine").string();
+      if (executable(c)) confine_ = c;
+    }
+  if (!confine_.empty() && !executable(confine_)) {
+    *err = "KFORGE_CONFINE=" + confine_ + " is not an executable";
+    return false;
+  }
+  landlock_ = false;
+  if (confine_.empty()) {
+    isolation_ = no_confine ? "rlimits (ulimit); no Landlock: KFORGE_CONFINE=none"
+                            : "rlimits (ulimit); no Landlock: kforge-confine not found beside kforge";
+  } else {
+    // Ask the helper once whether Landlock holds here, so every command need not say.
+    sandbox::ProcessSpec spec;
+    spec.argv = {confine_, "--probe", "--write", workspace_, "--write", "/dev"};
+    spec.env = env_;
+    spec.limit_s = 10;
+    sandbox::ProcessResult pr;
+    std::string perr;
+    if (sandbox::run_process(spec, &pr, &perr) && pr.exit_code == 0) {
+      landlock_ = true;
+      isolation_ = "landlock: writes only beneath " + workspace_ + ", /dev; rlimits";
+    } else {
+      std::string why = pr.output;
+      while (!why.empty() && isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+      isolation_ = "rlimits; no Landlock (" + (perr.empty() ? why : perr) + ")";
+    }
+  }
+  return true;
+}
+
+BashResult BashEnv::run(const std::string& command) {
+  BashResult r;
+  long cpu_s = static_cast<long>(std::ceil(timeout_s_)) + 60;
+  const long fsize_mib = 1024;
+  sandbox::ProcessSpec spec;
+  if (!confine_.empty()) {
+    spec.argv = {confine_, "--cpu", std::to_string(cpu_s), "--fsize-mib", std::to_string(fsize_mib)};
+    if (landlock_)
+      for (const std::string& w : {workspace_, std::string("/dev")}) {
+        spec.argv.push_back("--write");
+        spec.argv.push_back(w);
+      }
+    for (const char* a : {"--", "bash", "-c"}) spec.argv.push_back(a);
+    spec.argv.push_back(command);
+  } else {
+    // No helper: the limits from a shell that then becomes the command's own shell. Soft
+    // and hard both, so the command cannot raise them again (unless it is root).
+    spec.argv = {"bash", "-c",
+                 fmt::format("ulimit -c 0 && ulimit -f {} && ulimit -t {} && exec bash -c \"$1\"",
+                             fsize_mib * 1024, cpu_s),
+                 "kforge-bash", command};
+  }
+  spec.env = env_;
+  spec.cwd = workspace_;
+  spec.limit_s = timeout_s_;
+  spec.output_cap = 2 * kElideKeep;  // the capture keeps exactly the head and tail we show
+  sandbox::ProcessResult pr;
+  std::string err;
+  if (!sandbox::run_process(spec, &pr, &err)) {
+    r.output = "kforge: cannot run the command: " + err;
+    return r;
+  }
+  r.returncode = pr.signal ? 128 + pr.signal : pr.exit_code;
+  r.timed_out = pr.timed_out;
+  r.output = elide(pr.output, pr.elided_bytes, &r.elided_chars);
+  if (!r.timed_out) r.submitted = is_submission(r.output, r.returncode, &r.submission);
+  return r;
+}
+
+}  // namespace agent

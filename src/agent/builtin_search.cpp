@@ -1,0 +1,127 @@
+// agent/builtin_search.cpp: the template search's order and bookkeeping.
+#include <algorithm>
+#include <set>
+
+#include "agent/builtin.h"
+#include "suite/instance.h"
+
+namespace agent {
+
+namespace {
+
+// Index of v among the sorted distinct values of `all`; -1 if absent.
+int rank_of(const std::set<int64_t>& all, int64_t v) {
+  auto it = all.find(v);
+  return it == all.end() ? -1 : static_cast<int>(std::distance(all.begin(), it));
+}
+
+}  // namespace
+
+TemplateSearch::TemplateSearch(std::vector<suite::Prediction> ranked) : ranked_(std::move(ranked)) {}
+
+bool TemplateSearch::tried(const suite::Template& t) const {
+  return std::any_of(trials_.begin(), trials_.end(),
+                     [&](const Trial& x) { return x.pred.tmpl.name() == t.name() && x.pred.tmpl.source == t.source; });
+}
+
+bool TemplateSearch::family_dropped(const std::string& family) const {
+  return std::find(dropped_.begin(), dropped_.end(), family) != dropped_.end();
+}
+
+bool TemplateSearch::live(const suite::Template& t) const {
+  return !family_dropped(t.family()) && !tried(t);
+}
+
+// One knob one step away in the family's own values (blocks 32 -> 16 or 64, ...).
+bool TemplateSearch::neighbour(const suite::Template& a, const suite::Template& b) const {
+  if (a.family() != b.family() || a.source != b.source) return false;
+  std::set<int64_t> blocks, threads, chunks;
+  for (const suite::Prediction& p : ranked_) {
+    if (p.tmpl.family() != a.family()) continue;
+    blocks.insert(p.tmpl.blocks);
+    threads.insert(p.tmpl.threads);
+    chunks.insert(p.tmpl.chunk);
+  }
+  const int db = std::abs(rank_of(blocks, a.blocks) - rank_of(blocks, b.blocks));
+  const int dt = std::abs(rank_of(threads, a.threads) - rank_of(threads, b.threads));
+  const int dc = std::abs(rank_of(chunks, a.chunk) - rank_of(chunks, b.chunk));
+  return db + dt + dc == 1;
+}
+
+const suite::Prediction* TemplateSearch::next() {
+  // 1. A family not yet measured: its best-predicted template (ranked_ is fastest first,
+  //    so the first untried template of an unseen family is that family's best).
+  std::set<std::string> seen;
+  for (const Trial& t : trials_) seen.insert(t.pred.tmpl.family());
+  for (const suite::Prediction& p : ranked_)
+    if (!seen.count(p.tmpl.family()) && live(p.tmpl)) return &p;
+  // 2. Refine around the best measured: its untried neighbours, best predicted first.
+  if (const Trial* b = best())
+    for (const suite::Prediction& p : ranked_)
+      if (live(p.tmpl) && neighbour(b->pred.tmpl, p.tmpl)) return &p;
+  // 3. Everything else still live, by prediction.
+  for (const suite::Prediction& p : ranked_)
+    if (live(p.tmpl)) return &p;
+  return nullptr;
+}
+
+void TemplateSearch::record(const suite::Prediction& p, const sandbox::Verdict& v) {
+  Trial t;
+  t.pred = p;
+  t.status = v.status;
+  t.summary = v.summary;
+  t.correct = v.status == "correct";
+  t.timed = t.correct && v.timed && v.candidate_time.median_ms > 0;
+  t.median_ms = t.timed ? v.candidate_time.median_ms : 0;
+  t.speedup = v.speedup;
+  trials_.push_back(t);
+  // One failing instance rules the family out: its knobs change speed, not correctness.
+  if (!t.correct && !family_dropped(p.tmpl.family())) dropped_.push_back(p.tmpl.family());
+}
+
+const Trial* TemplateSearch::best() const {
+  const Trial* b = nullptr;
+  for (const Trial& t : trials_) {
+    if (!t.correct) continue;
+    if (!b) b = &t;
+    else if (t.timed && (!b->timed || t.median_ms < b->median_ms)) b = &t;
+  }
+  return b;
+}
+
+bool run_search(const suite::Problem& problem, TemplateSearch* search, int budget,
+                const TemplateEvaluator& eval, std::string* err,
+                const std::function<void(const Trial&)>& on_trial) {
+  for (int i = 0; i < budget; ++i) {
+    const suite::Prediction* p = search->next();
+    if (!p) break;
+    const suite::Prediction pred = *p;  // record() may not invalidate it, but be safe
+    std::string source;
+    if (!suite::instantiate_file(problem, pred.tmpl, &source, err)) return false;
+    sandbox::Verdict v;
+    if (!eval(pred, source, &v, err)) return false;
+    search->record(pred, v);
+    if (on_trial) on_trial(search->trials().back());
+  }
+  return true;
+}
+
+bool search_instance(const EvalConfig& cfg, suite::Instance* inst, std::string* err) {
+  const std::string size = cfg.sizes.empty() ? "full" : cfg.sizes.back();
+  return suite::resolve_instance(cfg.problem, cfg.world, size, cfg.overrides, inst, err);
+}
+
+bool make_search(const EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out, std::string* err) {
+  suite::Instance inst;
+  if (!search_instance(cfg, &inst, err)) return false;
+  const std::vector<suite::Template> space = suite::template_space(cfg.problem, inst, cfg.backend);
+  if (space.empty()) {
+    *err = "problem " + cfg.problem.name + " has no templates for the " + cfg.backend +
+           " backend (no expert kernels with knobs in " + cfg.problem.dir + ")";
+    return false;
+  }
+  *out = std::make_unique<TemplateSearch>(suite::rank_templates(space, inst, cfg.machine));
+  return true;
+}
+
+}  // namespace agent

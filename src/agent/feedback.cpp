@@ -1,0 +1,179 @@
+// agent/feedback.cpp
+#include "agent/feedback.h"
+
+#include <sstream>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "agent/template.h"
+
+namespace agent {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::string context(const sandbox::Verdict& v) {
+  std::string s = fmt::format("world {}, {} backend", v.world, v.backend);
+  if (v.emulated) s += ", emulated ranks";
+  if (!v.size.empty()) s += ", size " + v.size;
+  return s;
+}
+
+std::string failures_text(const sandbox::Verdict& v) {
+  std::string s;
+  size_t n = std::min<size_t>(v.failures.size(), 8);
+  for (size_t i = 0; i < n; ++i) {
+    int r = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
+    s += "- " + v.failures[i].kind + ": " + sandbox::describe_failure(v.failures[i], r, v) + "\n";
+  }
+  if (v.failures.size() > n) s += fmt::format("- ... and {} more\n", v.failures.size() - n);
+  for (auto& c : v.crashes) s += fmt::format("- rank {} died with {}\n", c.rank, c.what);
+  return s;
+}
+
+std::string log_block(const sandbox::Verdict& v) {
+  if (v.log.empty()) return "";
+  return "\nOutput of the ranks (last lines):\n```\n" + clip_tail(v.log, 30, 3000) + "```\n";
+}
+
+std::string stuck_line(const sandbox::Verdict::Stuck& s, const char* verb) {
+  std::string extra = s.detail;
+  if (s.in_candidate) extra += std::string(extra.empty() ? "" : ", ") + "inside kf_run";
+  return fmt::format("- rank {} {} {}{} for {:.3g} s\n", s.rank, verb, s.phase,
+                     extra.empty() ? "" : " (" + extra + ")", s.seconds);
+}
+
+std::string goal_text(const sandbox::Verdict& v, double target) {
+  if (v.status != "correct")
+    return speedup_measurable(v) || v.backend == "cuda"
+               ? fmt::format("The goal is a correct kernel with a speedup of at least {:.2f}x over the baseline.", target)
+               : "The goal is a correct kernel.";
+  if (!speedup_measurable(v)) {
+    if (v.backend == "cuda" && !v.emulated && !v.timed) return "It was not timed, so correct is all that is asked here.";
+    return "Times here are not a speed measurement (" +
+           std::string(v.emulated ? "emulated ranks share a device" : v.backend + " backend") +
+           "), so correct is the goal.";
+  }
+  if (v.speedup >= target) return fmt::format("That meets the goal (a speedup of at least {:.2f}x).", target);
+  return fmt::format(
+      "It is not fast enough yet: {:.2f}x, the goal is at least {:.2f}x. Use the roofline and the "
+      "primitives' docs to find where the time goes (launch latency at small sizes, link bandwidth "
+      "at large ones), and send a faster version of the whole file.",
+      v.speedup, target);
+}
+
+std::string times_text(const sandbox::Verdict& v) {
+  std::string s;
+  if (speedup_measurable(v)) {
+    s += fmt::format("- yours: median {:.4g} ms (p10 {:.4g}, p90 {:.4g})\n", v.candidate_time.median_ms,
+                     v.candidate_time.p10_ms, v.candidate_time.p90_ms);
+    if (v.baseline_time.n > 0) s += fmt::format("- baseline (NCCL): median {:.4g} ms\n", v.baseline_time.median_ms);
+    s += fmt::format("- speedup: {:.2f}x\n", v.speedup);
+    if (v.roofline_ms > 0)
+      s += fmt::format("- roofline: {:.4g} ms; you are at {:.0f}% of it\n", v.roofline_ms, v.pct_roofline);
+    if (v.busbw_gbps > 0)
+      s += fmt::format("- busbw: {:.3g} GB/s (NCCL {:.3g} GB/s)\n", v.busbw_gbps, v.baseline_busbw_gbps);
+  }
+  for (auto& f : v.flags) s += "- flag: " + f + "\n";
+  for (auto& n : v.notes) s += "- note: " + n + "\n";
+  return s;
+}
+
+}  // namespace
+
+std::string clip_head(const std::string& log, size_t max_lines, size_t max_chars) {
+  auto ls = lines_of(log);
+  std::string out;
+  size_t i = 0;
+  for (; i < ls.size() && i < max_lines && out.size() + ls[i].size() < max_chars; ++i) out += ls[i] + "\n";
+  if (i < ls.size()) out += fmt::format("[{} more lines cut]\n", ls.size() - i);
+  return out;
+}
+
+std::string clip_tail(const std::string& log, size_t max_lines, size_t max_chars) {
+  auto ls = lines_of(log);
+  std::vector<std::string> keep;
+  size_t chars = 0;
+  for (size_t k = ls.size(); k-- > 0 && keep.size() < max_lines && chars + ls[k].size() < max_chars;) {
+    keep.push_back(ls[k]);
+    chars += ls[k].size() + 1;
+  }
+  std::string out;
+  if (keep.size() < ls.size()) out += fmt::format("[{} earlier lines cut]\n", ls.size() - keep.size());
+  for (size_t k = keep.size(); k-- > 0;) out += keep[k] + "\n";
+  return out;
+}
+
+bool speedup_measurable(const sandbox::Verdict& v) {
+  return v.status == "correct" && v.backend == "cuda" && !v.emulated && v.timed && v.speedup > 0;
+}
+
+bool target_met(const sandbox::Verdict& v, double target) {
+  if (v.status != "correct") return false;
+  return !speedup_measurable(v) || v.speedup >= target;
+}
+
+bool better_than(const sandbox::Verdict& a, const sandbox::Verdict& b) {
+  bool ca = a.status == "correct", cb = b.status == "correct";
+  if (ca != cb) return ca;
+  if (!ca) return false;
+  if (speedup_measurable(a) && speedup_measurable(b)) return a.speedup > b.speedup;
+  if (speedup_measurable(a) != speedup_measurable(b)) return speedup_measurable(a);
+  if (a.timed && b.timed) return a.candidate_time.median_ms < b.candidate_time.median_ms;
+  return a.timed && !b.timed;
+}
+
+bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, int turn, double target,
+                     std::string* out, std::string* err) {
+  Vars vars = {{"turn", std::to_string(turn)},
+               {"summary", v.summary.empty() ? sandbox::summarize(v) : v.summary},
+               {"context", context(v)},
+               {"goal", goal_text(v, target)}};
+  const std::string& st = v.status;
+  if (st == "rejected") {
+    std::string f;
+    for (auto& x : v.findings) f += "- " + x.render() + "\n";
+    vars["findings"] = f;
+  } else if (st == "compile_error") {
+    vars["log"] = clip_head(v.log, 60, 6000);
+  } else if (st == "load_error" || st == "setup_error" || st == "crash") {
+    vars["failures"] = failures_text(v);
+    vars["log"] = log_block(v);
+  } else if (st == "timeout") {
+    std::string s;
+    for (auto& x : v.stuck) s += stuck_line(x, "was stuck in");
+    for (auto& x : v.others) s += stuck_line(x, "was in");
+    if (v.limit_s > 0) s += fmt::format("(the phase's limit is {:.3g} s)\n", v.limit_s);
+    vars["stuck"] = s;
+  } else if (st == "mismatch" || st == "unstable") {
+    vars["failures"] = failures_text(v);
+    bool modified = false;
+    for (auto& f : v.failures) modified |= f.input_modified;
+    std::string advice;
+    if (modified) advice += "kf_run must not write its inputs: keep intermediates in workspace from comm.alloc.\n\n";
+    if (st == "unstable")
+      advice += "Repeated calls must agree: flags and counters in the workspace are not reset between calls, so "
+                "wait for your peers and reuse signals with values that only grow.\n\n";
+    else if (!modified)
+      advice += "Compare the bad indices with what you expected: wrong everywhere points at the formula, wrong "
+                "near the end at the tail handling (sizes need not be multiples of anything), wrong on some "
+                "ranks at peer indexing; NaN means a value was read before a peer wrote it (outputs are poisoned "
+                "with NaN before every call).\n\n";
+    vars["advice"] = advice;
+  } else if (st == "correct") {
+    vars["times"] = times_text(v);
+  } else {
+    *err = "feedback: unknown verdict status '" + st + "'";
+    return false;
+  }
+  return render_prompt_file(prompts_dir, "feedback_" + st + ".md", vars, out, err);
+}
+
+}  // namespace agent

@@ -1,0 +1,96 @@
+#include <doctest/doctest.h>
+
+#include "agent/feedback.h"
+#include "agent/template.h"
+
+namespace {
+
+sandbox::Verdict base(const std::string& status) {
+  sandbox::Verdict v;
+  v.status = status;
+  v.problem = "all_reduce";
+  v.world = 4;
+  v.backend = "cuda";
+  v.size = "full";
+  return v;
+}
+
+std::string render(const sandbox::Verdict& v, double target = 1.0) {
+  std::string out, err;
+  REQUIRE_MESSAGE(agent::render_feedback(agent::default_prompts_dir(), v, 3, target, &out, &err), err);
+  return out;
+}
+
+bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("feedback: every verdict status renders through its template") {
+  for (const char* st : {"rejected", "compile_error", "load_error", "setup_error", "crash", "timeout", "mismatch",
+                         "unstable", "correct"}) {
+    std::string s = render(base(st));
+    CHECK(has(s, "Turn 3"));
+    CHECK(has(s, "world 4, cuda backend"));
+  }
+  std::string out, err;
+  CHECK_FALSE(agent::render_feedback(agent::default_prompts_dir(), base("bogus"), 1, 1.0, &out, &err));
+}
+
+TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck ranks and phases") {
+  sandbox::Verdict v = base("mismatch");
+  sandbox::Failure f;
+  f.kind = "mismatch";
+  f.who = "candidate";
+  f.tensor = "y";
+  f.bad_count = 3;
+  f.total = 10;
+  f.first_bad = {{{7}, 2.0, 1.0}};
+  v.failures = {f};
+  v.failure_ranks = {2};
+  std::string s = render(v);
+  CHECK(has(s, "rank 2, tensor y, 3 of 10 elements wrong; first bad: y[7] = 2 (want 1)"));
+  sandbox::Verdict t = base("timeout");
+  t.stuck = {{1, "check", "trial 0 call 1", 10.5, true}};
+  t.others = {{0, "check", "trial 0 call 2", 0.1, false}};
+  t.limit_s = 10;
+  s = render(t);
+  CHECK(has(s, "rank 1 was stuck in check (trial 0 call 1, inside kf_run) for 10.5 s"));
+  CHECK(has(s, "rank 0 was in check (trial 0 call 2)"));
+}
+
+TEST_CASE("feedback: correct against the target; best and target rules") {
+  sandbox::Verdict v = base("correct");
+  v.timed = true;
+  v.speedup = 0.8;
+  v.candidate_time.median_ms = 1.25;
+  v.baseline_time.n = 10;
+  v.baseline_time.median_ms = 1.0;
+  v.roofline_ms = 0.5;
+  v.pct_roofline = 40;
+  std::string s = render(v);
+  CHECK(has(s, "speedup: 0.80x"));
+  CHECK(has(s, "not fast enough yet"));
+  CHECK_FALSE(agent::target_met(v, 1.0));
+  CHECK(agent::target_met(v, 0.75));
+  sandbox::Verdict w = v;
+  w.speedup = 1.5;
+  CHECK(agent::better_than(w, v));
+  CHECK_FALSE(agent::better_than(v, w));
+  sandbox::Verdict host = base("correct");
+  host.backend = "host";
+  CHECK(agent::target_met(host, 5.0));  // no speedup can be measured: correct is the goal
+  CHECK(has(render(host), "not a speed measurement"));
+  CHECK(agent::better_than(host, base("mismatch")));
+}
+
+TEST_CASE("feedback: clip keeps head or tail and says what was cut") {
+  std::string log;
+  for (int i = 0; i < 100; ++i) log += "line " + std::to_string(i) + "\n";
+  std::string h = agent::clip_head(log, 10, 10000);
+  CHECK(has(h, "line 9\n"));
+  CHECK_FALSE(has(h, "line 10\n"));
+  CHECK(has(h, "[90 more lines cut]"));
+  std::string t = agent::clip_tail(log, 10, 10000);
+  CHECK(has(t, "line 99\n"));
+  CHECK(has(t, "[90 earlier lines cut]"));
+}

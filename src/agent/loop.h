@@ -1,0 +1,65 @@
+// agent/loop.h: the solve loop. The conversation is the state: each turn sends the
+// messages so far, parses the reply (a kernel, or in agent mode one bash command),
+// evaluates the candidate through agent::evaluate_file, and appends the verdict's
+// feedback as the next user message, until the target is met or a budget is spent.
+// Everything that happens goes to the trajectory as it happens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/eval.h"
+#include "agent/model.h"
+#include "agent/observer.h"
+#include "sandbox/verdict.h"
+#include "suite/topology.h"
+#include "trace/trace.h"
+
+namespace agent {
+
+struct SolveConfig {
+  EvalConfig eval;
+  std::string mode = "direct";  // direct | agent
+  double target = 1.0;          // speedup over the baseline (where one can be measured)
+  int max_turns = 10;           // model calls
+  int64_t max_tokens = 0;       // input + output tokens over the run; 0: no limit
+  double max_cost_usd = 0;      // 0: no limit
+  double max_wall_s = 0;        // 0: no limit
+  int max_format_errors = 3;    // in a row
+  int reply_max_tokens = 0;     // per reply; 0: the provider's
+  std::string workspace;        // where candidates are written (turn_<n>.cu); created
+  std::string prompts_dir;
+  suite::Topology topology;
+  std::string baseline_time;    // for the task prompt: measured, or why not
+  double command_timeout_s = 120;     // agent mode: one command
+  std::vector<std::string> agent_env;  // agent mode: extra "K=V" for the commands
+};
+
+struct SolveResult {
+  // target | max_turns | max_tokens | max_cost | max_wall | format_errors | accepted |
+  // quit | llm_error
+  std::string exit_reason;
+  bool target_met = false;
+  int turns = 0, candidates = 0;
+  int64_t tokens_in = 0, tokens_out = 0;
+  double cost_usd = 0, seconds = 0;
+  bool has_best = false;  // a correct candidate exists
+  int best_turn = 0;
+  std::string best_source, best_file;
+  sandbox::Verdict best;
+  bool has_last = false;
+  sandbox::Verdict last;  // the last candidate's verdict
+  llm::Error llm_error;   // exit_reason llm_error
+};
+
+// False (with *err) only when kforge itself failed: a template, the workspace, the
+// sandbox (a baseline that does not build). Model errors end the run with
+// exit_reason "llm_error"; bad candidates are verdicts.
+bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& tw,
+           SolveResult* out, std::string* err);
+
+// The config part of the trajectory header.
+nlohmann::json solve_config_json(const SolveConfig& cfg);
+
+}  // namespace agent

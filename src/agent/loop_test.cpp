@@ -1,0 +1,145 @@
+// The loop in-process, on the host backend, with a scripted model and observer: what a
+// retry, a hint, accept and quit do to the conversation, and the budgets.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "agent/loop.h"
+#include "agent/template.h"
+#include "suite/paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Answers with replies[i] for the i-th call and keeps every request it was sent.
+class ScriptModel : public agent::Model {
+ public:
+  explicit ScriptModel(std::vector<std::string> r) : replies_(std::move(r)) {}
+  std::string name() const override { return "script"; }
+  bool next(const llm::Request& req, const std::vector<sandbox::Verdict>&, llm::Reply* out, llm::Error* err) override {
+    requests.push_back(req.messages);
+    if (requests.size() > replies_.size()) {
+      *err = {"bad_request", "script spent", 0, false};
+      return false;
+    }
+    out->text = replies_[requests.size() - 1];
+    out->usage.input_tokens = 100;
+    out->usage.output_tokens = 10;
+    out->cost_usd = 0.5;
+    return true;
+  }
+  std::vector<std::vector<llm::Message>> requests;
+
+ private:
+  std::vector<std::string> replies_;
+};
+
+class ScriptObserver : public agent::Observer {
+ public:
+  explicit ScriptObserver(std::vector<agent::Decision> d) : decisions_(std::move(d)) {}
+  agent::Decision between_turns(const std::string& cur, const std::string& prev, const std::string&,
+                                const sandbox::Verdict& v) override {
+    seen.push_back(v.status);
+    previous.push_back(prev);
+    current.push_back(cur);
+    return calls_ < decisions_.size() ? decisions_[calls_++] : agent::Decision{};
+  }
+  std::vector<std::string> seen, previous, current;
+
+ private:
+  std::vector<agent::Decision> decisions_;
+  size_t calls_ = 0;
+};
+
+// A candidate that fails fast (no ranks start): a compile error, different each time.
+std::string broken(int k) {
+  return "```cpp\n#include <kf/kf.h>\nextern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return nope_" +
+         std::to_string(k) + "; }\n```\n";
+}
+
+struct Fixture {
+  Fixture() {
+    dir = fs::temp_directory_path() / ("kf-loop-" + std::to_string(getpid()));
+    std::string err;
+    cfg.eval.paths = suite::default_paths();
+    cfg.eval.paths.runs_dir = (dir / "runs").string();
+    REQUIRE(suite::load_problem(cfg.eval.paths.problems_dir + "/all_reduce", &cfg.eval.problem, &err));
+    cfg.eval.backend = "host";
+    cfg.eval.world = 2;
+    cfg.eval.sizes = {"small"};
+    cfg.eval.no_time = true;
+    cfg.eval.machine = suite::default_h200();
+    cfg.prompts_dir = agent::default_prompts_dir();
+    cfg.workspace = (dir / "ws").string();
+    cfg.topology = suite::host_topology();
+    cfg.baseline_time = "not measured";
+    fs::create_directories(dir);
+    bool opened = tw.open_path((dir / "t.jsonl").string(), &err);
+    REQUIRE_MESSAGE(opened, err);
+  }
+  ~Fixture() { fs::remove_all(dir); }
+  fs::path dir;
+  agent::SolveConfig cfg;
+  trace::Writer tw;
+};
+
+}  // namespace
+
+TEST_CASE("loop: retry re-sends the same prompt, a hint is appended marked as the user's, quit stops") {
+  Fixture f;
+  ScriptModel m({broken(1), broken(2), broken(3), broken(4)});
+  ScriptObserver o({{agent::Action::retry, ""}, {agent::Action::hint, "use a barrier"}, {agent::Action::quit, ""}});
+  agent::SolveResult r;
+  std::string err;
+  REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
+  CHECK(r.exit_reason == "quit");
+  CHECK_FALSE(r.target_met);
+  REQUIRE(m.requests.size() == 3);
+  CHECK(m.requests[1].size() == m.requests[0].size());  // retry: the same messages again
+  CHECK(m.requests[1].back().content == m.requests[0].back().content);
+  const std::string& third = m.requests[2].back().content;
+  CHECK(third.find("Turn 2: your kernel does not compile") != std::string::npos);
+  CHECK(third.find("A hint from the user") != std::string::npos);
+  CHECK(third.find("use a barrier") != std::string::npos);
+  CHECK(o.seen == std::vector<std::string>{"compile_error", "compile_error", "compile_error"});
+  CHECK(o.previous[0].empty());
+  CHECK(o.previous[1] == o.current[0]);
+  CHECK(r.candidates == 3);
+  CHECK_FALSE(r.has_best);
+}
+
+TEST_CASE("loop: budgets end the run: turns, tokens, cost") {
+  std::string err;
+  for (auto [which, want] : std::vector<std::pair<int, std::string>>{{0, "max_turns"}, {1, "max_tokens"}, {2, "max_cost"}}) {
+    Fixture f;
+    f.cfg.max_turns = which == 0 ? 2 : 10;
+    if (which == 1) f.cfg.max_tokens = 200;   // 110 a call: spent after 2
+    if (which == 2) f.cfg.max_cost_usd = 1.0;  // 0.5 a call: spent after 2
+    ScriptModel m({broken(1), broken(2), broken(3)});
+    agent::Observer o;
+    agent::SolveResult r;
+    REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
+    CHECK(r.exit_reason == want);
+    CHECK(m.requests.size() == 2);
+    CHECK(r.tokens_in == 200);
+  }
+}
+
+TEST_CASE("loop: accept stops with the best so far; the model's error ends the run as llm_error") {
+  Fixture f;
+  ScriptModel m({broken(1)});
+  ScriptObserver o({{agent::Action::accept, ""}});
+  agent::SolveResult r;
+  std::string err;
+  REQUIRE(agent::solve(f.cfg, m, o, f.tw, &r, &err));
+  CHECK(r.exit_reason == "accepted");
+  Fixture g;
+  ScriptModel none({});
+  agent::Observer o2;
+  REQUIRE(agent::solve(g.cfg, none, o2, g.tw, &r, &err));
+  CHECK(r.exit_reason == "llm_error");
+  CHECK(r.llm_error.message == "script spent");
+}

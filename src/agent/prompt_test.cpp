@@ -1,0 +1,59 @@
+#include <doctest/doctest.h>
+
+#include "agent/prompt.h"
+#include "agent/template.h"
+#include "suite/paths.h"
+
+namespace {
+
+agent::PromptInputs inputs(const std::string& backend) {
+  agent::PromptInputs in;
+  std::string err;
+  in.eval.paths = suite::default_paths();
+  REQUIRE(suite::load_problem(in.eval.paths.problems_dir + "/all_reduce", &in.eval.problem, &err));
+  in.eval.backend = backend;
+  in.eval.world = 4;
+  in.eval.machine = suite::default_h200();
+  in.prompts_dir = agent::default_prompts_dir();
+  in.topology = suite::host_topology();
+  in.baseline_time = "BASELINE-TIME-SENTENCE";
+  in.target = 1.25;
+  return in;
+}
+
+bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("prompt: cuda task carries tensors at both sizes, baseline, roofline, docs in order") {
+  auto in = inputs("cuda");
+  std::string sys, task, err;
+  REQUIRE_MESSAGE(agent::build_system_prompt(in, &sys, &err), err);
+  REQUIRE_MESSAGE(agent::build_task_prompt(in, &task, &err), err);
+  CHECK(has(sys, "struct Comm"));  // the ABI verbatim
+  CHECK(has(sys, "```cuda"));
+  CHECK(has(task, "- x (input, fp32): [4099] on every rank at small; [1048576] on every rank at full"));
+  CHECK(has(task, "ncclAllReduce"));
+  CHECK(has(task, "BASELINE-TIME-SENTENCE"));
+  CHECK(has(task, "No kernel can beat"));
+  CHECK(has(task, "speedup >= 1.25"));
+  size_t readme = task.find("### README.md"), choosing = task.find("### choosing.md"), sig = task.find("### signals.md");
+  REQUIRE(readme != std::string::npos);
+  REQUIRE(choosing != std::string::npos);
+  CHECK(readme < sig);
+  CHECK(sig < choosing);
+}
+
+TEST_CASE("prompt: host task shows the host pattern instead of the CUDA primitives; agent format") {
+  auto in = inputs("host");
+  in.mode = "agent";
+  std::string sys, task, err;
+  REQUIRE(agent::build_system_prompt(in, &sys, &err));
+  REQUIRE(agent::build_task_prompt(in, &task, &err));
+  CHECK(has(sys, "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"));
+  CHECK(has(sys, "host backend"));
+  CHECK(has(task, "CUDA-only"));
+  CHECK(has(task, "examples/host.cpp"));
+  CHECK_FALSE(has(task, "### README.md"));
+  CHECK(has(task, "no speedup can be measured"));
+}

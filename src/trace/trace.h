@@ -1,0 +1,87 @@
+// trace/trace.h: trajectories. One JSONL file per solve run: a header line (problem,
+// model, config, versions, topology), then one event per line, each flushed as it is
+// written so that a crash loses nothing, ending with a summary. `kforge show`,
+// `kforge replay`, the replay provider and sweeps' reports read them back.
+//
+// Every line is a JSON object with "type" and "t" (seconds since the run started):
+//   header        format, problem, model, mode, config{...}, versions{...}, topology{...},
+//                 started (UTC ISO 8601)
+//   prompt        turn, keep, new[{role, content}]: the messages sent are the first `keep`
+//                 messages of the previous prompt, then `new` (so a retry truncates)
+//   reply         turn, text, thinking, stop_reason, usage{...}, cost_usd, attempts,
+//                 seconds, model, request_id
+//   format_error  turn, error, consecutive
+//   command       turn, command                    (agent mode)
+//   observation   turn, returncode, output, elided_chars, timed_out, submitted (agent mode)
+//   candidate     turn, file, sha256, source
+//   verdict       turn, sha256, verdict{verdict_json}, seconds
+//   hint          turn, text          (the user's, appended to the next prompt)
+//   decision      turn, action        (next | hint | accept | retry | quit)
+//   llm_error     turn, kind, message, http_status, attempts
+//   summary       exit_reason, target_met, best{turn, sha256, status, speedup,
+//                 median_ms, file}, turns, candidates, tokens_in, tokens_out, cost_usd,
+//                 seconds
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace trace {
+
+inline constexpr const char* kFormat = "kforge-trajectory-1";
+
+class Writer {
+ public:
+  Writer() = default;
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer();
+
+  // Creates <runs_dir>/<problem>/<yyyymmdd-hhmmss>-<model>-<rand>.jsonl (the model name
+  // made file-safe). False with *err when it cannot.
+  bool open(const std::string& runs_dir, const std::string& problem, const std::string& model,
+            std::string* err);
+  // Creates exactly `path` (its folder must exist).
+  bool open_path(const std::string& path, std::string* err);
+
+  // The header: `fields` plus type, format and started.
+  bool header(nlohmann::json fields);
+  // One event: `fields` plus type and t. Flushed before returning.
+  bool event(const std::string& type, nlohmann::json fields);
+  void close();
+
+  const std::string& path() const { return path_; }
+  bool ok() const { return f_ != nullptr && !failed_; }
+  double elapsed() const;
+
+ private:
+  bool write_line(const nlohmann::json& j);
+  std::FILE* f_ = nullptr;
+  std::string path_;
+  bool failed_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+struct Trajectory {
+  std::string path;
+  nlohmann::json header;
+  std::vector<nlohmann::json> events;  // after the header, in order
+  bool complete = false;               // ends with a summary
+  const nlohmann::json* summary() const;
+  // Events of one type, in order.
+  std::vector<const nlohmann::json*> of_type(const std::string& type) const;
+};
+
+// Reads a trajectory. A torn last line (a crash mid-write) is dropped with a note in
+// *warning; any other bad line, or a missing header, is an error naming the line.
+bool read_trajectory(const std::string& path, Trajectory* out, std::string* err,
+                     std::string* warning = nullptr);
+
+// The messages of each prompt event, rebuilt (what was sent at each request).
+std::vector<std::vector<std::pair<std::string, std::string>>> rebuild_prompts(const Trajectory& t);
+
+}  // namespace trace
