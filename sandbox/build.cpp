@@ -139,7 +139,9 @@ std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& s
     if (role == Role::baseline) {
       if (!tc.nccl_include.empty()) f.push_back("-I" + tc.nccl_include);
       if (!tc.nccl_lib_dir.empty()) f.push_back("-L" + tc.nccl_lib_dir);
-      f.push_back("-lnccl");
+      // Some images ship only the runtime's libnccl.so.2, without the -dev symlink.
+      bool dev_link = tc.nccl_lib_dir.empty() || access((tc.nccl_lib_dir + "/libnccl.so").c_str(), F_OK) == 0;
+      f.push_back(dev_link ? "-lnccl" : "-l:libnccl.so.2");
       if (source.find("cublas") != std::string::npos) {
         f.push_back("-lcublas");
         f.push_back("-lcublasLt");

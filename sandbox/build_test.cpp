@@ -200,9 +200,19 @@ TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
   CHECK(has(c, "-arch=sm_90"));
   CHECK(has(c, "-I/inc"));
   CHECK(!has(c, "-lnccl"));
+  // /nccl/lib has no libnccl.so (the -dev symlink): link the runtime's soname.
   auto b = compile_flags(tc, "int kf_run;", Role::baseline);
-  CHECK(has(b, "-lnccl"));
+  CHECK(has(b, "-l:libnccl.so.2"));
   CHECK(has(b, "-rpath=/nccl/lib"));
+  {
+    std::string dir = std::filesystem::temp_directory_path() / "kf-nccl-XXXXXX";
+    REQUIRE(mkdtemp(dir.data()) != nullptr);
+    std::ofstream(dir + "/libnccl.so") << "";
+    Toolchain dev = tc;
+    dev.nccl_lib_dir = dir;
+    CHECK(has(compile_flags(dev, "int kf_run;", Role::baseline), "-lnccl"));
+    std::filesystem::remove_all(dir);
+  }
   CHECK(has(b, "-I/nccl/include"));
   auto a = compile_flags(tc, "// kf: sm_90a\nint kf_run;", Role::candidate);
   CHECK(has(a, "-gencode=arch=compute_90a,code=sm_90a"));
