@@ -7,51 +7,27 @@
 
 #include <sched.h>
 
+#include <kf/host.h>
 #include <kf/kf.h>
 
 namespace {
 
-uint32_t* g_arrived = nullptr;  // g_arrived[s]: the last barrier rank s has entered
-uint32_t g_epoch = 0;           // barriers entered by this rank; never reset
+kf::host::Barrier g_sync;  // see <kf/host.h>
 
-// Every rank announces `epoch` in every peer's slot, then waits for all slots to reach it.
-// `>=` (not `==`) because a fast peer may already have announced the next barrier.
-void barrier(const kf::Comm& comm) {
-  const uint32_t epoch = ++g_epoch;
-  for (int r = 0; r < comm.world; ++r)
-    std::atomic_ref<uint32_t>(comm.peer(g_arrived, r)[comm.rank]).store(epoch);
-  for (int r = 0; r < comm.world; ++r)
-    while (std::atomic_ref<uint32_t>(g_arrived[r]).load() < epoch) sched_yield();
-}
-
-float bf16_to_float(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-// Round to nearest, ties to even, as __float2bfloat16_rn does; NaN stays NaN.
-uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
+using kf::host::bf16_to_float;
+using kf::host::float_to_bf16;
 
 }  // namespace
 
 extern "C" int kf_setup(kf::Comm& comm, kf::Tensors&) {
-  g_arrived = comm.signals(kf::kMaxWorld);
-  return g_arrived ? 0 : 1;
+  return g_sync.setup(comm) ? 0 : 1;
 }
 
 extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const kf::Tensor& x = t["x"];
   kf::Tensor& y = t["y"];
   const size_t n = static_cast<size_t>(y.numel);
-  barrier(comm);  // every rank's x is ready
+  g_sync.wait(comm);  // every rank's x is ready
   if (x.dtype == kf::DType::bf16) {
     std::vector<float> acc(n, 0.0f);
     for (int r = 0; r < comm.world; ++r) {
@@ -68,6 +44,6 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
       for (size_t i = 0; i < n; ++i) out[i] += xr[i];
     }
   }
-  barrier(comm);  // nobody has x regenerated while a peer still reads it
+  g_sync.wait(comm);  // nobody has x regenerated while a peer still reads it
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <sched.h>
 
+#include <kf/host.h>
 #include <kf/kf.h>
 
 // Knobs (kforge's template search sets them with #defines in front): who moves the bytes
@@ -32,17 +33,7 @@ constexpr algo kAlgo = algo::KF_ALGO;
 constexpr size_t kChunk = KF_CHUNK_ELEMS;
 static_assert(kChunk > 0, "KF_CHUNK_ELEMS must be positive");
 
-// A counting barrier: one counter in rank 0's heap that only grows. Barrier number k
-// (from 1) is passed when it reaches k * world, so it never needs a reset.
-uint32_t* g_count = nullptr;
-uint32_t g_passed = 0;
-
-void sync_all(const kf::Comm& comm) {
-  std::atomic_ref<uint32_t> count(*comm.peer(g_count, 0));
-  const uint32_t target = ++g_passed * static_cast<uint32_t>(comm.world);
-  count.fetch_add(1);
-  while (count.load() < target) sched_yield();
-}
+kf::host::Barrier g_sync;  // see <kf/host.h>
 
 // Copies `bytes` in steps of kChunk elements of `elem` bytes.
 void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
@@ -50,27 +41,15 @@ void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
   for (size_t off = 0; off < bytes; off += step) std::memcpy(dst + off, src + off, std::min(step, bytes - off));
 }
 
-float to_float(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-uint16_t to_bf16(float f) {  // round to nearest even; NaN stays NaN
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
+using kf::host::bf16_to_float;
+using kf::host::float_to_bf16;
 
 float load(const void* p, size_t i, bool bf16) {
-  return bf16 ? to_float(static_cast<const uint16_t*>(p)[i]) : static_cast<const float*>(p)[i];
+  return bf16 ? bf16_to_float(static_cast<const uint16_t*>(p)[i]) : static_cast<const float*>(p)[i];
 }
 
 void store(void* p, size_t i, float v, bool bf16) {
-  if (bf16) static_cast<uint16_t*>(p)[i] = to_bf16(v);
+  if (bf16) static_cast<uint16_t*>(p)[i] = float_to_bf16(v);
   else static_cast<float*>(p)[i] = v;
 }
 
@@ -90,9 +69,9 @@ void* g_stage = nullptr;  // push: world slots of x's size, one per source rank
 }  // namespace
 
 extern "C" int kf_setup(kf::Comm& comm, kf::Tensors& t) {
-  g_count = comm.signals(1);
+  const bool synced = g_sync.setup(comm);
   if (kAlgo == algo::push) g_stage = comm.alloc(t["x"].bytes() * static_cast<size_t>(comm.world));
-  return g_count && (kAlgo == algo::pull || g_stage) ? 0 : 1;
+  return synced && (kAlgo == algo::pull || g_stage) ? 0 : 1;
 }
 
 extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
@@ -112,8 +91,8 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   } else {
     for (int r = 0; r < comm.world; ++r) src[r] = comm.peer(x.ptr<const char>(), r);
   }
-  sync_all(comm);  // pull: every x is ready; push: every slot of our staging buffer is written
+  g_sync.wait(comm);  // pull: every x is ready; push: every slot of our staging buffer is written
   sum_slots(y.data, src.data(), comm.world, static_cast<size_t>(x.numel), bf16);
-  sync_all(comm);  // nobody rewrites what we read before we have summed it
+  g_sync.wait(comm);  // nobody rewrites what we read before we have summed it
   return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <sched.h>
 
+#include <kf/host.h>
 #include <kf/kf.h>
 
 // Knobs (kforge's template search sets them with #defines in front): who moves the bytes
@@ -28,17 +29,7 @@ constexpr algo kAlgo = algo::KF_ALGO;
 constexpr size_t kChunk = KF_CHUNK_ELEMS;
 static_assert(kChunk > 0, "KF_CHUNK_ELEMS must be positive");
 
-// A counting barrier: one counter in rank 0's heap that only grows. Barrier number k
-// (from 1) is passed when it reaches k * world, so it never needs a reset.
-uint32_t* g_count = nullptr;
-uint32_t g_passed = 0;
-
-void sync_all(const kf::Comm& comm) {
-  std::atomic_ref<uint32_t> count(*comm.peer(g_count, 0));
-  const uint32_t target = ++g_passed * static_cast<uint32_t>(comm.world);
-  count.fetch_add(1);
-  while (count.load() < target) sched_yield();
-}
+kf::host::Barrier g_sync;  // see <kf/host.h>
 
 // Copies `bytes` in steps of kChunk elements of `elem` bytes.
 void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
@@ -49,21 +40,21 @@ void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
 }  // namespace
 
 extern "C" int kf_setup(kf::Comm& comm, kf::Tensors&) {
-  g_count = comm.signals(1);
-  return g_count ? 0 : 1;
+  const bool synced = g_sync.setup(comm);
+  return synced ? 0 : 1;
 }
 
 extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const kf::Tensor& x = t["x"];
   kf::Tensor& y = t["y"];
   const int root = static_cast<int>(t.iparam("root", 0));
-  sync_all(comm);
+  g_sync.wait(comm);
   if (kAlgo == algo::pull) {
     chunked_copy(y.ptr<char>(), comm.peer(x.ptr<const char>(), root), x.bytes(), 4);
   } else if (comm.rank == root) {
     for (int k = 1; k <= comm.world; ++k)
       chunked_copy(comm.peer(y.ptr<char>(), (root + k) % comm.world), x.ptr<const char>(), x.bytes(), 4);
   }
-  sync_all(comm);
+  g_sync.wait(comm);
   return 0;
 }
