@@ -14,16 +14,31 @@ mkdir -p "$out/j"
 build="${KF_BUILD_DIR:-build-gpu}"
 problems="${PROBLEMS:-all_reduce all_gather reduce_scatter all_to_all broadcast}"
 worlds="${WORLDS:-1 2 4}"
+# Which parts run (one call has 10 minutes): any of uva wrong deadlock deadline
+# solutions baselines latency; the table of world-1 timings always ends the output.
+parts=" ${PARTS:-uva wrong deadlock deadline solutions baselines latency} "
+want() { [[ "$parts" == *" $1 "* ]]; }
 
 echo "== machine ($(date -u +%Y-%m-%dT%H:%MZ))"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 nvidia-smi topo -m 2>&1 | head -5
+grep -E "^(PRETTY_NAME)=" /etc/os-release; ldd --version | head -1
 nvcc --version | tail -1; mpirun --version 2>&1 | head -1; cmake --version | head -1
 
 echo "== build"
 t0=$(date +%s)
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1; then
+# NCCL: the CUDA toolkit's when it has one, else the one PyTorch's pip packages carry.
+nccl=()
+if ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then
+  d=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+  if [ -n "$d" ] && [ -e "$d/include/nccl.h" ]; then
+    lib=$(ls "$d"/lib/libnccl.so* | head -1)
+    nccl=(-DNCCL_INCLUDE_DIR="$d/include" -DNCCL_LIBRARY="$lib")
+    echo "NCCL from $d ($(basename "$lib"))"
+  fi
+fi
+if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${nccl[@]}" >"$out/cmake.log" 2>&1; then
   tail -40 "$out/cmake.log"; exit 1
 fi
 if ! cmake --build "$build" -j "$(nproc)" --target kforge kforge-rank >"$out/build.log" 2>&1; then
@@ -52,25 +67,57 @@ print(f"{mark} {label:<34} {st:<13} rc={rc} {float(t1)-float(t0):5.1f}s  {v.get(
 PY
 }
 
+# Every kernel's build first, side by side on all cores, into the build cache the evals
+# then find (the eval-latency part measures cold builds with a cache of its own).
+echo "== builds (compile only, in parallel)"
+t0=$(date +%s)
+{
+  for p in $problems; do
+    echo "baseline $p --compile-only"
+    echo "eval $p problems/$p/examples/uva.cu --compile-only"
+    echo "eval $p tests/kernels/cuda/${p}_wrong.cu --compile-only"
+    for s in problems/$p/solution*.cu; do [ -f "$s" ] && echo "eval $p $s --compile-only"; done
+  done
+  echo "eval all_reduce tests/kernels/cuda/deadlock.cu --compile-only"
+  echo "eval all_reduce tests/kernels/cuda/deadline.cu --compile-only"
+} | xargs -P "$(nproc)" -I{} sh -c "\"$K\" {} >/dev/null 2>>\"$out/precompile.log\" || echo \"build failed: {}\""
+echo "builds done in $(( $(date +%s) - t0 )) s"
+
+if want uva; then
 echo "== simple UVA kernels (world 1 real; 2 and 4 emulated: correctness only)"
 for p in $problems; do
   for w in $worlds; do run "$p-uva-w$w" correct eval "$p" "problems/$p/examples/uva.cu" --world "$w"; done
 done
 run "all_reduce-uva-bf16-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16
 run "all_reduce-uva-bf16-w2" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 2
+fi
 
+if want wrong; then
 echo "== wrong kernels"
 for p in $problems; do
   for w in 1 2; do run "$p-wrong-w$w" mismatch eval "$p" "tests/kernels/cuda/${p}_wrong.cu" --world "$w"; done
 done
+fi
 
+if want deadlock; then
 echo "== deadlock, then the next eval on the same GPU"
 run "deadlock-w2" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --world 2 --call-limit 5
 echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes"
 run "after-deadlock-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
 run "deadlock-w1" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --call-limit 5
 run "after-deadlock-w1b" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 2
+fi
 
+if want deadline; then
+echo "== kf::wait's debug deadline (1 s) turns a planted deadlock into a crash naming rank and signal"
+for w in 1 2; do
+  run "deadline-w$w" crash eval all_reduce tests/kernels/cuda/deadline.cu --world "$w" --call-limit 20
+  python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print('   ', json.dumps(v)[:1500])" "$out/j/deadline-w$w.json"
+done
+run "after-deadline-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
+fi
+
+if want solutions; then
 echo "== expert solutions"
 for p in $problems; do
   for s in problems/$p/solution*.cu; do
@@ -79,13 +126,18 @@ for p in $problems; do
     for w in $worlds; do run "$p-$n-w$w" correct eval "$p" "$s" --world "$w"; done
   done
 done
+fi
 
+if want baselines; then
 echo "== NCCL baselines (world 1)"
 for p in $problems; do run "$p-baseline-w1" correct baseline "$p"; done
+fi
 
+if want latency; then
 echo "== eval latency"
 KFORGE="$K" bench/eval_latency.sh all_reduce problems/all_reduce/examples/uva.cu 1
 KFORGE="$K" bench/eval_latency.sh all_reduce problems/all_reduce/examples/uva.cu 2
+fi
 
 echo "== timings (world 1, full size): candidate vs NCCL"
 python3 - "$out/j" <<'PY'

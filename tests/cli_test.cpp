@@ -155,8 +155,10 @@ TEST_CASE("cli: every CUDA baseline, example and fault kernel builds for sm_90 (
     Run w = kforge(std::string("eval ") + p + " " + wrong + " --compile-only", env);
     CHECK_MESSAGE(w.code == 0, wrong, ": ", w.out);
   }
-  Run dl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/deadlock.cu --compile-only", env);
-  CHECK_MESSAGE(dl.code == 0, dl.out);
+  for (const char* f : {"deadlock.cu", "deadline.cu"}) {
+    Run dl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/" + f + " --compile-only", env);
+    CHECK_MESSAGE(dl.code == 0, f, ": ", dl.out);
+  }
 
   Run nccl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/rejected_nccl.cu --compile-only", env);
   CHECK(nccl.code == 1);
