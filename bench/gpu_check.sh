@@ -16,9 +16,24 @@ build="${KF_BUILD_DIR:-build-gpu}"
 problems="${PROBLEMS:-all_reduce all_gather reduce_scatter all_to_all broadcast}"
 worlds="${WORLDS:-1 2 4}"
 # Which parts run (one call has 10 minutes): any of uva wrong deadlock deadline
-# solutions baselines latency; the table of world-1 timings always ends the output.
-parts=" ${PARTS:-uva wrong deadlock deadline solutions baselines latency} "
+# solutions variants solve baselines mechanisms latency; the table of world-1 timings always ends the output.
+parts=" ${PARTS:-uva wrong deadlock deadline solutions variants solve baselines mechanisms latency} "
 want() { [[ "$parts" == *" $1 "* ]]; }
+
+# The expert kernels' mechanism and algorithm choices (the knobs the template search
+# sets), each written as a kernel with its #define in front: PROBLEM:NAME:DEFINES.
+variants="all_reduce:one_shot:KF_ALGO=one_shot all_reduce:two_shot:KF_ALGO=two_shot
+all_gather:tma:KF_MECH=tma all_gather:reg:KF_MECH=reg all_gather:ce:
+reduce_scatter:reg: all_to_all:push:KF_ALGO=push all_to_all:pull:KF_ALGO=pull
+broadcast:pull:KF_ALGO=pull broadcast:relay:KF_ALGO=relay broadcast:ce:"
+vdir=/tmp/kf-variants
+mkdir -p "$vdir"
+for v in $variants; do
+  IFS=: read -r p name defs <<<"$v"
+  src=problems/$p/solution.cu
+  [ "$name" = ce ] && src=problems/$p/solution_ce.cu
+  { [ -n "$defs" ] && echo "#define ${defs%%=*} ${defs#*=}"; cat "$src"; } >"$vdir/$p-$name.cu"
+done
 
 echo "== machine ($(date -u +%Y-%m-%dT%H:%MZ))"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
@@ -79,6 +94,7 @@ t0=$(date +%s)
     echo "eval $p tests/kernels/cuda/${p}_wrong.cu --compile-only"
     for s in problems/$p/solution*.cu; do [ -f "$s" ] && echo "eval $p $s --compile-only"; done
   done
+  for v in $variants; do IFS=: read -r p name _ <<<"$v"; echo "eval $p $vdir/$p-$name.cu --compile-only"; done
   echo "eval all_reduce tests/kernels/cuda/deadlock.cu --compile-only"
   echo "eval all_reduce tests/kernels/cuda/deadline.cu --compile-only"
 } | xargs -P "$(nproc)" -I{} sh -c "\"$K\" {} >/dev/null 2>>\"$out/precompile.log\" || echo \"build failed: {}\""
@@ -103,7 +119,7 @@ fi
 if want deadlock; then
 echo "== deadlock, then the next eval on the same GPU"
 run "deadlock-w2" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --world 2 --call-limit 5
-echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes"
+echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes $(ps -o pid=,stat= -C kforge-rank | tr '\n' ' ')"
 run "after-deadlock-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
 run "deadlock-w1" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --call-limit 5
 run "after-deadlock-w1b" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 2
@@ -118,6 +134,11 @@ done
 run "after-deadline-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
 fi
 
+if want baselines; then
+echo "== NCCL baselines (world 1)"
+for p in $problems; do run "$p-baseline-w1" correct baseline "$p"; done
+fi
+
 if want solutions; then
 echo "== expert solutions"
 for p in $problems; do
@@ -129,10 +150,39 @@ for p in $problems; do
 done
 fi
 
-if want baselines; then
-echo "== NCCL baselines (world 1)"
-for p in $problems; do run "$p-baseline-w1" correct baseline "$p"; done
+if want variants; then
+echo "== every mechanism and algorithm of the expert kernels, odd sizes (checked, not timed)"
+for v in $variants; do
+  IFS=: read -r p name _ <<<"$v"
+  k="$vdir/$p-$name.cu"
+  for w in $worlds; do
+    run "$p-$name-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
+    run "$p-$name-w$w-n1000003" correct eval "$p" "$k" --world "$w" --size small n=1000003 --no-time
+  done
+  run "$p-$name-w4-n1" correct eval "$p" "$k" --world 4 --size small n=1 --no-time
+  [ "$p" = all_reduce ] || [ "$p" = reduce_scatter ] && run "$p-$name-w2-bf16" correct eval "$p" "$k" --world 2 --size small dtype=bf16 n=1000003 --no-time
+done
 fi
+
+if want solve; then
+echo "== kforge solve with the builtin provider, then replay of its trajectory"
+for w in 2 1; do
+  "$K" solve all_reduce --model builtin --world "$w" --headless --max-turns 6 --out "$out/solve-w$w" >"$out/solve-w$w.jsonl" 2>"$out/solve-w$w.err"
+  echo "solve --world $w: rc=$? $(tail -1 "$out/solve-w$w.jsonl" | cut -c1-400)"
+  traj=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])['trajectory'])" "$out/solve-w$w.jsonl" 2>/dev/null)
+  if [ -n "$traj" ]; then
+    "$K" replay "$traj" >"$out/replay-w$w.txt" 2>&1
+    echo "replay --world $w: rc=$?"; tail -8 "$out/replay-w$w.txt"
+    cp "$traj" "$out/solve-w$w.trajectory.jsonl"
+  fi
+done
+fi
+
+if want mechanisms; then
+echo "== mechanisms within one GPU (bench/mechanisms.cu)"
+nvcc -O3 -std=c++17 -arch=sm_90 -I primitives/include -o /tmp/kf-mech bench/mechanisms.cu && /tmp/kf-mech | tee "$out/mechanisms.txt"
+fi
+
 
 if want latency; then
 echo "== eval latency"

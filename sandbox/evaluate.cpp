@@ -297,6 +297,7 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
     job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
     job.candidate_lib = cb.lib_path;
     job.baseline_lib = baseline_lib;
+    job.candidate_is_baseline = req.candidate_role == Role::baseline;
     job.shm_prefix = shm_base + "-" + inst.label;
     stage(fmt::format("running {} rank{}: {}", job.world, job.world == 1 ? "" : "s", inst.label));
     auto t1 = Clock::now();

@@ -99,6 +99,7 @@ void to_json(json& j, const Job& v) {
            {"dir", v.dir},
            {"candidate_lib", v.candidate_lib},
            {"baseline_lib", v.baseline_lib},
+           {"candidate_is_baseline", v.candidate_is_baseline},
            {"reference", v.reference},
            {"params", v.params},
            {"str_params", v.str_params},
@@ -123,6 +124,7 @@ void from_json(const json& j, Job& v) {
   opt(j, "dir", v.dir);
   opt(j, "candidate_lib", v.candidate_lib);
   opt(j, "baseline_lib", v.baseline_lib);
+  opt(j, "candidate_is_baseline", v.candidate_is_baseline);
   opt(j, "reference", v.reference);
   opt(j, "params", v.params);
   opt(j, "str_params", v.str_params);

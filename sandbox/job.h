@@ -61,6 +61,9 @@ struct Job {
   std::string dir;               // the run directory (absolute)
   std::string candidate_lib;     // absolute path of the candidate's .so
   std::string baseline_lib;      // absolute path of the baseline's .so; "" for none
+  // The candidate is a problem's baseline (`kforge baseline`): it gets the NCCL
+  // communicator a candidate never sees.
+  bool candidate_is_baseline = false;
   // Where expected outputs come from: "oracle" (CPU, double precision) or "baseline"
   // (the baseline's outputs on the same inputs). When the baseline cannot run (NCCL
   // refuses several ranks on one GPU), a rank falls back to the oracle and says so.

@@ -310,7 +310,10 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
       kill_rank(p);
       out->notes.push_back(fmt::format("rank pid {} was still alive after the job and was killed", p));
     }
-  wait_gone(pids, 2.0);
+  // A rank killed inside a kernel exits only once the driver has torn its GPU context
+  // down, which can take seconds; the next job should not start beside it.
+  if (!wait_gone(pids, 15.0))
+    out->notes.push_back("a rank was still exiting 15 s after the job ended (its GPU context being torn down)");
 
   // POSIX shared memory of the host backend: a killed rank cannot unlink its segments.
   // (and OpenMPI's segments, in their directory beside them).

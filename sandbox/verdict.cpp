@@ -125,7 +125,8 @@ std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
   return s;
 }
 
-std::string summarize(const Verdict& v) {
+namespace {
+std::string summarize_status(const Verdict& v) {
   const std::string& st = v.status;
   if (st == "rejected") {
     if (v.findings.empty()) return "rejected";
@@ -213,6 +214,27 @@ std::string summarize(const Verdict& v) {
     return s;
   }
   return st + (v.log.empty() ? "" : ": " + v.log.substr(0, v.log.find('\n')));
+}
+
+// The first line the kf primitives printed from the device before trapping (a wait
+// past its deadline names rank, slot and peer): the cause behind a bare "unspecified
+// launch failure".
+std::string kf_device_line(const std::string& log) {
+  for (size_t start = 0; start < log.size();) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    if (log.compare(start, 4, "kf: ") == 0) return log.substr(start, end - start);
+    start = end + 1;
+  }
+  return "";
+}
+}  // namespace
+
+std::string summarize(const Verdict& v) {
+  std::string s = summarize_status(v);
+  if (v.status != "crash") return s;
+  std::string line = kf_device_line(v.log);
+  return line.empty() ? s : s + "; the device printed: " + line;
 }
 
 void flag_suspicious(Verdict* v) {

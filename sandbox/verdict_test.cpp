@@ -63,6 +63,27 @@ TEST_CASE("verdict: crash names rank, signal and phase") {
   CHECK(summarize(v) == "crash: rank 1 died with signal 11 (SIGSEGV) in check, trial 0 call 0");
 }
 
+TEST_CASE("verdict: a crash after kf::wait's deadline carries the line the device printed") {
+  // What the H200 gave for tests/kernels/cuda/deadline.cu at world 2 (bench/RESULTS.md).
+  Verdict v;
+  v.status = "crash";
+  Failure f;
+  f.kind = "crash";
+  f.who = "candidate";
+  f.phase = "check";
+  f.message = "CUDA error after kf_run (trial 0 call 0): cudaDeviceSynchronize: unspecified launch failure";
+  v.failures = {f};
+  v.failure_ranks = {0};
+  v.log = "kf: rank 0 timed out after 1000 ms waiting for signal slot 0 from rank 1 at 0x7f17: expected >= 1, seen 0 "
+          "(block 0, thread 0)\nkforge-rank 0: CUDA error after kf_run; aborting the job\n";
+  std::string s = summarize(v);
+  CHECK(s.find("crash: rank 0: CUDA error after kf_run") == 0);
+  CHECK(s.find("; the device printed: kf: rank 0 timed out after 1000 ms waiting for signal slot 0 from rank 1") !=
+        std::string::npos);
+  v.log = "kforge-rank 0: CUDA error after kf_run; aborting the job\n";  // no kf line: nothing added
+  CHECK(summarize(v).find("device printed") == std::string::npos);
+}
+
 TEST_CASE("verdict: correct with times, speedup, busbw and roofline") {
   Verdict v;
   v.status = "correct";

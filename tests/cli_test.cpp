@@ -88,6 +88,11 @@ TEST_CASE("cli: bad input exits 2 with a message that names it") {
   Run badworld = kforge("eval all_reduce --backend host --world 0");
   CHECK(badworld.code == 2);
 
+  // A parameter given twice (here once positionally, once through --size) is refused.
+  Run twice = kforge("eval all_reduce --backend host n=1 --size n=7");
+  CHECK(twice.code == 2);
+  CHECK(twice.out.find("n is given twice (n=1 and n=7)") != std::string::npos);
+
   // A .cu cannot run without a GPU: the message says what can be done instead.
   Run cu = kforge("eval all_reduce " + kRoot + "/problems/all_reduce/examples/uva.cu --backend host");
   CHECK(cu.code == 2);

@@ -90,7 +90,11 @@ Outcome bootstrap(Ctx& c) {
   c.report.device = c.be->device();
   c.report.emulated = c.be->emulated();
   c.base_runs = !job.baseline_lib.empty() && c.be->baseline_can_run();
-  if (c.base_runs && job.backend == "cuda") {
+  if (job.candidate_is_baseline && !c.be->baseline_can_run())
+    return internal(c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
+                                   "ranks on one GPU; run it with --world {} or less here",
+                                   c.local_size, c.be->device_count(), c.be->device_count()));
+  if ((c.base_runs || job.candidate_is_baseline) && job.backend == "cuda") {
     Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
     if ((o = agree(o)) != kOk) return o;
   }

@@ -144,6 +144,7 @@ void build_views(Ctx& c) {
   c.comm_cand = m;
   c.comm_base = m;
   c.comm_base.nccl_ = c.be->nccl();
+  if (c.job.candidate_is_baseline) c.comm_cand.nccl_ = c.be->nccl();
 }
 
 Outcome run_setups(Ctx& c) {

@@ -1,6 +1,7 @@
 // kforge: the command line. Subcommands live in src/cli/cmd_*.cpp; this file only
 // parses arguments and dispatches. Exit codes: see src/cli/commands.h and the README.
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -110,6 +111,17 @@ int main(int argc, char** argv) {
         sizes.push_back(s);
     }
     a->sizes = sizes;
+    // One value per parameter: a second would silently win over the first.
+    std::map<std::string, std::string> seen;
+    for (auto& o : a->overrides) {
+      std::string name = o.substr(0, o.find('='));
+      if (seen.count(name)) {
+        fmt::print(stderr, "kforge: {} is given twice ({} and {}): give each parameter once; "
+                   "for several sizes, run the command once per size\n", name, seen[name], o);
+        return false;
+      }
+      seen[name] = o;
+    }
     return true;
   };
 
