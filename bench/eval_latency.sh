@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench/eval_latency.sh [PROBLEM] [KERNEL] [WORLD]: where the seconds of one whole
-# `kforge eval` go: a cold compile (empty build cache), then the same eval cached.
+# `kforge eval` go: cold (empty build cache: candidate and baseline both compiled), the
+# same eval twice cached, then "new" (an edited kernel: only the candidate compiles, the
+# baseline is cached; what each turn of a solve costs).
 # Prints each run's stages (from the verdict's "seconds") and its wall time.
 # Usage on the GPU machine: bench/eval_latency.sh all_reduce problems/all_reduce/examples/uva.cu 1
 set -euo pipefail
@@ -12,9 +14,14 @@ kernel="${2:-$root/problems/$problem/examples/$ex}"
 world="${3:-1}"
 export KFORGE_CACHE="$(mktemp -d)/cache"   # a cold cache for the first run
 out="$(mktemp -d)"
-for run in cold cached cached; do
+for run in cold cached cached new; do
+  k="$kernel"
+  if [ "$run" = new ]; then  # the same kernel with one more line: a new cache key
+    k="$out/edited.${kernel##*.}"
+    { cat "$kernel"; echo "// edited $(date +%s%N)"; } >"$k"
+  fi
   t0=$(date +%s.%N)
-  "$kforge" eval "$problem" "$kernel" --world "$world" --json >"$out/$run.json" || true
+  "$kforge" eval "$problem" "$k" --world "$world" --json >"$out/$run.json" || true
   t1=$(date +%s.%N)
   python3 - "$out/$run.json" "$run" "$t0" "$t1" <<'PY'
 import json, sys
