@@ -16,8 +16,9 @@ build="${KF_BUILD_DIR:-build-gpu}"
 problems="${PROBLEMS:-all_reduce all_gather reduce_scatter all_to_all broadcast}"
 worlds="${WORLDS:-1 2 4}"
 # Which parts run (one call has 10 minutes): any of uva wrong deadlock deadline
-# solutions variants solve baselines mechanisms latency; the table of world-1 timings always ends the output.
-parts=" ${PARTS:-uva wrong deadlock deadline solutions variants solve baselines mechanisms latency} "
+# baselines solutions variants solve tune sweep mechanisms latency; the table of
+# world-1 timings always ends the output.
+parts=" ${PARTS:-uva wrong deadlock deadline baselines solutions variants solve tune sweep mechanisms latency} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 
 # The expert kernels' mechanism and algorithm choices (the knobs the template search
@@ -154,6 +155,7 @@ if want variants; then
 echo "== every mechanism and algorithm of the expert kernels, odd sizes (checked, not timed)"
 for v in $variants; do
   IFS=: read -r p name _ <<<"$v"
+  [[ " $problems " == *" $p "* ]] || continue
   k="$vdir/$p-$name.cu"
   for w in $worlds; do
     run "$p-$name-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
@@ -176,6 +178,19 @@ for w in 2 1; do
     cp "$traj" "$out/solve-w$w.trajectory.jsonl"
   fi
 done
+fi
+
+if want tune; then
+echo "== kforge tune (the builtin template search alone), world 1"
+for p in all_reduce all_gather; do
+  "$K" tune "$p" --world 1 --budget 8 --out "$out/tune-$p-best.cu" >"$out/tune-$p.txt" 2>&1
+  echo "tune $p: rc=$?"; tail -14 "$out/tune-$p.txt"
+done
+fi
+
+if want sweep; then
+echo "== bench/collectives_sweep.sh at world 1 (one GPU: no NVLink traffic; proves the script, not the speed)"
+SIZES="${SWEEP_SIZES:-4096 1048576 268435456}" KFORGE="$K" OUT="$out" bash bench/collectives_sweep.sh 1
 fi
 
 if want mechanisms; then

@@ -95,8 +95,11 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     g.y.ptr[k] = comm.peer(t["y"].ptr<float>(), (comm.rank + k) % comm.world);
   g.n = x.numel;
   g.epoch = kf::next_epoch();
-  g.tma = config::kMech == mech::tma && kf::aligned16(g.x);
-  for (int k = 0; k < comm.world; ++k) g.tma = g.tma && kf::aligned16(g.y[k] + comm.rank * g.n);
+  // Every rank must launch the same grid: the barriers pair block b with block b of each
+  // peer. So the TMA decision may not depend on this rank's chunk offset (rank * n):
+  // TMA needs every rank's chunk on 16 bytes, i.e. n % 4 == 0 (the heaps are symmetric).
+  g.tma = config::kMech == mech::tma && g.n % 4 == 0 && kf::aligned16(g.x);
+  for (int k = 0; k < comm.world; ++k) g.tma = g.tma && kf::aligned16(g.y[k]);
   const int64_t tiles = g.tma ? g.n / config::kTile : 0;
   const int blocks = tiles > 0 ? static_cast<int>(kf::min64(tiles, config::kMaxBlocks))
                                : kf::grid_for(g.n / 4, config::kThreads, config::kMaxBlocks);
