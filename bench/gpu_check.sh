@@ -36,32 +36,8 @@ for v in $variants; do
   { [ -n "$defs" ] && echo "#define ${defs%%=*} ${defs#*=}"; cat "$src"; } >"$vdir/$p-$name.cu"
 done
 
-echo "== machine ($(date -u +%Y-%m-%dT%H:%MZ))"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
-nvidia-smi topo -m 2>&1 | head -5
-grep -E "^(PRETTY_NAME)=" /etc/os-release; ldd --version | head -1
-nvcc --version | tail -1; mpirun --version 2>&1 | head -1; cmake --version | head -1
-
-echo "== build"
-t0=$(date +%s)
-gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-# NCCL: the CUDA toolkit's when it has one, else the one PyTorch's pip packages carry.
-nccl=()
-if ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then
-  d=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
-  if [ -n "$d" ] && [ -e "$d/include/nccl.h" ]; then
-    lib=$(ls "$d"/lib/libnccl.so* | head -1)
-    nccl=(-DNCCL_INCLUDE_DIR="$d/include" -DNCCL_LIBRARY="$lib")
-    echo "NCCL from $d ($(basename "$lib"))"
-  fi
-fi
-if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${nccl[@]}" >"$out/cmake.log" 2>&1; then
-  tail -40 "$out/cmake.log"; exit 1
-fi
-if ! cmake --build "$build" -j "$(nproc)" --target kforge kforge-rank >"$out/build.log" 2>&1; then
-  grep -B2 -A6 -E "error|Error" "$out/build.log" | head -80; exit 1
-fi
-echo "built in $(( $(date +%s) - t0 )) s"
+# The machine, then kforge built for it (bench/gpu_build.sh).
+source bench/gpu_build.sh || exit 1
 K="$build/kforge"
 export KFORGE_RUNS="$out/runs"
 
