@@ -229,6 +229,9 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
       v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
     if (!meaningful) add_note(v, job.backend == "cuda" ? "emulated ranks: times are not a speed measurement"
                                                       : job.backend + " backend: times are not a speed measurement");
+    if (job.timing == "batched")
+      add_note(v, fmt::format("timing: batched, nccl-tests' method ({} samples of back-to-back calls, no L2 "
+                              "flush between them)", rr.candidate.n));
   }
   flag_suspicious(v);
   return true;

@@ -109,6 +109,7 @@ void to_json(json& j, const Job& v) {
            {"calls", v.calls},
            {"stagger_ms", v.stagger_ms},
            {"time", v.time},
+           {"timing", v.timing},
            {"warmup", v.warmup},
            {"iters", v.iters},
            {"verify_every", v.verify_every},
@@ -134,6 +135,7 @@ void from_json(const json& j, Job& v) {
   opt(j, "calls", v.calls);
   opt(j, "stagger_ms", v.stagger_ms);
   opt(j, "time", v.time);
+  opt(j, "timing", v.timing);
   opt(j, "warmup", v.warmup);
   opt(j, "iters", v.iters);
   opt(j, "verify_every", v.verify_every);

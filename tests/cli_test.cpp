@@ -146,6 +146,26 @@ TEST_CASE("cli: baseline times the host baseline; CPU times get no busbw or spee
   CHECK(text.out.find("roofline") != std::string::npos);
 }
 
+TEST_CASE("cli: --timing batched times batches of back-to-back calls, as nccl-tests does") {
+  // 12 calls a side in batches: min(12, 5) = 5 samples of ceil(12 / 5) = 3 calls.
+  Run b = kforge("baseline all_reduce --backend host --world 2 --iters 12 --timing batched --json");
+  REQUIRE_MESSAGE(b.code == 0, b.out);
+  nlohmann::json v = json_of(b);
+  CHECK(v["status"] == "correct");
+  CHECK(v["candidate_time"]["n"].get<int>() == 5);
+  CHECK(v["notes"].dump().find("timing: batched, nccl-tests' method (5 samples") != std::string::npos);
+  // Fewer iterations than batches: one call a sample. The candidate is checked after
+  // every batch as well, so a batched eval still says correct only for correct outputs.
+  Run e = kforge("eval all_reduce --backend host --world 2 --size small --iters 3 --timing batched --json");
+  REQUIRE_MESSAGE(e.code == 0, e.out);
+  nlohmann::json ev = json_of(e);
+  CHECK(ev["candidate_time"]["n"].get<int>() == 3);
+  CHECK(ev["baseline_time"]["n"].get<int>() == 3);
+  Run bad = kforge("eval all_reduce --backend host --timing sometimes");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("--timing") != std::string::npos);
+}
+
 TEST_CASE("cli: every CUDA baseline, example and fault kernel builds for sm_90 (compile only)") {
   // A fresh cache: each source really goes through nvcc on this machine.
   std::string cache = temp_dir("cache");

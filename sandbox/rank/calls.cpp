@@ -8,15 +8,18 @@
 namespace sandbox::rank {
 
 Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
-               double limit_s, bool restart, double* ms) {
+               double limit_s, bool restart, double* ms, int calls) {
   EntryFn fn = setup ? lib.setup : lib.run;
   if (!fn) return kOk;
   const char* name = setup ? "kf_setup" : "kf_run";
-  // Fresh copies: a call that scribbles on its Tensor or Comm structs cannot break the
-  // next one.
-  c.items = c.pristine;
-  c.tensors.items = c.items.data();
-  c.comm_call = lib.who == "baseline" ? c.comm_base : c.comm_cand;
+  if (setup || calls < 1) calls = 1;
+  // Fresh copies before every call: a call that scribbles on its Tensor or Comm structs
+  // cannot break the next one.
+  auto fresh = [&] {
+    c.items = c.pristine;
+    c.tensors.items = c.items.data();
+    c.comm_call = lib.who == "baseline" ? c.comm_base : c.comm_cand;
+  };
   std::string err;
   status_set(phase, detail, true, limit_s, restart);
   if (ms && !c.be->timer_start(&err)) {
@@ -24,8 +27,13 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
     add_failure(c, "crash", lib.who, phase, "before " + std::string(name) + ": " + err);
     return kFatal;
   }
-  int rc = fn(c.comm_call, c.tensors);
+  int rc = 0;
+  for (int i = 0; i < calls && rc == 0; ++i) {
+    fresh();
+    rc = fn(c.comm_call, c.tensors);
+  }
   bool ok = ms ? c.be->timer_stop(ms, &err) : c.be->synchronize(&err);
+  if (ok && ms) *ms /= calls;
   status_set(phase, detail, false, limit_s, false);
   if (!ok) {
     add_failure(c, "crash", lib.who, phase,

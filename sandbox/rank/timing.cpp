@@ -1,6 +1,8 @@
 // sandbox/rank/timing.cpp: see timing.h.
 #include "timing.h"
 
+#include <algorithm>
+
 #include <mpi.h>
 
 #include <fmt/format.h>
@@ -14,13 +16,17 @@
 namespace sandbox::rank {
 
 namespace {
-// One timed (or warm-up) call of `lib` on the inputs of `seed`.
-Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, const std::string& detail, double* ms) {
+constexpr int kTimingBatches = 5;  // samples of timing "batched"
+
+// One timed (or warm-up) sample of `lib` on the inputs of `seed`: one call behind a
+// barrier with L2 flushed, or (batched) `calls` calls back to back.
+Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail, double* ms) {
   std::string err;
-  if (!prepare(c, seed, &err) || !c.be->flush_l2(&err) || !c.be->synchronize(&err))
+  bool flush = calls == 1;
+  if (!prepare(c, seed, &err) || (flush && !c.be->flush_l2(&err)) || !c.be->synchronize(&err))
     return device_error(c, "time", "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  return invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, ms);
+  return invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, ms, calls);
 }
 }  // namespace
 
@@ -36,22 +42,33 @@ Outcome run_timing(Ctx& c) {
     if (o == kFatal || (o = agree(o)) != kOk) return o;
   }
   status_set("time", "start", false, job.limits.time_s);  // one window for the whole loop
-  const int iters = job.iters > 0 ? job.iters : 0;
-  const int every = job.verify_every > 0 ? job.verify_every : iters;
+  // isolated: `iters` samples of one call after `warmup` single calls. batched: up to
+  // kTimingBatches samples of `per` calls each (iters in all) after one batch of
+  // `warmup` calls.
+  const bool batched = job.timing == "batched";
+  const int total = job.iters > 0 ? job.iters : 0;
+  const int iters = batched ? std::min(total, kTimingBatches) : total;
+  const int per = batched && iters > 0 ? (total + iters - 1) / iters : 1;
+  const int warmup = batched ? (job.warmup > 0 ? 1 : 0) : job.warmup;
+  const int warm_calls = batched ? job.warmup : 1;
+  const int every = batched ? 1 : job.verify_every > 0 ? job.verify_every : iters;
   std::vector<double> cand_ms(iters, 0.0), base_ms(iters, 0.0);
   int verified = 0;
-  for (int it = -job.warmup; it < iters; ++it) {
-    int k = (it + job.warmup) % 2;
-    std::string tag = it < 0 ? fmt::format("warmup {}", it + job.warmup) : fmt::format("iter {}", it);
+  for (int it = -warmup; it < iters; ++it) {
+    int k = (it + warmup) % 2;
+    std::string tag = it < 0 ? fmt::format("warmup {}", it + warmup)
+                      : batched ? fmt::format("batch {} of {} calls", it, per)
+                                : fmt::format("iter {}", it);
+    const int calls = it < 0 ? warm_calls : per;
     double ms = 0;
     Outcome o = kOk;
     if (c.base_runs) {
-      o = timed_call(c, c.base, seeds[k], "baseline " + tag, &ms);
+      o = timed_call(c, c.base, seeds[k], calls, "baseline " + tag, &ms);
       if (o == kFatal) return o;
       if (it >= 0) base_ms[it] = ms;
     }
     if (o == kOk) {
-      o = timed_call(c, c.cand, seeds[k], "candidate " + tag, &ms);
+      o = timed_call(c, c.cand, seeds[k], calls, "candidate " + tag, &ms);
       if (o == kFatal) return o;
       if (it >= 0) cand_ms[it] = ms;
     }

@@ -53,6 +53,7 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     // Only the last instance is timed: it is the one whose speed is reported.
     si.job.time = !cfg.no_time && &size == &sizes.back();
     si.job.iters = cfg.iters > 0 ? cfg.iters : (cfg.backend == "host" ? 10 : si.job.iters);
+    if (!cfg.timing.empty()) si.job.timing = cfg.timing;
     si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (cfg.backend == "host" ? 2 : si.job.warmup);
     if (cfg.trials > 0) si.job.trials = cfg.trials;
     if (cfg.call_limit_s > 0) si.job.limits.call_s = cfg.call_limit_s;

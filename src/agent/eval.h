@@ -26,6 +26,7 @@ struct EvalConfig {
   std::vector<std::string> sizes;      // default: small then full
   std::vector<std::string> overrides;  // PARAM=V
   int iters = 0;                       // 0: the default (host: 10)
+  std::string timing;                  // "" or "isolated": one call at a time; "batched"
   int warmup = -1;                     // -1: the default (host: 2)
   int trials = 0;                      // 0: the default
   uint64_t seed = 42;

@@ -116,6 +116,7 @@ int cmd_eval(const EvalArgs& a) {
   cfg.sizes = a.sizes;
   cfg.overrides = a.overrides;
   cfg.iters = a.iters;
+  cfg.timing = a.timing;
   cfg.warmup = a.warmup;
   cfg.trials = a.trials;
   cfg.seed = a.seed;

@@ -26,6 +26,7 @@ struct EvalArgs {
   bool no_time = false;
   std::string backend;  // cuda | host | "" (detect)
   int iters = 0;        // 0: the default
+  std::string timing;   // --timing: isolated (default) or batched
   int warmup = -1;
   int trials = 0;
   uint64_t seed = 42;

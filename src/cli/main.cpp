@@ -25,6 +25,10 @@ void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
   app->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")
       ->check(CLI::IsMember({"cuda", "host"}));
   app->add_option("--iters", a->iters, "timed iterations per side (default 50)");
+  app->add_option("--timing", a->timing,
+                  "isolated (default: each call alone, behind a barrier, L2 flushed) or batched "
+                  "(nccl-tests' method: back-to-back calls between two events)")
+      ->check(CLI::IsMember({"isolated", "batched"}));
   app->add_option("--warmup", a->warmup, "warm-up iterations per side (default 5)");
   app->add_option("--trials", a->trials, "checking trials (default 2, 3 calls each)");
   app->add_option("--seed", a->seed, "base seed of the random inputs (default 42)");
