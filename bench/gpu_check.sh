@@ -2,9 +2,12 @@
 # bench/gpu_check.sh: the sandbox's checks and timings on a GPU machine, in one go.
 # Builds kforge there, then for each problem evaluates the simple UVA kernel at world 1,
 # 2 and 4 (2 and 4 are emulated on one GPU: correctness only), a wrong kernel, a
-# deadlocking kernel followed at once by a good one on the same GPU, the expert
-# solutions, the NCCL baselines, and the eval-latency benchmark.
-# Writes every verdict as JSON under $OUT/j/ and prints a table.
+# deadlocking kernel followed at once by a good one on the same GPU, kf::wait's debug
+# deadline, the NCCL baselines, the expert solutions and every mechanism variant of
+# them at odd sizes, `kforge solve` with the builtin provider and its replay, `kforge
+# tune`, the world-1 sweep, the mechanism microbenchmark and the eval-latency benchmark.
+# Writes every verdict as JSON under $OUT/j/ and prints a table. On the lent machine:
+#   bash bench/gpu_deps.sh .debs && PARTS="uva wrong ..." bash bench/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
