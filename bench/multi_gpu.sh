@@ -12,7 +12,9 @@
 # Sizes follow nccl-tests: all_reduce and broadcast count the per-rank buffer, the others
 # the whole gathered array. WORLD defaults to the number of GPUs; more ranks than GPUs is
 # emulation and measures nothing (kforge says so in every verdict).
-# On the lent machine: bash bench/gpu_deps.sh .debs && bash bench/multi_gpu.sh 8
+# On the lent machine: bash bench/gpu_deps.sh .debs && bash bench/multi_gpu.sh 8, one part
+# or two a call; then tar $OUT (the device tool brings back 8 files) and record the
+# output in bench/RESULTS.md.
 set -u
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
