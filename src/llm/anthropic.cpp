@@ -202,31 +202,13 @@ bool AnthropicProvider::attempt(const Request& req, bool stream, Reply* reply, E
   hr.headers = {"Content-Type: application/json", "anthropic-version: " + cfg_.anthropic_version};
   if (!key.empty()) hr.headers.push_back("x-api-key: " + key);
   hr.body = anthropic_request_body(cfg_, req, stream);
-  hr.connect_timeout_s = cfg_.timeouts.connect_s;
-  hr.idle_timeout_s = cfg_.timeouts.idle_s;
-  hr.idle_before_first_byte = stream;
-  hr.total_timeout_s = cfg_.timeouts.total_s;
   Reply r;
   AnthropicStream st(req);
-  SseParser parser;
   std::string raw;
-  std::vector<SseEvent> events;
-  if (stream)
-    hr.on_body = [&](const char* p, size_t n) {
-      raw.append(p, n);
-      events.clear();
-      parser.feed(std::string_view(p, n), &events);
-      for (const SseEvent& ev : events) st.on_event(ev, &r);
-    };
   HttpResponse resp;
-  bool got = http_post(hr, &resp);
-  ++reply->attempts;
-  *headers = resp.headers;
-  if (!got) {
-    if (resp.body.empty()) resp.body = raw;
-    *err = error_from_fault(resp, ctx_);
+  if (!post_once(cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); },
+                 &raw, &resp, reply, headers, err))
     return false;
-  }
   if (resp.status < 200 || resp.status >= 300) {
     ApiError api = anthropic_parse_error(resp.body);
     // A spend limit (429, error.details.error_code enforced_spend_limit_reached) and a

@@ -59,6 +59,33 @@ bool run_with_retries(const ProviderConfig& cfg, const Request& req, const Attem
 
 namespace llm {
 
+bool post_once(const ProviderConfig& cfg, const CallContext& ctx, HttpRequest hr, bool stream,
+               const std::function<void(const SseEvent&)>& on_event, std::string* raw,
+               HttpResponse* resp, Reply* reply, Headers* headers, Error* err) {
+  hr.connect_timeout_s = cfg.timeouts.connect_s;
+  hr.idle_timeout_s = cfg.timeouts.idle_s;
+  hr.idle_before_first_byte = stream;
+  hr.total_timeout_s = cfg.timeouts.total_s;
+  SseParser parser;
+  std::vector<SseEvent> events;
+  raw->clear();
+  if (stream)
+    hr.on_body = [&](const char* p, size_t n) {
+      raw->append(p, n);
+      events.clear();
+      parser.feed(std::string_view(p, n), &events);
+      for (const SseEvent& ev : events) on_event(ev);
+    };
+  bool got = http_post(hr, resp);
+  ++reply->attempts;
+  *headers = resp->headers;
+  if (!got) {
+    if (resp->body.empty()) resp->body = *raw;
+    *err = error_from_fault(*resp, ctx);
+  }
+  return got;
+}
+
 void account_cost(const ProviderConfig& cfg, Reply* reply) {
   reply->cost_usd = 0;
   reply->cost_note.clear();

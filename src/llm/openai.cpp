@@ -180,31 +180,13 @@ bool OpenAIProvider::attempt(const Request& req, std::string* max_field, bool st
     hr.headers = {"Content-Type: application/json"};
     if (!key.empty()) hr.headers.push_back("Authorization: Bearer " + key);
     hr.body = openai_request_body(cfg_, req, *max_field, stream);
-    hr.connect_timeout_s = cfg_.timeouts.connect_s;
-    hr.idle_timeout_s = cfg_.timeouts.idle_s;
-    hr.idle_before_first_byte = stream;
-    hr.total_timeout_s = cfg_.timeouts.total_s;
     Reply r;
     OpenAIStream st(req);
-    SseParser parser;
-    std::string raw;  // the stream's bytes, for messages and for servers that ignore stream
-    std::vector<SseEvent> events;
-    if (stream)
-      hr.on_body = [&](const char* p, size_t n) {
-        raw.append(p, n);
-        events.clear();
-        parser.feed(std::string_view(p, n), &events);
-        for (const SseEvent& ev : events) st.on_event(ev, &r);
-      };
+    std::string raw;
     HttpResponse resp;
-    bool got = http_post(hr, &resp);
-    ++reply->attempts;
-    *headers = resp.headers;
-    if (!got) {
-      if (resp.body.empty()) resp.body = raw;
-      *err = error_from_fault(resp, ctx_);
+    if (!post_once(cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); },
+                   &raw, &resp, reply, headers, err))
       return false;
-    }
     if (resp.status < 200 || resp.status >= 300) {
       ApiError api = openai_parse_error(resp.body);
       // The two names of the output cap: some models take only the new one, some
