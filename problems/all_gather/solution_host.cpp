@@ -32,12 +32,7 @@ constexpr size_t kChunk = KF_CHUNK_ELEMS;
 static_assert(kChunk > 0, "KF_CHUNK_ELEMS must be positive");
 
 kf::host::Barrier g_sync;  // see <kf/host.h>
-
-// Copies `bytes` in steps of kChunk elements of `elem` bytes.
-void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
-  const size_t step = kChunk * elem;
-  for (size_t off = 0; off < bytes; off += step) std::memcpy(dst + off, src + off, std::min(step, bytes - off));
-}
+using kf::host::chunked_copy;
 
 }  // namespace
 
@@ -55,10 +50,10 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     const int s = (comm.rank + k) % comm.world;
     if (kAlgo == algo::pull)
       chunked_copy(y.ptr<char>() + static_cast<size_t>(s) * bytes, comm.peer(x.ptr<const char>(), s),
-                   bytes, 4);
+                   bytes, kChunk * 4);
     else
       chunked_copy(comm.peer(y.ptr<char>(), s) + static_cast<size_t>(comm.rank) * bytes,
-                   x.ptr<const char>(), bytes, 4);
+                   x.ptr<const char>(), bytes, kChunk * 4);
   }
   g_sync.wait(comm);
   return 0;

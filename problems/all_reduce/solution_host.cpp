@@ -34,35 +34,7 @@ constexpr size_t kChunk = KF_CHUNK_ELEMS;
 static_assert(kChunk > 0, "KF_CHUNK_ELEMS must be positive");
 
 kf::host::Barrier g_sync;  // see <kf/host.h>
-
-// Copies `bytes` in steps of kChunk elements of `elem` bytes.
-void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
-  const size_t step = kChunk * elem;
-  for (size_t off = 0; off < bytes; off += step) std::memcpy(dst + off, src + off, std::min(step, bytes - off));
-}
-
-using kf::host::bf16_to_float;
-using kf::host::float_to_bf16;
-
-float load(const void* p, size_t i, bool bf16) {
-  return bf16 ? bf16_to_float(static_cast<const uint16_t*>(p)[i]) : static_cast<const float*>(p)[i];
-}
-
-void store(void* p, size_t i, float v, bool bf16) {
-  if (bf16) static_cast<uint16_t*>(p)[i] = float_to_bf16(v);
-  else static_cast<float*>(p)[i] = v;
-}
-
-// out[i] = sum over r of src[r][i] for i in [0, n), in rank order (the same bits on every
-// rank), kChunk elements at a time.
-void sum_slots(void* out, const void* const* src, int world, size_t n, bool bf16) {
-  for (size_t b = 0; b < n; b += kChunk)
-    for (size_t i = b; i < std::min(n, b + kChunk); ++i) {
-      float s = 0;
-      for (int r = 0; r < world; ++r) s += load(src[r], i, bf16);
-      store(out, i, s, bf16);
-    }
-}
+using kf::host::chunked_copy;
 
 void* g_stage = nullptr;  // push: world slots of x's size, one per source rank
 
@@ -85,14 +57,14 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     for (int k = 1; k <= comm.world; ++k) {  // peers first, starting after us
       const int d = (comm.rank + k) % comm.world;
       chunked_copy(comm.peer(stage, d) + static_cast<size_t>(comm.rank) * x.bytes(),
-                   x.ptr<const char>(), x.bytes(), elem);
+                   x.ptr<const char>(), x.bytes(), kChunk * elem);
     }
     for (int r = 0; r < comm.world; ++r) src[r] = stage + static_cast<size_t>(r) * x.bytes();
   } else {
     for (int r = 0; r < comm.world; ++r) src[r] = comm.peer(x.ptr<const char>(), r);
   }
   g_sync.wait(comm);  // pull: every x is ready; push: every slot of our staging buffer is written
-  sum_slots(y.data, src.data(), comm.world, static_cast<size_t>(x.numel), bf16);
+  kf::host::sum_slots(y.data, src.data(), comm.world, static_cast<size_t>(x.numel), bf16, kChunk);
   g_sync.wait(comm);  // nobody rewrites what we read before we have summed it
   return 0;
 }

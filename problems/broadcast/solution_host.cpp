@@ -30,12 +30,7 @@ constexpr size_t kChunk = KF_CHUNK_ELEMS;
 static_assert(kChunk > 0, "KF_CHUNK_ELEMS must be positive");
 
 kf::host::Barrier g_sync;  // see <kf/host.h>
-
-// Copies `bytes` in steps of kChunk elements of `elem` bytes.
-void chunked_copy(char* dst, const char* src, size_t bytes, size_t elem) {
-  const size_t step = kChunk * elem;
-  for (size_t off = 0; off < bytes; off += step) std::memcpy(dst + off, src + off, std::min(step, bytes - off));
-}
+using kf::host::chunked_copy;
 
 }  // namespace
 
@@ -50,10 +45,11 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const int root = static_cast<int>(t.iparam("root", 0));
   g_sync.wait(comm);
   if (kAlgo == algo::pull) {
-    chunked_copy(y.ptr<char>(), comm.peer(x.ptr<const char>(), root), x.bytes(), 4);
+    chunked_copy(y.ptr<char>(), comm.peer(x.ptr<const char>(), root), x.bytes(), kChunk * 4);
   } else if (comm.rank == root) {
     for (int k = 1; k <= comm.world; ++k)
-      chunked_copy(comm.peer(y.ptr<char>(), (root + k) % comm.world), x.ptr<const char>(), x.bytes(), 4);
+      chunked_copy(comm.peer(y.ptr<char>(), (root + k) % comm.world), x.ptr<const char>(), x.bytes(),
+                   kChunk * 4);
   }
   g_sync.wait(comm);
   return 0;

@@ -1,9 +1,11 @@
 // kf/host.h: helpers for host-backend candidates (plain C++ over the POSIX shared-memory
-// heap, see <kf/kf.h>): a barrier across ranks that never needs a reset, and bf16
-// conversions. GPU candidates synchronize with <kf/signal.cuh> instead.
+// heap, see <kf/kf.h>): a barrier across ranks that never needs a reset, bf16
+// conversions, and the copy and sum loops of the expert host kernels. GPU candidates
+// synchronize with <kf/signal.cuh> instead.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -49,6 +51,36 @@ inline uint16_t float_to_bf16(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
+}
+
+// Copies `bytes` in steps of `step` bytes (the host templates' chunk knob: it changes the
+// access pattern, never the result).
+inline void chunked_copy(char* dst, const char* src, size_t bytes, size_t step) {
+  for (size_t off = 0; off < bytes; off += step)
+    std::memcpy(dst + off, src + off, bytes - off < step ? bytes - off : step);
+}
+
+// Element i of an fp32 or bf16 tensor, as float; and back.
+inline float load(const void* p, size_t i, bool bf16) {
+  return bf16 ? bf16_to_float(static_cast<const uint16_t*>(p)[i]) : static_cast<const float*>(p)[i];
+}
+inline void store(void* p, size_t i, float v, bool bf16) {
+  if (bf16)
+    static_cast<uint16_t*>(p)[i] = float_to_bf16(v);
+  else
+    static_cast<float*>(p)[i] = v;
+}
+
+// out[i] = sum over r of src[r][i] for i < n, in float and in rank order (the same bits on
+// every rank), `chunk` elements at a time.
+inline void sum_slots(void* out, const void* const* src, int world, size_t n, bool bf16,
+                      size_t chunk) {
+  for (size_t b = 0; b < n; b += chunk)
+    for (size_t i = b; i < n && i < b + chunk; ++i) {
+      float s = 0;
+      for (int r = 0; r < world; ++r) s += load(src[r], i, bf16);
+      store(out, i, s, bf16);
+    }
 }
 
 }  // namespace kf::host
