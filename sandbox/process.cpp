@@ -3,6 +3,8 @@
 // whole group when any of them says so.
 #include "process.h"
 
+#include "interrupt.h"
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -289,7 +291,11 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
       exited = true;
       break;
     }
-    if (spec.limit_s > 0 && since(t0) > spec.limit_s) {
+    if (int sig = interrupt_signal()) {
+      out->interrupted = sig;
+      out->killed = true;
+      out->kill_reason = "interrupted by " + signal_name(sig);
+    } else if (spec.limit_s > 0 && since(t0) > spec.limit_s) {
       out->timed_out = true;
       out->killed = true;
       char buf[64];

@@ -30,7 +30,8 @@ struct ProcessResult {
   int exit_code = -1;        // when it exited normally
   int signal = 0;            // when a signal ended it (SIGKILL after a kill, too)
   bool timed_out = false;    // limit_s passed
-  bool killed = false;       // by the limit or by poll
+  bool killed = false;       // by the limit, by poll, or by an interrupt
+  int interrupted = 0;       // the signal that asked kforge to stop (interrupt.h), or 0
   std::string kill_reason;   // poll's reason, or "time limit of N s"
   std::string output;        // stdout+stderr, head and tail when over output_cap
   size_t elided_bytes = 0;   // bytes dropped from the middle of output

@@ -1,9 +1,11 @@
 #include "process.h"
+#include "interrupt.h"
 
 #include <doctest/doctest.h>
 
 #include <csignal>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -150,4 +152,26 @@ TEST_CASE("process: a kill reaches descendants in process groups of their own") 
   std::istringstream(r.output) >> grandchild;
   REQUIRE(grandchild > 0);
   CHECK(wait_gone({grandchild}, 5));
+}
+
+TEST_CASE("process: an interrupt kills the child's whole tree, a setsid grandchild too") {
+  // The grandchild leaves the process group; the kill still finds it through /proc.
+  ProcessSpec s = sh("setsid sleep 100 & echo $!; sleep 100");
+  s.limit_s = 30;
+  std::thread later([] {
+    usleep(300 * 1000);
+    request_interrupt(SIGTERM);
+  });
+  ProcessResult r;
+  std::string err;
+  REQUIRE(run_process(s, &r, &err));
+  later.join();
+  clear_interrupt();
+  CHECK(r.killed);
+  CHECK(r.interrupted == SIGTERM);
+  CHECK(r.kill_reason == "interrupted by SIGTERM");
+  CHECK(r.seconds < 30);
+  int grandchild = atoi(r.output.c_str());
+  REQUIRE(grandchild > 0);
+  CHECK(wait_gone({grandchild}, 5.0));
 }
