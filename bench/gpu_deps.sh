@@ -17,6 +17,8 @@ packages=(
   libevent-openssl-2.1-7 libpmix2 libfabric1 libucx0 libibverbs1 ibverbs-providers
   librdmacm1 libpsm2-2 libpsm-infinipath1 libnuma1 libmunge2 libnl-3-200 libnl-route-3-200
   libpciaccess0 libltdl7 ocl-icd-libopencl1 libxml2 libicu72
+  # bubblewrap: the sandbox every candidate, compile and agent command runs in
+  bubblewrap libcap2 libselinux1 libpcre2-8-0
   # headers kforge compiles against
   nlohmann-json3-dev libfmt-dev libfmt9 doctest-dev libcli11-dev
   # libcurl (the LLM providers) and what it loads, for a machine without it
@@ -36,7 +38,7 @@ fi
 
 dir="${1:?usage: bench/gpu_deps.sh DIR (a folder of .deb files; see --fetch)}"
 if command -v mpirun >/dev/null 2>&1 && [ -e /usr/include/nlohmann/json.hpp ] &&
-   [ -e /usr/include/fmt/core.h ] && [ -e /usr/include/CLI/CLI.hpp ]; then
+   [ -e /usr/include/fmt/core.h ] && [ -e /usr/include/CLI/CLI.hpp ] && command -v bwrap >/dev/null 2>&1; then
   echo "gpu_deps: this machine has what kforge needs; nothing unpacked"
   exit 0
 fi

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "confine.h"
 #include "process.h"
 #include "sha256.h"
 #include "symbols.h"
@@ -59,6 +60,25 @@ std::vector<std::string> base_env(const std::string& tmpdir) {
   std::string ld = env_entry("LD_LIBRARY_PATH");
   if (!ld.empty()) env.push_back(ld);
   return env;
+}
+
+// Where the compiler may read: the toolchain (under /usr, or the install root of a
+// compiler elsewhere), kforge's headers, NCCL's for a baseline, and the cache entry it
+// writes into.
+Confinement compiler_jail(const Toolchain& tc, const std::string& compiler, const std::string& dir,
+                          Role role) {
+  Confinement c;
+  c.read_only = {tc.include_dir};
+  std::error_code ec;
+  fs::path real = fs::canonical(compiler, ec);
+  if (!ec && real.string().rfind("/usr/", 0) != 0) c.read_only.push_back(real.parent_path().parent_path().string());
+  if (role == Role::baseline)
+    for (const std::string& d : {tc.nccl_include, tc.nccl_lib_dir})
+      if (!d.empty()) c.read_only.push_back(d);
+  c.writable = {dir};
+  c.memory_bytes = uint64_t{8} << 30;
+  c.max_pids = 256;
+  return c;
 }
 
 // `<compiler> --version`, once per compiler per process: part of the cache key.
@@ -274,8 +294,14 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
     spec.limit_s = tc.limit_s;
     spec.output_cap = 256 << 10;
     for (auto& a : spec.argv) out->command += (out->command.empty() ? "" : " ") + a;
+    // The compiler reads what the source names (#include of any path, #embed, an error
+    // that quotes a line): it sees the toolchain, kforge's headers and this entry only.
+    Confinement jail = compiler_jail(tc, compiler, dir, role);
+    Confined confined;
+    if (!confined.prepare(jail, &spec, err)) return false;
     ProcessResult r;
     bool started = run_process(spec, &r, err);
+    ConfinedRun cr = confined.finish();
     fs::remove_all(tmp_dir, ec);
     if (!started) {
       fs::remove(tmp_src, ec);
@@ -292,6 +318,9 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
         char buf[96];
         snprintf(buf, sizeof buf, "%s took longer than %g s", tool.c_str(), tc.limit_s);
         out->log = std::string(buf) + "\n" + out->log;
+      } else if (cr.oom_killed) {
+        out->log = tool + " went past its memory limit of " + std::to_string(jail.memory_bytes >> 20) +
+                   " MiB\n" + out->log;
       } else if (r.signal) {
         out->log = tool + " died with " + signal_name(r.signal) + "\n" + out->log;
       }

@@ -90,6 +90,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   for (auto& t : job.tensors)
     if (t.output) v->tolerances.push_back({t.name, t.atol, t.rtol});
   for (auto& n : run.notes) add_note(v, n);
+  if (!run.isolation.empty()) add_note(v, "sandbox: " + run.isolation);
 
   // Everything the ranks reported.
   std::vector<std::string> sandbox_errors;
@@ -111,6 +112,16 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   }
   std::string mpirun_tail = tail_lines(run.output, 40);
 
+  // 0. The job's memory limit: the kernel's OOM killer ended a process of it, and what
+  //    the others did next (a peer waiting forever, mpirun's abort) follows from that.
+  if (run.oom_killed) {
+    v->status = "crash";
+    v->log = fmt::format("out of memory: the job went past its limit of {} MiB of host memory (all "
+                         "ranks together) and the kernel ended it; allocate less (KFORGE_MEMORY_MIB "
+                         "raises the limit)",
+                         run.memory_bytes >> 20);
+    return true;
+  }
   // 1. A rank that died by a signal left a crash file: the clearest story, even when the
   //    watchdog then found its peers waiting for it.
   if (!run.crashes.empty()) {
@@ -119,8 +130,9 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     v->log = mpirun_tail;
     return true;
   }
+  if (run.lingering) add_note(v, run.kill_reason);
   // 2. The watchdog.
-  if (run.killed_by_watchdog || (run.signal != 0 && !run.stuck.empty())) {
+  if (!run.lingering && (run.killed_by_watchdog || (run.signal != 0 && !run.stuck.empty()))) {
     v->status = "timeout";
     v->limit_s = run.limit_s;
     for (auto& s : run.stuck) v->stuck.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
@@ -131,7 +143,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     v->log = run.kill_reason + (mpirun_tail.empty() ? "" : "\n" + mpirun_tail);
     return true;
   }
-  if (!run.kill_reason.empty()) {  // mpirun's own hard limit
+  if (!run.lingering && !run.kill_reason.empty()) {  // mpirun's own hard limit
     v->status = "timeout";
     v->limit_s = run.limit_s;
     for (auto& s : run.statuses)
@@ -201,7 +213,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     v->log = mpirun_tail;
     return true;
   }
-  if (run.exit_code != 0) {
+  if (run.exit_code != 0 && !run.lingering) {
     *err = fmt::format("mpirun exited with code {} although every rank reported success:\n{}",
                        run.exit_code, mpirun_tail);
     return false;

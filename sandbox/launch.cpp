@@ -13,7 +13,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "process.h"
+#include "secrets.h"
 
 extern char** environ;
 
@@ -29,14 +31,6 @@ long long now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-bool looks_secret(const std::string& name) {
-  std::string up = name;
-  std::transform(up.begin(), up.end(), up.begin(), ::toupper);
-  for (const char* w : {"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"})
-    if (up.find(w) != std::string::npos) return true;
-  return false;
 }
 
 void set_env(std::vector<std::string>* env, const std::string& kv) {
@@ -86,6 +80,16 @@ std::string describe(const RankStatus& s) {
 }
 
 }  // namespace
+
+// How long after every rank said "done" the job may take to end (MPI_Finalize, mpirun's
+// teardown: well under a second when nothing holds it).
+constexpr double kLingerS = 3.0;
+
+uint64_t LaunchOptions::default_job_memory() {
+  if (const char* e = std::getenv("KFORGE_MEMORY_MIB"); e && atol(e) > 0)
+    return static_cast<uint64_t>(atol(e)) << 20;
+  return uint64_t{16} << 30;
+}
 
 std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_multicast,
                                       const std::vector<std::string>& extra_env) {
@@ -183,6 +187,9 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
   if (!write_json_file(job.dir + "/job.json", nlohmann::json(job), err)) return false;
 
   const std::string binary_name = fs::path(opt.rank_binary).filename().string();
+  // Under bubblewrap the job has its own PID namespace (its status files name pids of
+  // that namespace, not ours) and its own /dev/shm.
+  const bool private_shm = isolation_mode() == "bwrap";
   const Limits& lim = job.limits;
   auto t0 = Clock::now();
   auto last_check = t0 - std::chrono::seconds(1);
@@ -198,6 +205,16 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
     for (int r = 0; r < job.world; ++r) all.push_back(read_rank_status(job.dir, r));
     double limit = 0;
     std::string why;
+    // All done, yet still running: something the candidate started keeps mpirun waiting.
+    long long done_since = 0;
+    for (auto& s : all) done_since = s.present && s.phase == "done" && done_since >= 0 ? std::max(done_since, s.since_ms) : -1;
+    if (done_since > 0 && nms - done_since > 1000 * kLingerS) {
+      out->lingering = true;
+      *reason = fmt::format("every rank had finished {:.1f} s before, but a process the candidate started "
+                            "kept the job open; it was killed",
+                            (nms - done_since) / 1000.0);
+      return true;
+    }
     for (auto& s : all) {
       if (s.present && s.limit_s > 0 && nms > s.since_ms + static_cast<long long>(1000 * s.limit_s)) {
         stuck.push_back(s);
@@ -230,16 +247,19 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
     out->stuck = stuck;
     out->limit_s = limit;
     for (auto& s : all)
-      if (s.present && s.pid > 0 && is_rank_process(s.pid, binary_name)) kill_rank(s.pid);
+      if (!private_shm && s.present && s.pid > 0 && is_rank_process(s.pid, binary_name)) kill_rank(s.pid);
     *reason = why;
     return true;
   };
 
   // OpenMPI's shared-memory segments go where the job's cleanup finds them: a rank killed
-  // by the watchdog cannot unlink its own, and /dev/shm would fill up over a sweep.
-  std::string shm_name = job.shm_prefix.empty() ? "" : (job.shm_prefix[0] == '/' ? job.shm_prefix.substr(1) : job.shm_prefix);
+  // by the watchdog cannot unlink its own, and /dev/shm would fill up over a sweep. In
+  // bubblewrap's sandbox /dev/shm is the job's own and goes with it.
+  std::string shm_name = job.shm_prefix.empty() || private_shm ? "" : (job.shm_prefix[0] == '/' ? job.shm_prefix.substr(1) : job.shm_prefix);
   LaunchOptions o = opt;
-  if (shm_name.size() >= 6 && fs::is_directory("/dev/shm")) {
+  if (private_shm) {
+    o.mca.push_back({"btl_vader_backing_directory", "/dev/shm"});
+  } else if (shm_name.size() >= 6 && fs::is_directory("/dev/shm")) {
     std::string backing = "/dev/shm/" + shm_name + "-mpi";
     if (fs::create_directories(backing, ec) || fs::is_directory(backing))
       o.mca.push_back({"btl_vader_backing_directory", backing});
@@ -254,8 +274,28 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
   spec.limit_s = lim.total_s > 0 ? lim.total_s + opt.slack_s : 0;
   spec.output_cap = opt.output_cap;
   spec.poll = watchdog;
+  Confinement jail;
+  jail.read_only = {opt.rank_binary, job.candidate_lib};
+  if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
+  jail.writable = {job.dir};
+  jail.gpu = job.backend == "cuda";
+  jail.memory_bytes = opt.memory_bytes;
+  jail.max_pids = opt.max_pids;
+  Confined confined;
+  if (!confined.prepare(jail, &spec, err)) return false;
   ProcessResult pr;
   if (!run_process(spec, &pr, err)) return false;
+  // A rank killed inside a kernel exits only once the driver has torn its GPU context
+  // down, which can take seconds; the next job should not start beside it.
+  if (!wait_gone(pr.killed_pids, 15.0))
+    out->notes.push_back("a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
+  ConfinedRun cr = confined.finish();
+  out->oom_killed = cr.oom_killed;
+  out->memory_bytes = opt.memory_bytes;
+  out->isolation = cr.how;
+  if (cr.leftovers_killed > 0)
+    out->notes.push_back(fmt::format("{} process(es) of the job were still running after it and were killed",
+                                     cr.leftovers_killed));
 
   out->exit_code = pr.exit_code;
   out->signal = pr.signal;
@@ -304,14 +344,14 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
     }
   }
 
-  // No rank may outlive its job.
+  // No rank may outlive its job. (Confined, the pids in the status files are the
+  // sandbox's own, not ours: its PID namespace and cgroup ended every process in it.)
+  if (private_shm) pids.clear();
   for (int p : pids)
     if (is_rank_process(p, binary_name)) {
       kill_rank(p);
       out->notes.push_back(fmt::format("rank pid {} was still alive after the job and was killed", p));
     }
-  // A rank killed inside a kernel exits only once the driver has torn its GPU context
-  // down, which can take seconds; the next job should not start beside it.
   if (!wait_gone(pids, 15.0))
     out->notes.push_back("a rank was still exiting 15 s after the job ended (its GPU context being torn down)");
 

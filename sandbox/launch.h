@@ -5,6 +5,7 @@
 // overstays its phase, never reports, or the job runs past its total limit.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,12 @@ struct LaunchOptions {
   bool allow_multicast = false;         // else NCCL_NVLS_ENABLE=0 and friends are forced
   double slack_s = 10;                  // past limits.total_s, the hard stop of mpirun
   size_t output_cap = 1 << 20;
+  // The whole job's memory (mpirun and every rank, host memory only) and process count:
+  // past them the job ends as a crash that says so (confine.h). KFORGE_MEMORY_MIB sets
+  // the first.
+  uint64_t memory_bytes = default_job_memory();
+  int max_pids = 4096;  // threads count: a CUDA rank has dozens
+  static uint64_t default_job_memory();
 };
 
 // A rank's last status file (status/rank<R>).
@@ -46,6 +53,9 @@ struct RunResult {
   int exit_code = -1;  // mpirun's
   int signal = 0;
   bool killed_by_watchdog = false;
+  // Every rank had finished, but the job did not end: a process the candidate started
+  // held it open (mpirun waits for its output). Killed; the ranks' reports stand.
+  bool lingering = false;
   std::string kill_reason;            // "rank 1 stuck in check (trial 0 call 0) for 10.2 s ..."
   std::vector<RankStatus> stuck;      // the ranks that made the watchdog kill
   double limit_s = 0;                 // the limit they overran
@@ -54,6 +64,9 @@ struct RunResult {
   std::vector<std::optional<RankReport>> reports;    // rank<R>.json, by rank
   std::optional<RunReport> result;                   // result.json
   std::vector<std::string> notes;     // e.g. a rank found alive after the job, and killed
+  bool oom_killed = false;            // the job's memory limit was hit (confine.h)
+  uint64_t memory_bytes = 0;          // that limit
+  std::string isolation;              // how the job was confined, for the record
   std::string output;                 // mpirun's output (head and tail)
   double seconds = 0;
 };

@@ -190,7 +190,7 @@ std::vector<int> descendants(int pid) {
   return out;
 }
 
-void kill_tree(int pid) {
+std::vector<int> kill_tree(int pid) {
   std::vector<int> tree = descendants(pid);
   pid_t self_group = getpgrp();
   killpg(pid, SIGKILL);
@@ -199,6 +199,8 @@ void kill_tree(int pid) {
     pid_t g = getpgid(p);
     if (g == p && g != self_group) killpg(g, SIGKILL);
   }
+  tree.push_back(pid);
+  return tree;
 }
 
 bool wait_gone(const std::vector<int>& pids, double timeout_s) {
@@ -210,6 +212,31 @@ bool wait_gone(const std::vector<int>& pids, double timeout_s) {
     if (since(t0) > timeout_s) return false;
     usleep(5000);
   }
+}
+
+std::vector<int> processes_naming(const std::string& needle) {
+  std::vector<int> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    int pid = atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(needle) != std::string::npos && process_alive(pid)) out.push_back(pid);
+  }
+  closedir(d);
+  return out;
+}
+
+bool wait_none_naming(const std::string& needle, double timeout_s) {
+  auto t0 = Clock::now();
+  while (!processes_naming(needle).empty()) {
+    if (since(t0) > timeout_s) return false;
+    usleep(10000);
+  }
+  return true;
 }
 
 bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) {
@@ -276,7 +303,7 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
   bool exited = false;
   int status = 0;
   auto kill_group = [&] { killpg(pid, SIGKILL); };
-  auto kill_all = [&] { kill_tree(pid); };
+  auto kill_all = [&] { out->killed_pids = kill_tree(pid); };
 
   while (!exited) {
     if (pipe_open) {

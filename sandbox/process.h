@@ -33,6 +33,7 @@ struct ProcessResult {
   bool killed = false;       // by the limit, by poll, or by an interrupt
   int interrupted = 0;       // the signal that asked kforge to stop (interrupt.h), or 0
   std::string kill_reason;   // poll's reason, or "time limit of N s"
+  std::vector<int> killed_pids;  // every process a kill signalled (to wait for them)
   std::string output;        // stdout+stderr, head and tail when over output_cap
   size_t elided_bytes = 0;   // bytes dropped from the middle of output
   double seconds = 0;
@@ -51,11 +52,20 @@ std::vector<int> descendants(int pid);
 
 // SIGKILL pid's process group and every descendant (and the groups they lead), found
 // before any of them dies so that none is reparented out of sight first.
-void kill_tree(int pid);
+// Returns the pids it signalled.
+std::vector<int> kill_tree(int pid);
 
 // Waits up to timeout_s for every pid to be gone (SIGKILL is delivered asynchronously:
 // a process may run for a moment after killpg returns). True when all are gone.
 bool wait_gone(const std::vector<int>& pids, double timeout_s);
+
+// Every live process whose command line (arguments joined by spaces) contains needle.
+// A run's processes name its directory: this finds them whatever PID namespace they
+// report their pids in.
+std::vector<int> processes_naming(const std::string& needle);
+
+// Waits up to timeout_s until no live process names needle; true when none does.
+bool wait_none_naming(const std::string& needle, double timeout_s);
 
 // "SIGSEGV" for 11; "signal N" for one without a name.
 std::string signal_name(int sig);

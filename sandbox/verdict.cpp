@@ -180,7 +180,7 @@ std::string summarize_status(const Verdict& v) {
     }
     int r = -1;
     if (const Failure* f = first_failure(v, &r)) return "crash: " + describe_failure(*f, r, v);
-    return "crash";
+    return v.log.empty() ? "crash" : "crash: " + v.log.substr(0, v.log.find('\n'));
   }
   if (st == "correct") {
     std::string s = "correct";

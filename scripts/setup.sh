@@ -18,6 +18,7 @@ need_cmd cmake cmake
 need_cmd g++ g++
 need_cmd mpirun openmpi-bin
 need_cmd nm binutils
+need_cmd bwrap bubblewrap
 need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/include/x86_64-linux-gnu/openmpi/mpi.h /usr/include/openmpi/mpi.h /usr/include/mpi.h
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
 need_file libfmt-dev /usr/include/fmt/core.h

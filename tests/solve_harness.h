@@ -64,6 +64,8 @@ class Harness {
   ~Harness() { fs::remove_all(dir_); }
 
   const std::string& dir() const { return dir_; }
+  // "K=V" added to kforge's environment after the test's own (e.g. more fake keys).
+  std::vector<std::string> extra_env;
 
   // Runs `kforge ARGS` with the scrubbed test environment; waits at most limit_s.
   int kforge(const std::vector<std::string>& args, std::string* output, double limit_s = 300) {
@@ -86,6 +88,11 @@ class Harness {
     spec.env.push_back("KFORGE_CACHE=/tmp/kforge-solve-tests-cache");
     spec.env.push_back("OPENAI_API_KEY=sk-test-not-a-real-key");
     spec.env.push_back("ANTHROPIC_API_KEY=sk-test-not-a-real-key");
+    for (auto& kv : extra_env) {
+      std::string prefix = kv.substr(0, kv.find('=') + 1);
+      std::erase_if(spec.env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+      spec.env.push_back(kv);
+    }
     spec.limit_s = limit_s;
     sandbox::ProcessResult r;
     std::string err;

@@ -11,22 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/confine.h"
 #include "sandbox/launch.h"
 #include "sandbox/process.h"
+#include "sandbox/secrets.h"
+#include "suite/paths.h"
 
 namespace agent {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool looks_secret(const std::string& name) {
-  std::string up = name;
-  for (auto& c : up) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
-  for (const char* w : {"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"})
-    if (up.find(w) != std::string::npos) return true;
-  return false;
-}
 
 void set_env(std::vector<std::string>* env, const std::string& kv) {
   std::string prefix = kv.substr(0, kv.find('=') + 1);
@@ -85,6 +80,32 @@ bool write_file(const std::string& path, const std::string& text, std::string* e
     return false;
   }
   return true;
+}
+
+// What an agent command sees: its workspace (read-write), kforge's three programs and its
+// primitives (the headers and their docs), and of each problem only the files a nested
+// `kforge eval` needs: never a solution, an example or a test kernel.
+sandbox::Confinement agent_jail(const std::string& workspace, const std::string& kforge_bin,
+                                double timeout_s) {
+  sandbox::Confinement c;
+  c.writable = {workspace};
+  suite::Paths paths = suite::default_paths();
+  std::string bin_dir = fs::path(kforge_bin.empty() ? self_exe() : kforge_bin).parent_path().string();
+  for (const char* exe : {"kforge", "kforge-rank", "kforge-confine"}) c.read_only.push_back(bin_dir + "/" + exe);
+  if (!kforge_bin.empty()) c.read_only.push_back(kforge_bin);
+  c.read_only.push_back(paths.rank_binary);
+  c.read_only.push_back(fs::path(paths.include_dir).parent_path().string());  // primitives/
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(paths.problems_dir, ec)) {
+    if (!e.is_directory()) continue;
+    for (const char* f : {"problem.json", "baseline.cu", "baseline_host.cpp", "oracle.cpp"})
+      c.read_only.push_back((e.path() / f).string());
+  }
+  c.gpu = suite::detect_backend() == "cuda";
+  c.memory_bytes = sandbox::LaunchOptions::default_job_memory();
+  c.max_pids = 4096;
+  c.cpu_s = std::ceil(timeout_s) + 60;
+  return c;
 }
 
 }  // namespace
@@ -186,79 +207,43 @@ bool BashEnv::init(const std::string& workspace, const std::vector<std::string>&
   }
   for (const auto& kv : extra_env) {
     size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || looks_secret(kv.substr(0, eq))) continue;
+    if (eq == std::string::npos || eq == 0 || sandbox::looks_secret(kv.substr(0, eq))) continue;
     if (kv.rfind("KFORGE_BIN=", 0) == 0 || kv.rfind("KFORGE_CONFINE=", 0) == 0) continue;
     set_env(&env_, kv);
   }
 
-  confine_ = get_env(extra_env, "KFORGE_CONFINE");
-  bool no_confine = confine_ == "none";
-  if (no_confine) confine_.clear();
-  for (const std::string& base : {kforge_bin, self})
-    if (!no_confine && confine_.empty() && !base.empty()) {
-      std::string c = (fs::path(base).parent_path() / "kforge-confine").string();
-      if (executable(c)) confine_ = c;
-    }
-  if (!confine_.empty() && !executable(confine_)) {
-    *err = "KFORGE_CONFINE=" + confine_ + " is not an executable";
+  jail_ = agent_jail(workspace_, kforge_bin, timeout_s_);
+  std::string why;
+  std::string mode = sandbox::isolation_mode(&why);
+  if (mode == "unavailable") {
+    *err = why;
     return false;
   }
-  landlock_ = false;
-  if (confine_.empty()) {
-    isolation_ = no_confine ? "rlimits (ulimit); no Landlock: KFORGE_CONFINE=none"
-                            : "rlimits (ulimit); no Landlock: kforge-confine not found beside kforge";
-  } else {
-    // Ask the helper once whether Landlock holds here, so every command need not say.
-    sandbox::ProcessSpec spec;
-    spec.argv = {confine_, "--probe", "--write", workspace_, "--write", "/dev"};
-    spec.env = env_;
-    spec.limit_s = 10;
-    sandbox::ProcessResult pr;
-    std::string perr;
-    if (sandbox::run_process(spec, &pr, &perr) && pr.exit_code == 0) {
-      landlock_ = true;
-      isolation_ = "landlock: writes only beneath " + workspace_ + ", /dev; rlimits";
-    } else {
-      std::string why = pr.output;
-      while (!why.empty() && isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
-      isolation_ = "rlimits; no Landlock (" + (perr.empty() ? why : perr) + ")";
-    }
-  }
+  isolation_ = mode == "bwrap" ? "bwrap: reads only the toolchain, kforge and the problems' public files; "
+                                 "writes only beneath " + workspace_ + "; no network; no kforge process in view"
+               : mode == "nested" ? "inside kforge's sandbox already"
+                                  : "NOT confined (" + why + ")";
   return true;
 }
 
 BashResult BashEnv::run(const std::string& command) {
   BashResult r;
-  long cpu_s = static_cast<long>(std::ceil(timeout_s_)) + 60;
-  const long fsize_mib = 1024;
   sandbox::ProcessSpec spec;
-  if (!confine_.empty()) {
-    spec.argv = {confine_, "--cpu", std::to_string(cpu_s), "--fsize-mib", std::to_string(fsize_mib)};
-    if (landlock_)
-      for (const std::string& w : {workspace_, std::string("/dev")}) {
-        spec.argv.push_back("--write");
-        spec.argv.push_back(w);
-      }
-    for (const char* a : {"--", "bash", "-c"}) spec.argv.push_back(a);
-    spec.argv.push_back(command);
-  } else {
-    // No helper: the limits from a shell that then becomes the command's own shell. Soft
-    // and hard both, so the command cannot raise them again (unless it is root).
-    spec.argv = {"bash", "-c",
-                 fmt::format("ulimit -c 0 && ulimit -f {} && ulimit -t {} && exec bash -c \"$1\"",
-                             fsize_mib * 1024, cpu_s),
-                 "kforge-bash", command};
-  }
+  spec.argv = {"bash", "-c", command};
   spec.env = env_;
   spec.cwd = workspace_;
   spec.limit_s = timeout_s_;
   spec.output_cap = 2 * kElideKeep;  // the capture keeps exactly the head and tail we show
   sandbox::ProcessResult pr;
   std::string err;
-  if (!sandbox::run_process(spec, &pr, &err)) {
+  sandbox::Confined confined;
+  if (!confined.prepare(jail_, &spec, &err) || !sandbox::run_process(spec, &pr, &err)) {
     r.output = "kforge: cannot run the command: " + err;
     return r;
   }
+  if (confined.finish().oom_killed)
+    pr.output += fmt::format("\n[kforge: the command went past its memory limit of {} MiB and was killed]\n",
+                             jail_.memory_bytes >> 20);
   r.returncode = pr.signal ? 128 + pr.signal : pr.exit_code;
   r.timed_out = pr.timed_out;
   r.output = elide(pr.output, pr.elided_bytes, &r.elided_chars);

@@ -10,16 +10,20 @@
 //    <ws>/.kforge, so `kforge eval PROBLEM kernel.cu` works inside;
 //  - stdin /dev/null, stdout+stderr together, its own process group, and the whole tree
 //    SIGKILLed at the time limit;
-//  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU (timeout + 60 s per process);
-//  - with kforge-confine beside kforge and a kernel with Landlock: writes only beneath
-//    the workspace and /dev (reads stay allowed everywhere). isolation() says which.
-// Not enforced: reads outside the workspace, network access, a process that leaves the
-// process group with setsid and outlives a command that exits on its own.
+//  - the sandbox of sandbox/confine.h: bubblewrap with its own PID, network and mount
+//    namespaces, a read-only view of the toolchain, kforge's programs, primitives/ and
+//    of each problem only problem.json, the baselines and the oracle (no solution, no
+//    example), writes only beneath the workspace, no network (loopback of its own), no
+//    kforge process in sight (so no /proc/<pid>/environ with a key), a cgroup memory
+//    and pids limit where the OS allows, RLIMIT_CPU (timeout + 60 s per process), and
+//    death with kforge. isolation() says what held.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "sandbox/confine.h"
 
 namespace agent {
 
@@ -45,22 +49,21 @@ class BashEnv {
  public:
   // Creates the workspace (and <ws>/.kforge/{bin,tmp,runs,cache}) and the kforge wrapper.
   // extra_env entries "K=V" are set last (never one that looks secret); KFORGE_BIN names
-  // the real kforge (default: this process when it is kforge) and KFORGE_CONFINE the
-  // confinement helper (default: kforge-confine beside KFORGE_BIN or this process;
-  // "none": rlimits from bash's ulimit only, no Landlock).
+  // the real kforge (default: this process when it is kforge). False (with *err) when
+  // the sandbox cannot be had (confine.h says how to get it).
   bool init(const std::string& workspace, const std::vector<std::string>& extra_env,
             double timeout_s, std::string* err);
   BashResult run(const std::string& command);
   const std::string& workspace() const { return workspace_; }
-  // "landlock: writes only beneath <ws>, /dev; rlimits" or why not; for the record.
+  // "bwrap: reads only ..." or why not; for the record.
   const std::string& isolation() const { return isolation_; }
   const std::vector<std::string>& env() const { return env_; }
 
  private:
-  std::string workspace_, confine_, isolation_;
+  std::string workspace_, isolation_;
   std::vector<std::string> env_;
   double timeout_s_ = 30;
-  bool landlock_ = false;
+  sandbox::Confinement jail_;
 };
 
 // The pure parts, for tests.

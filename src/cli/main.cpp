@@ -12,6 +12,7 @@
 #include "cli/cmd_solve.h"
 #include "cli/cmd_tune.h"
 #include "cli/commands.h"
+#include "sandbox/secrets.h"
 
 namespace {
 
@@ -43,6 +44,8 @@ void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else runs: no key stays where /proc/<pid>/environ shows it.
+  sandbox::take_secrets_from_environment();
   CLI::App app{"kforge: write and prove fast multi-GPU kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kforge ") + KF_VERSION);

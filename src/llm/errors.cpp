@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sandbox/secrets.h"
+
 namespace llm {
 
 using nlohmann::json;
@@ -131,8 +133,8 @@ Error bad_response(const std::string& what, const std::string& body, const CallC
 bool read_key(const CallContext& ctx, std::string* key, Error* err) {
   key->clear();
   if (ctx.key_env.empty()) return true;
-  const char* v = std::getenv(ctx.key_env.c_str());
-  if (v && *v) {
+  std::string v = sandbox::secret_env(ctx.key_env);
+  if (!v.empty()) {
     *key = v;
     return true;
   }

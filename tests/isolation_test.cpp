@@ -1,0 +1,273 @@
+// tests/isolation_test.cpp: what a hostile candidate, compiler input or agent command can
+// reach (sandbox/confine.h). The real kforge binary runs with fake keys in its own
+// environment; the hostile parts use system calls as instruction bytes, so that only the
+// sandbox stands between them and the machine. Each probe also runs once with
+// KFORGE_ISOLATION=none, where it must find what it looks for: proof that the probe works
+// and that the sandbox is what stops it.
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "sandbox/process.h"
+#include "tests/solve_harness.h"
+
+namespace {
+
+using solve_test::Harness;
+using solve_test::json;
+namespace fs = std::filesystem;
+
+const std::string kRoot = KF_SOURCE_ROOT;
+const std::string kPlanted = "/tmp/kforge-escape-planted";
+const std::string kTarget = "/tmp/kforge-escape-target";
+// Every fake secret holds this mark; the probes look for it.
+const std::string kMark = "KFTEST-SECRET";
+const std::vector<std::string> kSecrets = {"OPENAI_API_KEY=sk-KFTEST-SECRET-openai",
+                                           "ANTHROPIC_API_KEY=sk-ant-KFTEST-SECRET-anthropic",
+                                           "HF_TOKEN=hf_KFTEST-SECRET-token",
+                                           "MY_SERVICE_PASSWORD=KFTEST-SECRET-password",
+                                           "AWS_SECRET_ACCESS_KEY=KFTEST-SECRET-aws"};
+
+std::string slurp(const std::string& p) { return solve_test::read_file(p); }
+bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+
+// Pids of live processes whose command line contains `needle` (NULs as spaces).
+std::vector<int> processes_with(const std::string& needle) {
+  std::vector<int> out;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    int pid = atoi(e->d_name);
+    if (pid <= 0 || !sandbox::process_alive(pid)) continue;
+    std::string cmd = slurp(std::string("/proc/") + e->d_name + "/cmdline");
+    for (char& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(needle) != std::string::npos) out.push_back(pid);
+  }
+  if (d) closedir(d);
+  return out;
+}
+
+// A TCP listener on 127.0.0.1 (the machine's loopback); its port.
+struct Listener {
+  int fd = -1, port = 0;
+  Listener() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 8) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+  }
+  ~Listener() { close(fd); }
+};
+
+// The outside world the probes aim at: a planted secret file, a target file whose mode
+// and times must not change, a victim process. Undone (and any survivor killed) after.
+struct Outside {
+  sandbox::ProcessResult victim_result;
+  int victim = 0;
+  struct stat target_before{};
+  Outside() {
+    cleanup();
+    std::ofstream(kPlanted) << kMark << "-planted-file\n";
+    std::ofstream(kTarget) << "target\n";
+    chmod(kTarget.c_str(), 0640);
+    stat(kTarget.c_str(), &target_before);
+    victim = fork();
+    if (victim == 0) {
+      execl("/bin/sleep", "sleep", "4343.5", static_cast<char*>(nullptr));
+      _exit(1);
+    }
+  }
+  ~Outside() {
+    kill(victim, SIGKILL);
+    waitpid(victim, nullptr, 0);
+    cleanup();
+  }
+  static void cleanup() {
+    for (int p : processes_with("sleep 4242.5")) kill(p, SIGKILL);
+    for (const std::string& f : {kPlanted, kTarget, std::string("/tmp/kforge-escape-written"),
+                                 std::string("/dev/shm/kforge-escape-shm")})
+      unlink(f.c_str());
+  }
+  bool victim_alive() const { return sandbox::process_alive(victim); }
+  bool target_unchanged() const {
+    struct stat now{};
+    stat(kTarget.c_str(), &now);
+    return now.st_mode == target_before.st_mode && now.st_mtime == target_before.st_mtime;
+  }
+};
+
+// tests/kernels/host/escape.cpp with this run's targets.
+std::string escape_source(const Outside& o, int port, bool crash_with_loot) {
+  std::string s = "#define KF_VICTIM_PID " + std::to_string(o.victim) + "\n#define KF_PORT " + std::to_string(port) + "\n";
+  if (crash_with_loot) s += "#define KF_CRASH_WITH_LOOT 1\n";
+  return s + slurp(kRoot + "/tests/kernels/host/escape.cpp");
+}
+
+// `kforge eval all_reduce FILE --json` with the fake secrets in kforge's environment.
+struct Eval {
+  int code = -1;
+  std::string output;
+  json verdict;
+  std::string verdict_text;  // verdict.json as written
+  std::string escape;        // the probe's escape.txt
+};
+
+Eval run_eval(Harness& h, const std::string& source, const std::vector<std::string>& env) {
+  std::string file = h.dir() + "/cand-" + std::to_string(rand()) + ".cpp";
+  std::ofstream(file) << source;
+  Eval e;
+  h.extra_env = env;
+  h.extra_env.insert(h.extra_env.end(), kSecrets.begin(), kSecrets.end());
+  e.code = h.kforge({"eval", "all_reduce", file, "--backend", "host", "--world", "2", "--size", "small",
+                     "--no-time", "--json"},
+                    &e.output);
+  size_t brace = e.output.find('{');
+  if (brace != std::string::npos) e.verdict = json::parse(e.output.substr(brace), nullptr, false);
+  // The run folder is named in the verdict; escape.txt is in its scratch folder.
+  for (auto& p : fs::recursive_directory_iterator(h.dir() + "/runs")) {
+    if (p.path().filename() == "escape.txt") e.escape = slurp(p.path().string());
+    if (p.path().filename() == "verdict.json") e.verdict_text = slurp(p.path().string());
+  }
+  fs::remove_all(h.dir() + "/runs");
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("isolation: a hostile candidate reads no secret and changes nothing outside its sandbox" *
+          doctest::timeout(300)) {
+  Outside outside;
+  Listener listener;
+  REQUIRE(listener.port > 0);
+  Harness h;
+  Eval e = run_eval(h, escape_source(outside, listener.port, false), {});
+  INFO(e.output);
+  CHECK(e.code == 0);
+  CHECK(e.verdict.value("status", "") == "correct");
+  CHECK(e.escape.empty());  // not one LEAK or ESCAPE line
+  CHECK(!has(e.output, kMark));
+  CHECK(!fs::exists("/tmp/kforge-escape-written"));
+  CHECK(!fs::exists("/dev/shm/kforge-escape-shm"));
+  CHECK(outside.target_unchanged());
+  CHECK(outside.victim_alive());
+  // The process it started with fork + setsid, in a session of its own, is gone too.
+  CHECK(processes_with("sleep 4242.5").empty());
+  CHECK(has(e.output, "bwrap"));  // the verdict says how it was confined
+
+  SUBCASE("the same probe unconfined finds what it looks for (the probe works)") {
+    Outside again;
+    Eval n = run_eval(h, escape_source(again, listener.port, false), {"KFORGE_ISOLATION=none"});
+    INFO(n.output);
+    CHECK(has(n.escape, "LEAK " + kPlanted));
+    CHECK(has(n.escape, "ESCAPE chmod " + kTarget));  // (writes: the ranks' own Landlock still holds)
+    CHECK(has(n.escape, "ESCAPE connected to the loopback listener"));
+    CHECK(!again.victim_alive());
+    // Even unconfined, kforge's own environment holds no key any more (secrets.h).
+    CHECK(!has(n.escape, "/environ: "));
+    CHECK(has(n.output, "NOT confined"));
+  }
+}
+
+TEST_CASE("isolation: a crash's log carries no secret into the verdict" * doctest::timeout(300)) {
+  Outside outside;
+  Harness h;
+  Eval e = run_eval(h, escape_source(outside, 0, true), {});
+  INFO(e.output);
+  CHECK(e.code == 1);
+  CHECK(e.verdict.value("status", "") == "crash");
+  CHECK(has(e.output, "loot:"));  // its log is in the verdict, with nothing in it
+  CHECK(!has(e.output, kMark));
+  CHECK(!e.verdict_text.empty());
+  CHECK(!has(e.verdict_text, kMark));
+
+  Eval n = run_eval(h, escape_source(outside, 0, true), {"KFORGE_ISOLATION=none"});
+  CHECK(has(n.output, kMark + "-planted-file"));  // unconfined, the loot reaches the verdict
+}
+
+TEST_CASE("isolation: the compiler reads nothing outside the toolchain and the workspace" *
+          doctest::timeout(300)) {
+  Outside outside;
+  Harness h;
+  // A computed #include: no path in the source for the static check to see.
+  std::string src = "#define KF_PEEK \"" + kPlanted + "\"\n#include KF_PEEK\n#include <kf/kf.h>\n"
+                    "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return 0; }\n";
+  Eval e = run_eval(h, src, {});
+  INFO(e.output);
+  CHECK(e.verdict.value("status", "") == "compile_error");
+  CHECK(has(e.output, "No such file"));
+  CHECK(!has(e.output, kMark));
+  Eval n = run_eval(h, src, {"KFORGE_ISOLATION=none"});
+  CHECK(has(n.output, kMark + "-planted-file"));  // unconfined, the error quotes it
+}
+
+TEST_CASE("isolation: a memory hog ends as its own crash verdict, not the machine's OOM killer" *
+          doctest::timeout(300)) {
+  Harness h;
+  std::string src =
+      "#include <kf/kf.h>\n#include <cstdlib>\n#include <cstring>\n"
+      "extern \"C\" int kf_setup(kf::Comm&, kf::Tensors&) {\n"
+      "  for (int i = 0; i < 64; ++i) { char* p = (char*)malloc(64 << 20); if (!p) return 7; memset(p, 1, 64 << 20); }\n"
+      "  return 0;\n}\n"
+      "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return 0; }\n";
+  Eval e = run_eval(h, src, {"KFORGE_MEMORY_MIB=512"});
+  INFO(e.output);
+  CHECK(e.code == 1);
+  if (has(e.output, "cgroup")) {
+    CHECK(e.verdict.value("status", "") == "crash");
+    CHECK(has(e.output, "out of memory"));
+    CHECK(has(e.output, "512 MiB"));
+  } else {
+    // No cgroup on this machine: RLIMIT_AS per process, and malloc fails in kf_setup.
+    MESSAGE("no cgroup here: the memory limit is RLIMIT_AS");
+    CHECK(e.verdict.value("status", "") == "setup_error");
+  }
+}
+
+TEST_CASE("isolation: an agent command sees no key, no solution, nothing outside, no network" *
+          doctest::timeout(300)) {
+  Outside outside;
+  Listener listener;
+  Harness h;
+  h.extra_env = kSecrets;
+  std::string probe =
+      "tr '\\0' '\\n' < /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; env; "
+      "ls /proc; cat " + kPlanted + "; ls $KFORGE_ROOT/problems/all_reduce; "
+      "cat $KFORGE_ROOT/problems/all_reduce/solution_host.cpp; cat $KFORGE_ROOT/problems/all_reduce/examples/host.cpp; "
+      "ls $HOME/../..; touch /tmp/kforge-escape-written; kill -TERM " + std::to_string(outside.victim) + "; "
+      "(echo hi > /dev/tcp/127.0.0.1/" + std::to_string(listener.port) + ") 2>/dev/null && echo NET-REACHED || echo NET-BLOCKED";
+  auto bash = [](const std::string& cmd) { return "Next step.\n```bash\n" + cmd + "\n```\n"; };
+  json script = json::array({solve_test::openai_ok(bash(probe)), solve_test::openai_ok(bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))});
+  solve_test::Result r = h.solve(script, "openai", false, {"--mode", "agent", "--command-timeout", "60"});
+  INFO(r.output);
+  REQUIRE(r.requests.size() >= 2);
+  std::string seen = solve_test::last_message(r.requests, 1);
+  INFO(seen);
+  CHECK(has(seen, "NET-BLOCKED"));
+  CHECK(has(seen, "problem.json"));
+  CHECK(!has(seen, "examples\n"));
+  CHECK(has(seen, "No such file"));
+  // Not one line of the problem's solution or example came back.
+  for (const char* f : {"solution_host.cpp", "examples/host.cpp"}) {
+    std::istringstream in(slurp(kRoot + "/problems/all_reduce/" + f));
+    for (std::string line; std::getline(in, line);)
+      if (line.size() > 40) CHECK_MESSAGE(!has(seen, line), f << ": " << line);
+  }
+  CHECK(!has(seen, "-planted-file"));
+  for (auto& req : r.requests) CHECK(!has(req["body"].dump(), kMark));
+  CHECK(!has(slurp(r.trajectory_path), kMark));
+  CHECK(!has(r.output, kMark));
+  CHECK(!fs::exists("/tmp/kforge-escape-written"));
+  CHECK(outside.victim_alive());
+}
