@@ -199,8 +199,8 @@ class Run {
       return true;
     }
     std::string msg;
-    if (!render_prompt_file(cfg_.prompts_dir, "format_error.md",
-                            {{"error", why}, {"remaining", std::to_string(cfg_.max_format_errors - format_errors_)}}, &msg, err))
+    if (!render_format_error(cfg_.prompts_dir, why, cfg_.max_format_errors - format_errors_, &msg,
+                             err))
       return false;
     msgs_.push_back({"user", msg});
     return true;
