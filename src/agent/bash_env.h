@@ -7,8 +7,8 @@
 //    plus PAGER=cat, MANPAGER=cat, LESS=-R, PIP_PROGRESS_BAR=off, TQDM_DISABLE=1;
 //  - PATH starting with <ws>/.kforge/bin, where a `kforge` wrapper execs the real
 //    binary (extra_env KFORGE_BIN=...) with KFORGE_RUNS and KFORGE_CACHE in
-//    <ws>/.kforge, so `kforge eval PROBLEM kernel.cu` works inside (eval, baseline and
-//    problems only: `kforge tune` would write the problem's expert kernels there);
+//    <ws>/.kforge, so `kforge eval PROBLEM kernel.cu` works inside (eval and baseline
+//    only: `kforge tune` would write the problem's expert kernels there);
 //  - stdin /dev/null, stdout+stderr together, its own process group, and the whole tree
 //    SIGKILLed at the time limit;
 //  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU (timeout + 60 s per process);
