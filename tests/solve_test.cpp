@@ -174,8 +174,9 @@ TEST_CASE("solve: agent mode: one command a turn in the workspace, kforge eval i
   auto bash = [](const std::string& cmd) { return "Next step.\n```bash\n" + cmd + "\n```\n"; };
   std::string write = "cat > kernel.cpp <<'KFEOF'\n" + right_kernel() + "KFEOF\n" +
                       "kforge eval $KF_PROBLEM kernel.cpp --world 2 --backend host --size small --no-time | head -1";
-  json script = json::array({openai_ok(bash("pwd; ls")), openai_ok(bash(write)),
-                             openai_ok(bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))});
+  json script =
+      json::array({openai_ok(bash("pwd; ls; env | grep ^KF_ | sort")), openai_ok(bash(write)),
+                   openai_ok(bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))});
   Result r = h.solve(script, "openai", false, {"--mode", "agent", "--command-timeout", "120"});
   INFO(r.output);
   CHECK(r.code == 0);
@@ -183,6 +184,12 @@ TEST_CASE("solve: agent mode: one command a turn in the workspace, kforge eval i
   // The second prompt carries the first command's observation; the third the eval's verdict.
   CHECK(has(last_message(r.requests, 1), "<returncode>0</returncode>"));
   CHECK(has(last_message(r.requests, 1), "/agent"));
+  // Told about the problem's name and the headers, never the problem's folder (its
+  // solutions and examples).
+  CHECK(has(last_message(r.requests, 1), "KF_PROBLEM=all_reduce\n"));
+  CHECK(has(last_message(r.requests, 1), "KF_INCLUDE="));
+  CHECK_FALSE(has(last_message(r.requests, 1), "KF_PROBLEM_DIR"));
+  CHECK_FALSE(has(last_message(r.requests, 1), "/problems/"));
   CHECK(has(last_message(r.requests, 2), "correct (not timed)"));
   CHECK(r.traj.of_type("command").size() == 3);
   auto obs = r.traj.of_type("observation");

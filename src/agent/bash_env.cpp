@@ -55,7 +55,10 @@ std::string sh_quote(const std::string& s) {
 }
 
 // The wrapper removes key-like variables again: a command may export one before it runs
-// kforge, and kforge must not hand it on to a kernel.
+// kforge, and kforge must not hand it on to a kernel. It runs only the subcommands that
+// judge the agent's own kernel: `tune` would write the expert kernels (the problem's
+// solutions) into the workspace, `problems --json` names the problems' folders, and
+// `solve`, `show` and `replay` have no use inside.
 std::string wrapper_script(const std::string& real, const std::string& dot) {
   return "#!/bin/sh\n"
          "# Written by kforge (agent/bash_env.cpp): the real kforge, with its runs and build\n"
@@ -67,6 +70,11 @@ std::string wrapper_script(const std::string& real, const std::string& dot) {
          " unset \"$v\" ;;\n"
          "  esac\n"
          "done\n"
+         "case \"${1:-}\" in\n"
+         "  eval|baseline|help|-h|--help|--version|'') ;;\n"
+         "  *) echo \"kforge $1: not available in the agent's workspace (eval and baseline "
+         "are)\" >&2; exit 2 ;;\n"
+         "esac\n"
          "KFORGE_RUNS=" + sh_quote(dot + "/runs") + "; export KFORGE_RUNS\n"
          "KFORGE_CACHE=" + sh_quote(dot + "/cache") + "; export KFORGE_CACHE\n"
          "exec " + sh_quote(real) + " \"$@\"\n";

@@ -7,7 +7,8 @@
 //    plus PAGER=cat, MANPAGER=cat, LESS=-R, PIP_PROGRESS_BAR=off, TQDM_DISABLE=1;
 //  - PATH starting with <ws>/.kforge/bin, where a `kforge` wrapper execs the real
 //    binary (extra_env KFORGE_BIN=...) with KFORGE_RUNS and KFORGE_CACHE in
-//    <ws>/.kforge, so `kforge eval PROBLEM kernel.cu` works inside;
+//    <ws>/.kforge, so `kforge eval PROBLEM kernel.cu` works inside (eval and baseline
+//    only: `kforge tune` would write the problem's expert kernels there);
 //  - stdin /dev/null, stdout+stderr together, its own process group, and the whole tree
 //    SIGKILLed at the time limit;
 //  - the sandbox of sandbox/confine.h: bubblewrap with its own PID, network and mount

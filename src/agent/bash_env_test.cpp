@@ -161,6 +161,14 @@ TEST_CASE("bash_env: kforge works inside through the wrapper, without keys") {
   CHECK(leaked.output.find("KFORGE_RUNS=" + env3.workspace() + "/.kforge/runs") != std::string::npos);
   CHECK(leaked.output.find("sk-x") == std::string::npos);
   CHECK(leaked.output.find("MY_TOKEN") == std::string::npos);
+  // tune would write the problem's expert kernels into the workspace, problems names
+  // their folders: refused.
+  for (const char* sub : {"tune", "solve", "show", "replay", "problems"}) {
+    auto refused = env3.run(std::string("kforge ") + sub + " all_reduce");
+    CHECK(refused.returncode == 2);
+    CHECK(refused.output.find("not available in the agent's workspace") != std::string::npos);
+    CHECK(refused.output.find("args:") == std::string::npos);
+  }
   fs::remove_all(dir);
 }
 

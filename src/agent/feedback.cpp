@@ -176,4 +176,10 @@ bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, 
   return render_prompt_file(prompts_dir, "feedback_" + st + ".md", vars, out, err);
 }
 
+bool render_format_error(const std::string& prompts_dir, const std::string& why, int remaining,
+                         std::string* out, std::string* err) {
+  return render_prompt_file(prompts_dir, "format_error.md",
+                            {{"error", why}, {"remaining", std::to_string(remaining)}}, out, err);
+}
+
 }  // namespace agent

@@ -25,6 +25,11 @@ bool better_than(const sandbox::Verdict& a, const sandbox::Verdict& b);
 bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, int turn,
                      double target, std::string* out, std::string* err);
 
+// The message after a reply kforge could not use (prompts/format_error.md): `why`, and
+// how many more such replies end the run.
+bool render_format_error(const std::string& prompts_dir, const std::string& why, int remaining,
+                         std::string* out, std::string* err);
+
 // At most max_lines lines and max_chars characters of a log, head kept, with a note of
 // what was cut.
 std::string clip_head(const std::string& log, size_t max_lines, size_t max_chars);

@@ -199,18 +199,19 @@ class Run {
       return true;
     }
     std::string msg;
-    if (!render_prompt_file(cfg_.prompts_dir, "format_error.md",
-                            {{"error", why}, {"remaining", std::to_string(cfg_.max_format_errors - format_errors_)}}, &msg, err))
+    if (!render_format_error(cfg_.prompts_dir, why, cfg_.max_format_errors - format_errors_, &msg,
+                             err))
       return false;
     msgs_.push_back({"user", msg});
     return true;
   }
 
+  // What the commands are told about. Not the problem's folder: it holds the expert
+  // solutions and examples, and the prompt already carries all the model may read of it.
   bool init_env(std::string* err) {
     std::vector<std::string> env = {
-        "KF_PROBLEM=" + cfg_.eval.problem.name, "KF_PROBLEM_DIR=" + cfg_.eval.problem.dir,
-        "KF_INCLUDE=" + cfg_.eval.paths.include_dir, "KF_WORLD=" + std::to_string(cfg_.eval.world),
-        "KF_BACKEND=" + cfg_.eval.backend};
+        "KF_PROBLEM=" + cfg_.eval.problem.name, "KF_INCLUDE=" + cfg_.eval.paths.include_dir,
+        "KF_WORLD=" + std::to_string(cfg_.eval.world), "KF_BACKEND=" + cfg_.eval.backend};
     env.insert(env.end(), cfg_.agent_env.begin(), cfg_.agent_env.end());
     return env_.init(cfg_.workspace + "/agent", env, cfg_.command_timeout_s, err);
   }

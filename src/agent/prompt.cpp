@@ -1,11 +1,12 @@
 // agent/prompt.cpp
 #include "agent/prompt.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <filesystem>
 
-#include <fmt/core.h>
-
+#include "agent/skeleton.h"
 #include "agent/template.h"
 #include "suite/cost.h"
 #include "suite/instance.h"
@@ -92,6 +93,20 @@ std::string analysis(const PromptInputs& in, const suite::Instance& inst) {
 
 }  // namespace
 
+// The primitives the candidate may use: on cuda their docs; on the host backend the
+// host helpers' header, verbatim (library code, no problem's solution).
+bool primitives_text(const PromptInputs& in, std::string* out, std::string* err) {
+  if (!host(in)) return primitives_docs(in.eval.paths.source_root + "/primitives/docs", out, err);
+  std::string helpers;
+  if (!read_text_file(in.eval.paths.include_dir + "/kf/host.h", &helpers, err)) return false;
+  *out =
+      "The CUDA primitives (kf/*.cuh) cannot be used on the host backend. A host candidate is "
+      "plain C++ over shared memory; <kf/host.h> has a barrier across ranks that never needs a "
+      "reset, bf16 conversions and copy and sum loops. It is, verbatim:\n\n```cpp\n" +
+      helpers + "```\n";
+  return true;
+}
+
 bool primitives_docs(const std::string& docs_dir, std::string* out, std::string* err) {
   std::vector<std::string> names;
   std::error_code ec;
@@ -155,15 +170,7 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
   std::string baseline_path = default_kernel(p, in.eval.backend, true), baseline;
   if (!read_text_file(baseline_path, &baseline, err)) return false;
   std::string prims;
-  if (host(in)) {
-    std::string example, ex_path = default_kernel(p, in.eval.backend, false);
-    if (!read_text_file(ex_path, &example, err)) return false;
-    prims = "The primitives (primitives/include/kf/*.cuh) are CUDA-only and cannot be used on the host backend. "
-            "A host candidate is plain C++ over shared memory; this is the pattern (problems/" + p.name +
-            "/examples/host.cpp):\n\n```cpp\n" + example + "```\n";
-  } else if (!primitives_docs(in.eval.paths.source_root + "/primitives/docs", &prims, err)) {
-    return false;
-  }
+  if (!primitives_text(in, &prims, err)) return false;
   std::string target =
       host(in) ? "correct (on the host backend no speedup can be measured, so a correct kernel meets the goal)"
                : fmt::format("at least {:.2f}x as fast as the baseline (speedup >= {:.2f})", in.target, in.target);
@@ -182,6 +189,8 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
             {"topology", suite::topology_text(in.topology)},
             {"analysis", analysis(in, insts.back())},
             {"primitives", prims},
+            {"ext", kernel_extension(in.eval.backend)},
+            {"skeleton", kernel_skeleton(p, in.eval.backend)},
             {"target", target}};
   return render_prompt_file(in.prompts_dir, "task.md", v, out, err);
 }

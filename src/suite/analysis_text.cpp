@@ -1,10 +1,11 @@
 // suite/analysis_text.cpp: the analysis the agent's prompt carries. Every number names
 // its source: [PK] the ParallelKittens paper (notes/parallelkittens.md), [vLLM] and
 // [NVLink] notes/comm.md §2 and §5, [here] primitives/docs/choosing.md §4-5.
+#include <fmt/format.h>
+#include <kf/partition.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "suite/analysis.h"
 #include "suite/cost.h"
@@ -26,30 +27,22 @@ std::string us(double ms) {
   return u < 10 ? fmt::format("{:.2f} µs", u) : fmt::format("{:.1f} µs", u);
 }
 
-// kf::allreduce_one_shot (primitives/include/kf/partition.h), vLLM's dispatch.
-bool vllm_one_shot(double bytes, int w) {
-  if (w <= 2) return true;
-  if (w <= 4) return bytes < 512 * 1024;
-  if (w <= 8) return bytes < 256 * 1024;
-  return false;
-}
-
 void algorithm_advice(const Problem& p, const Instance& inst, double S, std::string* o) {
   const int w = inst.world;
   if (p.name == "all_reduce") {
-    const bool one = vllm_one_shot(S, w);
+    const bool one = kf::allreduce_one_shot(static_cast<size_t>(S), w);
     *o += fmt::format(
-        "- Algorithm: one-shot moves (w-1)·S = {} per rank per direction, two-shot 2(w-1)/w·S = {}; "
-        "both are 2 barriers in the expert kernel (two-shot fuses the reduce and the push, "
-        "kf::reduce_push). vLLM's rule (w = 2 always one-shot; w <= 4 below 512 KB; w <= 8 "
+        "- Algorithm: one-shot moves (w-1)·S = {} per rank per direction, two-shot "
+        "2(w-1)/w·S = {}; both need 2 barriers (two-shot can fuse the reduce and the push: "
+        "kf::reduce_push). "
+        "vLLM's rule (w = 2 always one-shot; w <= 4 below 512 KB; w <= 8 "
         "below 256 KB) [vLLM] picks {} here.\n",
         bytes_str((w - 1) * S), bytes_str(2.0 * (w - 1) / w * S), one ? "one-shot" : "two-shot");
   } else if (p.name == "broadcast") {
     *o += fmt::format(
         "- Algorithm: if every rank pulls, the root's link carries (w-1)·S = {}; a relay (rank p "
         "pulls part p, pushes it to all) carries about 2(w-1)/w·S = {} but crosses two links; it "
-        "pays only when the root's link, not latency, is the limit (the expert kernel relays "
-        "from 1 MiB at w > 2).\n",
+        "pays only when the root's link, not latency, is the limit (large messages, w > 2).\n",
         bytes_str((w - 1) * S), bytes_str(2.0 * (w - 1) / w * S));
   } else if (p.name == "all_to_all") {
     *o += "- Algorithm: push (remote stores are posted, no round trip per load) with each rank "
@@ -108,8 +101,9 @@ std::string analysis_text(const Problem& p, const Instance& inst, const Machine&
   if (!space.empty()) {
     const std::vector<Prediction> ranked = rank_templates(space, inst, m);
     const size_t shown = std::min<size_t>(ranked.size(), 6);
-    o += fmt::format("- Predicted (cost model, best {} of {} expert-kernel templates):\n", shown,
-                     ranked.size());
+    o +=
+        fmt::format("- Predicted (cost model, best {} of {} designs: mechanism/algorithm, grid):\n",
+                    shown, ranked.size());
     for (size_t i = 0; i < shown; ++i) {
       const Prediction& r = ranked[i];
       o += fmt::format("    {:<44} {:>8} ({}-bound; {} block{} at {:.0f} GB/s)\n", r.tmpl.name(),
