@@ -19,7 +19,7 @@ build="${KF_BUILD_DIR:-build-gpu}"
 problems="${PROBLEMS:-all_reduce all_gather reduce_scatter all_to_all broadcast}"
 worlds="${WORLDS:-1 2 4}"
 # Which parts run (one call has 10 minutes): any of uva wrong deadlock deadline
-# baselines solutions variants solve tune sweep mechanisms latency; the table of
+# baselines solutions variants solve tune sweep mechanisms latency isolation; the table of
 # world-1 timings always ends the output.
 parts=" ${PARTS:-uva wrong deadlock deadline baselines solutions variants solve tune sweep mechanisms latency} "
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -177,6 +177,11 @@ echo "== mechanisms within one GPU (bench/mechanisms.cu)"
 nvcc -O3 -std=c++17 -arch=sm_90 -I primitives/include -o /tmp/kf-mech bench/mechanisms.cu && /tmp/kf-mech | tee "$out/mechanisms.txt"
 fi
 
+
+if want isolation; then
+echo "== isolation cost"
+K="$K" bench/isolation_cost.sh
+fi
 
 if want latency; then
 echo "== eval latency"

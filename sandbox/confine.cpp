@@ -89,11 +89,18 @@ bool make_cgroups(const Confinement& c, std::vector<std::string>* dirs, std::str
                   std::string* how, std::string* why) {
   std::string name = unique_name();
   std::string limits = fmt::format("memory {} MiB, pids {}", c.memory_bytes >> 20, c.max_pids);
-  std::string v2 = "/sys/fs/cgroup" + own_cgroup("");
-  if (fs::exists("/sys/fs/cgroup/cgroup.controllers") && fs::exists(v2 + "/cgroup.subtree_control") &&
-      read_text(v2 + "/cgroup.subtree_control").find("memory") != std::string::npos) {
-    std::string d = v2 + "/" + name;
-    if (mkdir(d.c_str(), 0755) == 0) {
+  // v2: beneath the deepest of our cgroup and its ancestors that hands the memory
+  // controller down (a process may not sit in a cgroup that has controllers enabled for
+  // its children, so our own rarely does; as root we may make one higher up).
+  if (fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
+    for (fs::path at = "/sys/fs/cgroup" + own_cgroup(""); at.string().rfind("/sys/fs/cgroup", 0) == 0;
+         at = at.parent_path()) {
+      if (read_text((at / "cgroup.subtree_control").string()).find("memory") == std::string::npos) {
+        if (at == "/sys/fs/cgroup") break;
+        continue;
+      }
+      std::string d = (at / name).string();
+      if (mkdir(d.c_str(), 0755) != 0) break;
       dirs->push_back(d);
       *mem = d;
       bool ok = (c.memory_bytes == 0 || write_text(d + "/memory.max", std::to_string(c.memory_bytes))) &&
@@ -103,6 +110,7 @@ bool make_cgroups(const Confinement& c, std::vector<std::string>* dirs, std::str
         *how = "cgroup v2 (" + limits + ")";
         return true;
       }
+      break;
     }
   }
   for (const char* ctrl : {"memory", "pids"}) {
@@ -214,7 +222,16 @@ std::vector<std::string> bwrap_args(const Confinement& c, const std::string& cwd
     }
     if (fs::exists("/proc/driver/nvidia")) a.insert(a.end(), {"--ro-bind", "/proc/driver/nvidia", "/proc/driver/nvidia"});
   }
-  for (auto& p : c.read_only) {
+  // The libraries kforge-rank and the candidates load, wherever they are: NCCL's folder
+  // (pip's NCCL on the lent GPU machines) and the loader's search path.
+  std::vector<std::string> ro = c.read_only;
+  ro.push_back(KF_NCCL_LIB_DIR);
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
+    std::stringstream ss(ld);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty() && d[0] == '/') ro.push_back(d);
+  }
+  for (auto& p : ro) {
     // Under /usr it is there already, and bwrap cannot make a mount point through a
     // symlink of the read-only /usr (/usr/local/cuda -> cuda-13.0).
     std::error_code ec;

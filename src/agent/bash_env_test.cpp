@@ -207,6 +207,6 @@ TEST_CASE("bash_env: the rlimits hold inside the sandbox") {
   REQUIRE(env.init(fresh_dir("limits"), {"KFORGE_BIN=" + kforge_bin()}, 20, &err));
   auto r = env.run("ulimit -c; ulimit -t; ulimit -f; ulimit -H -t; echo 'a b' | wc -w; exit 4");
   CHECK(r.returncode == 4);
-  CHECK(r.output == "0\n80\n1048576\n80\n2\n");  // 20 s + 60 s of CPU, 1 GiB of file
+  CHECK(r.output == "0\n80\n1048576\n85\n2\n");  // 20 s + 60 s of CPU (SIGKILL 5 s after SIGXCPU), 1 GiB of file
   CHECK(env.run("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT").submitted);
 }
