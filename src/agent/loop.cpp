@@ -25,17 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* action_name(Action a) {
-  switch (a) {
-    case Action::next: return "next";
-    case Action::hint: return "hint";
-    case Action::accept: return "accept";
-    case Action::retry: return "retry";
-    case Action::quit: return "quit";
-  }
-  return "next";
-}
-
 // What one step of a turn came to. cut: a signal or the deadline stopped it.
 enum class Step { ok, cut, end, fail };
 
@@ -211,15 +200,8 @@ class Run {
     obs_.on_event(e);
   }
 
-  // The prompt event: what is sent, as the part of the last prompt kept plus what is new.
   void log_prompt(int turn) {
-    size_t keep = 0;
-    while (keep < logged_.size() && keep < msgs_.size() && logged_[keep].role == msgs_[keep].role &&
-           logged_[keep].content == msgs_[keep].content)
-      ++keep;
-    json added = json::array();
-    for (size_t i = keep; i < msgs_.size(); ++i) added.push_back({{"role", msgs_[i].role}, {"content", msgs_[i].content}});
-    tw_.event("prompt", {{"turn", turn}, {"keep", keep}, {"messages", msgs_.size()}, {"new", added}});
+    tw_.event("prompt", prompt_event(turn, logged_, msgs_));
     logged_ = msgs_;
   }
 

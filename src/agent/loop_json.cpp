@@ -18,6 +18,34 @@ json usage_json(const llm::Usage& u) {
           {"reported", u.reported}};
 }
 
+const char* action_name(Action a) {
+  switch (a) {
+    case Action::next:
+      return "next";
+    case Action::hint:
+      return "hint";
+    case Action::accept:
+      return "accept";
+    case Action::retry:
+      return "retry";
+    case Action::quit:
+      return "quit";
+  }
+  return "next";
+}
+
+json prompt_event(int turn, const std::vector<llm::Message>& logged,
+                  const std::vector<llm::Message>& msgs) {
+  size_t keep = 0;
+  while (keep < logged.size() && keep < msgs.size() && logged[keep].role == msgs[keep].role &&
+         logged[keep].content == msgs[keep].content)
+    ++keep;
+  json added = json::array();
+  for (size_t i = keep; i < msgs.size(); ++i)
+    added.push_back({{"role", msgs[i].role}, {"content", msgs[i].content}});
+  return {{"turn", turn}, {"keep", keep}, {"messages", msgs.size()}, {"new", added}};
+}
+
 json summary_json(const SolveResult& r, const std::string& best_hash, std::string* detail) {
   json best = nullptr;
   if (r.has_best)
