@@ -250,9 +250,15 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
       ->check(CLI::IsMember({"direct", "agent"}));
   s->add_option("--target", a->target, "speedup over the baseline to stop at (default 1.0; where none can be measured, correct is enough)");
   s->add_option("--max-turns", a->max_turns, "model calls at most (default 10)")->check(CLI::Range(1, 100000));
-  s->add_option("--max-tokens", a->max_tokens, "input+output tokens over the run at most (default: no limit)");
-  s->add_option("--max-cost", a->max_cost, "USD over the run at most (default: no limit)");
-  s->add_option("--max-wall", a->max_wall, "seconds of wall time at most (default: no limit)");
+  s->add_option("--max-tokens", a->max_tokens,
+                "input+output tokens over the run at most; each reply is capped at what is left "
+                "(default: no limit)");
+  s->add_option("--max-cost", a->max_cost,
+                "USD over the run at most; each reply is capped at what is left at the output "
+                "price (default: no limit)");
+  s->add_option("--max-wall", a->max_wall,
+                "seconds of wall time at most; cuts a model call, eval or command still running "
+                "(default: no limit)");
   s->add_option("--world,-w", a->world, "number of ranks (default 2)")->check(CLI::Range(1, 64));
   s->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")->check(CLI::IsMember({"cuda", "host"}));
   s->add_flag("--headless", a->headless, "no menu: JSON lines on stdout, best kernel and verdict.json in --out");
