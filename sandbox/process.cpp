@@ -3,6 +3,7 @@
 // whole group when any of them says so.
 #include "process.h"
 
+#include "deadline.h"
 #include "interrupt.h"
 
 #include <cerrno>
@@ -322,6 +323,10 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
       out->interrupted = sig;
       out->killed = true;
       out->kill_reason = "interrupted by " + signal_name(sig);
+    } else if (deadline_passed()) {
+      out->deadline = true;
+      out->killed = true;
+      out->kill_reason = "kforge's deadline (the run's wall-time budget) passed";
     } else if (spec.limit_s > 0 && since(t0) > spec.limit_s) {
       out->timed_out = true;
       out->killed = true;

@@ -32,6 +32,7 @@ struct ProcessResult {
   bool timed_out = false;    // limit_s passed
   bool killed = false;       // by the limit, by poll, or by an interrupt
   int interrupted = 0;       // the signal that asked kforge to stop (interrupt.h), or 0
+  bool deadline = false;     // killed because kforge's deadline passed (deadline.h)
   std::string kill_reason;   // poll's reason, or "time limit of N s"
   std::vector<int> killed_pids;  // every process a kill signalled (to wait for them)
   std::string output;        // stdout+stderr, head and tail when over output_cap

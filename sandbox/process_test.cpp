@@ -1,4 +1,5 @@
 #include "process.h"
+#include "deadline.h"
 #include "interrupt.h"
 
 #include <doctest/doctest.h>
@@ -174,4 +175,28 @@ TEST_CASE("process: an interrupt kills the child's whole tree, a setsid grandchi
   int grandchild = atoi(r.output.c_str());
   REQUIRE(grandchild > 0);
   CHECK(wait_gone({grandchild}, 5.0));
+}
+
+TEST_CASE("process: a passed deadline kills the tree and says so, apart from an interrupt") {
+  ProcessSpec s = sh("setsid sleep 100 & echo $!; sleep 100");
+  s.limit_s = 30;
+  set_deadline(0.3);
+  ProcessResult r;
+  std::string err;
+  bool ran = run_process(s, &r, &err);
+  clear_deadline();
+  REQUIRE_MESSAGE(ran, err);
+  CHECK(r.killed);
+  CHECK(r.deadline);
+  CHECK(r.interrupted == 0);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.kill_reason.find("deadline") != std::string::npos);
+  CHECK(r.seconds < 30);
+  int grandchild = atoi(r.output.c_str());
+  REQUIRE(grandchild > 0);
+  CHECK(wait_gone({grandchild}, 5.0));
+  // Cleared: the next child runs to its end.
+  ProcessResult r2;
+  REQUIRE(run_process(sh("echo ok"), &r2, &err));
+  CHECK(r2.ok());
 }

@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/live.h"
+#include "sandbox/process.h"
 #include "tests/fake_llm/fixtures.h"
 #include "tests/fake_llm/harness.h"
 
@@ -95,6 +97,7 @@ class Pty {
   }
 
   std::string seen;
+  int pid() const { return pid_; }
 
  private:
   // One poll and read; false when nothing came.
@@ -226,5 +229,154 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   INFO("runs: " << dir + "/runs");
   REQUIRE_FALSE(trajectory.empty());
   CHECK(read_text(trajectory).find(hint) != std::string::npos);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The trajectory of the run under runs (the one .jsonl there).
+std::string find_trajectory(const std::string& runs) {
+  for (auto& e : fs::recursive_directory_iterator(runs))
+    if (e.is_regular_file() && e.path().extension() == ".jsonl" &&
+        e.path().string().find("/evals/") == std::string::npos)
+      return e.path();
+  return "";
+}
+
+// Lines of a JSONL file whose "type" is type.
+std::vector<nlohmann::json> events_of(const std::string& path, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) {
+    auto j = nlohmann::json::parse(l, nullptr, false);
+    if (!j.is_discarded() && j.value("type", "") == type) out.push_back(j);
+  }
+  return out;
+}
+
+// Live processes (other than this one and `except`) whose command line, cwd or
+// environment names dir.
+bool anything_left_in(const std::string& dir, int except = 0) {
+  for (auto& e : fs::directory_iterator("/proc")) {
+    int pid = atoi(e.path().filename().c_str());
+    if (pid <= 0 || pid == getpid() || pid == except || !sandbox::process_alive(pid)) continue;
+    std::error_code ec;
+    std::string cwd = fs::read_symlink(e.path() / "cwd", ec).string();
+    if (read_text(e.path() / "cmdline").find(dir) != std::string::npos ||
+        cwd.find(dir) != std::string::npos ||
+        read_text(e.path() / "environ").find(dir) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "interactive: Ctrl-C during the eval returns to the menu; Ctrl-C there quits, nothing left") {
+  const std::string root = KF_SOURCE_ROOT;
+  nlohmann::json script = nlohmann::json::array();
+  script.push_back(
+      {{"body", fake_llm::openai_body(fenced(root + "/tests/kernels/host/spin.cpp"))}});
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(server.start(script, &err), err);
+  std::string dir =
+      fs::temp_directory_path().string() + "/kf_interrupt_" + std::to_string(getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/runs");
+  Pty term;
+  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge",
+                                   "solve",
+                                   "all_reduce",
+                                   "--backend",
+                                   "host",
+                                   "--world",
+                                   "2",
+                                   "--size",
+                                   "small",
+                                   "--no-time",
+                                   "--call-limit",
+                                   "60",
+                                   "--model",
+                                   "openai:test-model",
+                                   "--base-url",
+                                   server.url() + "/v1"};
+  REQUIRE_MESSAGE(term.spawn(args, child_env(dir + "/runs"), dir, &err), err);
+
+  // The eval is under way once its ranks run (the status line says so).
+  bool running = term.wait_for("running 2 ranks", 0, 300);
+  INFO("terminal:\n" << term.seen);
+  REQUIRE(running);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the ranks start spinning
+  size_t at = term.seen.size();
+  term.type("\x03");  // Ctrl-C: the tty sends SIGINT to kforge
+  REQUIRE(term.wait_for(cli::kMenu, at, 60));
+  CHECK(term.seen.find("interrupted: the eval of turn 1 was stopped", at) != std::string::npos);
+  CHECK_FALSE(anything_left_in(dir, term.pid()));  // the ranks died with the eval, kforge lives on
+
+  term.type("\x03");  // at the menu: quit
+  int code = term.wait_exit(60);
+  CHECK(code == 130);
+  CHECK_FALSE(anything_left_in(dir));
+  std::string traj = find_trajectory(dir + "/runs");
+  REQUIRE_FALSE(traj.empty());
+  auto summary = events_of(traj, "summary");
+  REQUIRE(summary.size() == 1);
+  CHECK(summary[0]["exit_reason"] == "interrupted");
+  CHECK(summary[0]["interrupt"]["signal"] == "SIGINT");
+  auto inter = events_of(traj, "interrupted");
+  REQUIRE(inter.size() == 2);
+  CHECK(inter[0]["phase"] == "eval");
+  CHECK(inter[1]["phase"] == "menu");
+  CHECK(events_of(traj, "verdict").empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "interactive: accepting a kernel that is not correct writes it and says it is NOT correct") {
+  const std::string root = KF_SOURCE_ROOT;
+  nlohmann::json script = nlohmann::json::array();
+  script.push_back(
+      {{"body", fake_llm::openai_body(fenced(root + "/tests/kernels/host/wrong_rank.cpp"))}});
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(server.start(script, &err), err);
+  std::string dir = fs::temp_directory_path().string() + "/kf_accept_" + std::to_string(getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/runs");
+  Pty term;
+  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge",
+                                   "solve",
+                                   "all_reduce",
+                                   "--backend",
+                                   "host",
+                                   "--world",
+                                   "2",
+                                   "--size",
+                                   "small",
+                                   "--no-time",
+                                   "--out",
+                                   dir + "/out",
+                                   "--model",
+                                   "openai:test-model",
+                                   "--base-url",
+                                   server.url() + "/v1"};
+  REQUIRE_MESSAGE(term.spawn(args, child_env(dir + "/runs"), dir, &err), err);
+  bool menu = term.wait_for(cli::kMenu, 0, 300);
+  INFO("terminal:\n" << term.seen);
+  REQUIRE(menu);
+  size_t at = term.seen.size();
+  term.type("a\r");
+  CHECK(term.wait_exit(60) == 1);
+  std::string accepted = dir + "/out/accepted.cpp";
+  CHECK(read_text(accepted) == read_text(root + "/tests/kernels/host/wrong_rank.cpp"));
+  CHECK_FALSE(fs::exists(dir + "/out/best.cpp"));
+  CHECK(term.seen.find("accepted kernel (turn 1): " + accepted, at) != std::string::npos);
+  CHECK(term.seen.find("NOT correct", at) != std::string::npos);
+  CHECK(term.seen.find("mismatch", at) != std::string::npos);
+  auto v = nlohmann::json::parse(read_text(dir + "/out/verdict.json"));
+  CHECK(v["solve"]["accepted"]["file"] == accepted);
+  CHECK(v["solve"]["accepted"]["status"] == "mismatch");
   fs::remove_all(dir);
 }

@@ -67,32 +67,39 @@ class Harness {
   // "K=V" added to kforge's environment after the test's own (e.g. more fake keys).
   std::vector<std::string> extra_env;
 
+  // The scrubbed test environment kforge runs in: a developer's keys, config and folders
+  // stay out; HOME, the config and the runs are in this harness's folder.
+  std::vector<std::string> env() const {
+    std::vector<std::string> out;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e, k = kv.substr(0, kv.find('='));
+      if (k.find("API_KEY") != std::string::npos || k == "HOME" || k.rfind("XDG_", 0) == 0 ||
+          k.rfind("KFORGE_", 0) == 0)
+        continue;
+      out.push_back(kv);
+    }
+    out.push_back("HOME=" + dir_);
+    out.push_back("XDG_CONFIG_HOME=" + dir_ + "/config");
+    out.push_back("KFORGE_RUNS=" + dir_ + "/runs");
+    // Shared between tests and runs: the build cache is keyed by the source's hash, so the
+    // baseline and a repeated candidate compile once.
+    out.push_back("KFORGE_CACHE=/tmp/kforge-solve-tests-cache");
+    out.push_back("OPENAI_API_KEY=sk-test-not-a-real-key");
+    out.push_back("ANTHROPIC_API_KEY=sk-test-not-a-real-key");
+    for (auto& kv : extra_env) {
+      std::string prefix = kv.substr(0, kv.find('=') + 1);
+      std::erase_if(out, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+      out.push_back(kv);
+    }
+    return out;
+  }
+
   // Runs `kforge ARGS` with the scrubbed test environment; waits at most limit_s.
   int kforge(const std::vector<std::string>& args, std::string* output, double limit_s = 300) {
     sandbox::ProcessSpec spec;
     spec.argv = {std::string(KF_BINARY_DIR) + "/kforge"};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e, k = kv.substr(0, kv.find('='));
-      // A developer's keys, config and folders stay out of the run.
-      if (k.find("API_KEY") != std::string::npos || k == "HOME" || k.rfind("XDG_", 0) == 0 ||
-          k.rfind("KFORGE_", 0) == 0)
-        continue;
-      spec.env.push_back(kv);
-    }
-    spec.env.push_back("HOME=" + dir_);
-    spec.env.push_back("XDG_CONFIG_HOME=" + dir_ + "/config");
-    spec.env.push_back("KFORGE_RUNS=" + dir_ + "/runs");
-    // Shared between tests and runs: the build cache is keyed by the source's hash, so the
-    // baseline and a repeated candidate compile once.
-    spec.env.push_back("KFORGE_CACHE=/tmp/kforge-solve-tests-cache");
-    spec.env.push_back("OPENAI_API_KEY=sk-test-not-a-real-key");
-    spec.env.push_back("ANTHROPIC_API_KEY=sk-test-not-a-real-key");
-    for (auto& kv : extra_env) {
-      std::string prefix = kv.substr(0, kv.find('=') + 1);
-      std::erase_if(spec.env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
-      spec.env.push_back(kv);
-    }
+    spec.env = env();
     spec.limit_s = limit_s;
     sandbox::ProcessResult r;
     std::string err;
@@ -101,39 +108,59 @@ class Harness {
     return r.timed_out ? -2 : r.signal ? -1 : r.exit_code;
   }
 
-  // `kforge solve all_reduce` against a fake server playing `script` in `wire`
-  // (openai | anthropic), streaming or not. Extra flags go last.
-  Result solve(const json& script, const std::string& wire, bool stream,
-               const std::vector<std::string>& extra = {}) {
-    fake_llm::Server server;
-    std::string err;
-    REQUIRE_MESSAGE(server.start(script, &err), err);
+  // The arguments of `kforge solve all_reduce` (host backend, world 2, small, headless)
+  // against `server` in `wire` (openai | anthropic), streaming or not; extra flags last.
+  // `config` is merged into the model configuration file it writes.
+  std::vector<std::string> solve_args(const fake_llm::Server& server, const std::string& wire,
+                                      bool stream, const std::vector<std::string>& extra,
+                                      const std::string& out_dir,
+                                      const json& config = json::object()) {
     std::string cfg = dir_ + "/llm.json";
-    std::ofstream(cfg) << json{{"stream", stream}, {"timeouts", {{"connect_s", 5}, {"idle_s", 20}, {"total_s", 60}}}}.dump();
-    Result res;
-    res.out_dir = dir_ + "/out-" + std::to_string(++runs_);
-    std::vector<std::string> args = {"solve", "all_reduce", "--backend", "host", "--world", "2", "--size", "small",
-                                     "--no-time", "--headless", "--config", cfg, "--out", res.out_dir};
+    json c = {{"stream", stream},
+              {"timeouts", {{"connect_s", 5}, {"idle_s", 20}, {"total_s", 60}}}};
+    c.update(config);
+    std::ofstream(cfg) << c.dump();
+    std::vector<std::string> args = {
+        "solve", "all_reduce", "--backend",  "host",     "--world", "2",     "--size",
+        "small", "--no-time",  "--headless", "--config", cfg,       "--out", out_dir};
     if (wire == "openai")
       args.insert(args.end(), {"--model", "openai:test-model", "--base-url", server.url() + "/v1"});
     else
       args.insert(args.end(), {"--model", "anthropic:test-model", "--base-url", server.url()});
     args.insert(args.end(), extra.begin(), extra.end());
-    res.code = kforge(args, &res.output);
-    std::istringstream in(res.output);
+    return args;
+  }
+
+  std::string next_out_dir() { return dir_ + "/out-" + std::to_string(++runs_); }
+
+  // A run's output, result line, requests and trajectory, once it has ended.
+  void collect(const fake_llm::Server& server, Result* res) {
+    std::istringstream in(res->output);
     for (std::string l; std::getline(in, l);) {
       if (l.empty() || l[0] != '{') continue;
       json j = json::parse(l, nullptr, false);
       if (j.is_discarded()) continue;
-      res.lines.push_back(j);
-      if (j.value("event", "") == "result") res.result = j;
+      res->lines.push_back(j);
+      if (j.value("event", "") == "result") res->result = j;
     }
-    res.requests = server.requests();
-    if (res.result.is_object()) res.trajectory_path = res.result.value("trajectory", "");
-    if (!res.trajectory_path.empty()) {
+    res->requests = server.requests();
+    if (res->result.is_object()) res->trajectory_path = res->result.value("trajectory", "");
+    if (!res->trajectory_path.empty()) {
       std::string terr;
-      REQUIRE_MESSAGE(trace::read_trajectory(res.trajectory_path, &res.traj, &terr), terr);
+      REQUIRE_MESSAGE(trace::read_trajectory(res->trajectory_path, &res->traj, &terr), terr);
     }
+  }
+
+  // `kforge solve all_reduce` against a fake server playing `script`: see solve_args.
+  Result solve(const json& script, const std::string& wire, bool stream,
+               const std::vector<std::string>& extra = {}, const json& config = json::object()) {
+    fake_llm::Server server;
+    std::string err;
+    REQUIRE_MESSAGE(server.start(script, &err), err);
+    Result res;
+    res.out_dir = next_out_dir();
+    res.code = kforge(solve_args(server, wire, stream, extra, res.out_dir, config), &res.output);
+    collect(server, &res);
     return res;
   }
 

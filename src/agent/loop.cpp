@@ -9,9 +9,13 @@
 
 #include "agent/bash_env.h"
 #include "agent/feedback.h"
+#include "agent/loop_json.h"
 #include "agent/prompt.h"
 #include "agent/reply.h"
 #include "agent/template.h"
+#include "sandbox/deadline.h"
+#include "sandbox/interrupt.h"
+#include "sandbox/process.h"
 #include "sandbox/sha256.h"
 
 namespace agent {
@@ -21,22 +25,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-json usage_json(const llm::Usage& u) {
-  return {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
-          {"reasoning_tokens", u.reasoning_tokens}, {"cache_read_tokens", u.cache_read_tokens},
-          {"cache_write_tokens", u.cache_write_tokens}, {"reported", u.reported}};
-}
+// What one step of a turn came to. cut: a signal or the deadline stopped it.
+enum class Step { ok, cut, end, fail };
 
-const char* action_name(Action a) {
-  switch (a) {
-    case Action::next: return "next";
-    case Action::hint: return "hint";
-    case Action::accept: return "accept";
-    case Action::retry: return "retry";
-    case Action::quit: return "quit";
+// The run's --max-wall as kforge's deadline, for as long as the run lasts.
+struct DeadlineScope {
+  explicit DeadlineScope(double seconds) {
+    if (seconds > 0) sandbox::set_deadline(seconds);
   }
-  return "next";
-}
+  ~DeadlineScope() { sandbox::clear_deadline(); }
+};
 
 class Run {
  public:
@@ -52,63 +50,12 @@ class Run {
     if (!build_system_prompt(pin, &sys, err) || !build_task_prompt(pin, &task, err)) return false;
     msgs_ = {{"system", sys}, {"user", task}};
     if (cfg_.mode == "agent" && !init_env(err)) return false;
+    DeadlineScope deadline(cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - elapsed(), 0.001) : 0);
     for (int turn = 1;; ++turn) {
-      std::string why;
-      if (turn > cfg_.max_turns) why = "max_turns";
-      else if (budget_spent(&why)) {}
-      if (!why.empty()) {
-        res_.exit_reason = why;
-        break;
-      }
-      res_.turns = turn;
-      size_t before = msgs_.size();
-      llm::Reply reply;
-      if (!ask(turn, &reply)) break;
-      msgs_.push_back({"assistant", reply.text});
-      ParsedReply pr = cfg_.mode == "agent" ? parse_agent_reply(reply.text) : parse_direct_reply(reply.text);
-      if (!pr.ok) {
-        if (!format_error(turn, pr.error, err)) return false;
-        if (!res_.exit_reason.empty()) break;
-        continue;
-      }
-      format_errors_ = 0;
-      std::string source = pr.code;
-      if (cfg_.mode == "agent") {
-        bool submitted = false;
-        if (!command(turn, pr.code, &source, &submitted, err)) return false;
-        if (!submitted) continue;
-      }
-      sandbox::Verdict v;
-      if (!evaluate(turn, source, &v, err)) return false;
-      if (target_met(v, cfg_.target)) {
-        res_.exit_reason = "target";
-        res_.target_met = true;
-        break;
-      }
-      std::string feedback;
-      if (!render_feedback(cfg_.prompts_dir, v, turn, cfg_.target, &feedback, err)) return false;
-      Decision d = obs_.between_turns(source, prev_source_, res_.best_source, v);
-      tw_.event("decision", {{"turn", turn}, {"action", action_name(d.action)}});
-      prev_source_ = source;
-      if (d.action == Action::accept) {
-        res_.exit_reason = "accepted";
-        break;
-      }
-      if (d.action == Action::quit) {
-        res_.exit_reason = "quit";
-        break;
-      }
-      if (d.action == Action::retry) {
-        msgs_.resize(before);
-        continue;
-      }
-      if (d.action == Action::hint && !d.hint.empty()) {
-        std::string h;
-        if (!render_prompt_file(cfg_.prompts_dir, "hint.md", {{"hint", d.hint}}, &h, err)) return false;
-        feedback += h;
-        tw_.event("hint", {{"turn", turn}, {"text", d.hint}});
-      }
-      msgs_.push_back({"user", feedback});
+      Step s =
+          turn > cfg_.max_turns ? (res_.exit_reason = "max_turns", Step::end) : one_turn(turn, err);
+      if (s == Step::fail) return false;
+      if (s == Step::end) break;
     }
     finish();
     return true;
@@ -116,6 +63,129 @@ class Run {
 
  private:
   double elapsed() const { return tw_.elapsed(); }
+
+  // One model call and what follows it. ok: on to the next turn; end: the run is over
+  // (exit_reason set); fail: kforge failed (*err).
+  Step one_turn(int turn, std::string* err) {
+    if (!budget_left(turn, "before the model call")) return Step::end;
+    res_.turns = turn;
+    size_t before = msgs_.size();
+    llm::Reply reply;
+    Step s = ask(turn, &reply);
+    if (s == Step::cut) return after_cut(turn, "model call", before, "", err);
+    if (s != Step::ok) return s;
+    msgs_.push_back({"assistant", reply.text});
+    ParsedReply pr =
+        cfg_.mode == "agent" ? parse_agent_reply(reply.text) : parse_direct_reply(reply.text);
+    if (!pr.ok) {
+      if (!format_error(turn, pr.error, err)) return Step::fail;
+      return res_.exit_reason.empty() ? Step::ok : Step::end;
+    }
+    format_errors_ = 0;
+    std::string source = pr.code;
+    if (cfg_.mode == "agent") {
+      bool submitted = false;
+      s = command(turn, pr.code, &source, &submitted, err);
+      if (s == Step::cut) return after_cut(turn, "agent command", before, "", err);
+      if (s != Step::ok || !submitted) return s;
+    }
+    sandbox::Verdict v;
+    s = evaluate(turn, source, &v, err);
+    if (s == Step::cut)
+      return after_cut(turn, stage_.rfind("compiling", 0) == 0 ? "compile" : "eval", before, source,
+                       err);
+    if (s != Step::ok) return s;
+    if (target_met(v, cfg_.target)) {
+      res_.exit_reason = "target";
+      res_.target_met = true;
+      return Step::end;
+    }
+    std::string feedback;
+    if (!render_feedback(cfg_.prompts_dir, v, turn, cfg_.target, &feedback, err)) return Step::fail;
+    Decision d = obs_.between_turns(source, prev_source_, res_.best_source, v);
+    prev_source_ = source;
+    if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // Ctrl-C at the menu
+    tw_.event("decision", {{"turn", turn}, {"action", action_name(d.action)}});
+    if (d.action == Action::retry)
+      msgs_.resize(before);
+    else
+      msgs_.push_back({"user", feedback});
+    return decide(turn, d, err);
+  }
+
+  // Accept and quit end the run; a hint goes into the next prompt (the last message).
+  Step decide(int turn, const Decision& d, std::string* err) {
+    if (d.action == Action::accept) return (res_.exit_reason = "accepted", Step::end);
+    if (d.action == Action::quit) return (res_.exit_reason = "quit", Step::end);
+    if (d.action == Action::hint && !d.hint.empty()) {
+      std::string h;
+      if (!render_prompt_file(cfg_.prompts_dir, "hint.md", {{"hint", d.hint}}, &h, err))
+        return Step::fail;
+      msgs_.back().content += h;
+      tw_.event("hint", {{"turn", turn}, {"text", d.hint}});
+    }
+    return Step::ok;
+  }
+
+  // A signal or the deadline stopped `phase` of the turn: its children are dead and
+  // nothing of it counts. The deadline ends the run; a signal asks the observer, which
+  // may resume (the turn is asked again, its reply forgotten).
+  Step after_cut(int turn, const std::string& phase, size_t before, const std::string& current,
+                 std::string* err) {
+    if (!sandbox::interrupted()) {
+      end_budget(turn, phase,
+                 {"max_wall", elapsed(), cfg_.max_wall_s, "the " + phase + " was stopped"});
+      return Step::end;
+    }
+    int sig = sandbox::interrupt_signal();
+    tw_.event(
+        "interrupted",
+        {{"turn", turn}, {"signal", sandbox::signal_name(sig)}, {"signo", sig}, {"phase", phase}});
+    emit(turn, "interrupted", fmt::format("{} stopped the {}", sandbox::signal_name(sig), phase));
+    if (!obs_.can_resume_after_interrupt()) return end_interrupted(turn, phase);
+    sandbox::clear_interrupt();
+    Decision d = obs_.interrupted(turn, phase, current, prev_source_);
+    if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // a Ctrl-C at its menu
+    tw_.event("decision",
+              {{"turn", turn}, {"action", action_name(d.action)}, {"after", "interrupted"}});
+    msgs_.resize(before);
+    return decide(turn, d, err);
+  }
+
+  Step end_interrupted(int turn, const std::string& phase) {
+    res_.exit_reason = "interrupted";
+    res_.interrupt_signal = sandbox::interrupt_signal();
+    res_.interrupt_phase = phase;
+    if (phase == "menu")
+      tw_.event("interrupted", {{"turn", turn},
+                                {"signal", sandbox::signal_name(res_.interrupt_signal)},
+                                {"signo", res_.interrupt_signal},
+                                {"phase", phase}});
+    return Step::end;
+  }
+
+  void end_budget(int turn, const std::string& phase, const BudgetEnd& b) {
+    res_.exit_reason = b.name;
+    res_.budget = b;
+    tw_.event("budget", {{"turn", turn},
+                         {"budget", b.name},
+                         {"spent", b.spent},
+                         {"limit", b.limit},
+                         {"phase", phase},
+                         {"note", b.note}});
+    emit(turn, "budget", b.name + ": " + b.text());
+  }
+
+  // Before a model call: the budgets leave room for it, and req_cap_ is its output cap.
+  bool budget_left(int turn, const std::string& phase) {
+    Limits lim{cfg_.max_tokens, cfg_.max_cost_usd, cfg_.max_wall_s};
+    Spent spent{res_.tokens_in + res_.tokens_out, res_.cost_usd, elapsed()};
+    BudgetEnd b;
+    if (next_call_cap(lim, spent, estimate_prompt_tokens(msgs_), model_.price(), &req_cap_, &b))
+      return true;
+    end_budget(turn, phase, b);
+    return false;
+  }
 
   void emit(int turn, const std::string& phase, const std::string& detail, int64_t tokens = 0,
             const sandbox::Verdict* v = nullptr) {
@@ -130,31 +200,18 @@ class Run {
     obs_.on_event(e);
   }
 
-  bool budget_spent(std::string* why) {
-    if (cfg_.max_tokens > 0 && res_.tokens_in + res_.tokens_out >= cfg_.max_tokens) *why = "max_tokens";
-    else if (cfg_.max_cost_usd > 0 && res_.cost_usd >= cfg_.max_cost_usd) *why = "max_cost";
-    else if (cfg_.max_wall_s > 0 && elapsed() >= cfg_.max_wall_s) *why = "max_wall";
-    return !why->empty();
-  }
-
-  // The prompt event: what is sent, as the part of the last prompt kept plus what is new.
   void log_prompt(int turn) {
-    size_t keep = 0;
-    while (keep < logged_.size() && keep < msgs_.size() && logged_[keep].role == msgs_[keep].role &&
-           logged_[keep].content == msgs_[keep].content)
-      ++keep;
-    json added = json::array();
-    for (size_t i = keep; i < msgs_.size(); ++i) added.push_back({{"role", msgs_[i].role}, {"content", msgs_[i].content}});
-    tw_.event("prompt", {{"turn", turn}, {"keep", keep}, {"messages", msgs_.size()}, {"new", added}});
+    tw_.event("prompt", prompt_event(turn, logged_, msgs_));
     logged_ = msgs_;
   }
 
-  bool ask(int turn, llm::Reply* reply) {
+  Step ask(int turn, llm::Reply* reply) {
     log_prompt(turn);
     emit(turn, "waiting_model", model_.name());
     llm::Request req;
     req.messages = msgs_;
     req.max_tokens = cfg_.reply_max_tokens;
+    req.max_tokens_cap = req_cap_;
     // Streamed progress for the live view: the server's output-token count where it sends
     // one, else about four characters a token; at most five events a second.
     int64_t chars = 0, tokens = -1;
@@ -176,18 +233,26 @@ class Run {
     res_.tokens_in += reply->usage.input_tokens;
     res_.tokens_out += reply->usage.output_tokens;
     res_.cost_usd += reply->cost_usd;
+    if (!ok && (e.kind == "interrupted" || e.kind == "deadline" || sandbox::stop_requested())) {
+      tw_.event("llm_stopped", {{"turn", turn},
+                                {"kind", e.kind},
+                                {"message", e.message},
+                                {"attempts", reply->attempts},
+                                {"seconds", reply->seconds}});
+      return Step::cut;
+    }
     if (!ok) {
       tw_.event("llm_error", {{"turn", turn}, {"kind", e.kind}, {"message", e.message}, {"http_status", e.http_status},
                               {"attempts", reply->attempts}, {"seconds", reply->seconds}});
       res_.exit_reason = "llm_error";
       res_.llm_error = e;
-      return false;
+      return Step::end;
     }
     tw_.event("reply", {{"turn", turn}, {"text", reply->text}, {"thinking", reply->thinking},
                         {"stop_reason", reply->stop_reason}, {"usage", usage_json(reply->usage)},
                         {"cost_usd", reply->cost_usd}, {"attempts", reply->attempts}, {"seconds", reply->seconds},
                         {"model", reply->model}, {"request_id", reply->request_id}});
-    return true;
+    return Step::ok;
   }
 
   bool format_error(int turn, const std::string& why, std::string* err) {
@@ -217,10 +282,13 @@ class Run {
   }
 
   // Agent mode: runs one command; on a submission, *source is the workspace's kernel.
-  bool command(int turn, const std::string& cmd, std::string* source, bool* submitted, std::string* err) {
+  Step command(int turn, const std::string& cmd, std::string* source, bool* submitted,
+               std::string* err) {
     tw_.event("command", {{"turn", turn}, {"command", cmd}});
     emit(turn, "command", cmd);
     BashResult r = env_.run(cmd);
+    if (sandbox::stop_requested())
+      return Step::cut;  // its tree is dead; its output is not the model's business
     tw_.event("observation", {{"turn", turn}, {"returncode", r.returncode}, {"output", r.output},
                               {"elided_chars", r.elided_chars}, {"timed_out", r.timed_out}, {"submitted", r.submitted}});
     emit(turn, "observation", fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""));
@@ -229,7 +297,7 @@ class Run {
       std::string path = env_.workspace() + "/kernel" + kernel_extension(cfg_.eval.backend), e2;
       if (read_text_file(path, source, &e2)) {
         *submitted = true;
-        return true;
+        return Step::ok;
       }
       extra = "You submitted, but there is no kernel" + kernel_extension(cfg_.eval.backend) +
               " in the workspace: write it first, then submit.";
@@ -241,12 +309,12 @@ class Run {
                              {"output", r.output.empty() || r.output.back() == '\n' ? r.output : r.output + "\n"},
                              {"elided", (r.elided_chars ? fmt::format("({} characters elided from the middle)\n", r.elided_chars) : "") + extra}},
                             &msg, err))
-      return false;
+      return Step::fail;
     msgs_.push_back({"user", msg});
-    return true;
+    return Step::ok;
   }
 
-  bool evaluate(int turn, const std::string& source, sandbox::Verdict* v, std::string* err) {
+  Step evaluate(int turn, const std::string& source, sandbox::Verdict* v, std::string* err) {
     std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn, kernel_extension(cfg_.eval.backend));
     std::ofstream(file, std::ios::binary) << source;
     std::string hash = sandbox::sha256_hex(source);
@@ -254,10 +322,18 @@ class Run {
     emit(turn, "evaluating", fs::path(file).filename().string());
     auto t0 = std::chrono::steady_clock::now();
     EvalConfig ecfg = cfg_.eval;
-    ecfg.on_stage = [&](const std::string& stage) { emit(turn, "evaluating", stage); };
-    if (!evaluate_file(ecfg, fs::absolute(file).string(), sandbox::Role::candidate, v, err)) {
+    stage_.clear();
+    ecfg.on_stage = [&](const std::string& stage) {
+      stage_ = stage;
+      emit(turn, "evaluating", stage);
+    };
+    bool ok = evaluate_file(ecfg, fs::absolute(file).string(), sandbox::Role::candidate, v, err);
+    // A signal or the deadline killed the build or the ranks: what came back is not the
+    // kernel's verdict (a "timeout" that was kforge's doing), so it is not recorded as one.
+    if (sandbox::stop_requested()) return Step::cut;
+    if (!ok) {
       tw_.event("internal_error", {{"turn", turn}, {"message", *err}});
-      return false;
+      return Step::fail;
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     tw_.event("verdict", {{"turn", turn}, {"sha256", hash}, {"verdict", sandbox::verdict_json(*v)}, {"seconds", secs}});
@@ -265,6 +341,8 @@ class Run {
     ++res_.candidates;
     res_.last = *v;
     res_.has_last = true;
+    res_.last_source = source;
+    res_.last_turn = turn;
     if (v->status == "correct" && (!res_.has_best || better_than(*v, res_.best))) {
       res_.has_best = true;
       res_.best = *v;
@@ -274,20 +352,15 @@ class Run {
       best_hash_ = hash;
     }
     emit(turn, "verdict", v->summary, res_.tokens_in + res_.tokens_out, v);
-    return true;
+    return Step::ok;
   }
 
   void finish() {
     res_.seconds = elapsed();
-    json best = nullptr;
-    if (res_.has_best)
-      best = {{"turn", res_.best_turn}, {"sha256", best_hash_}, {"status", res_.best.status},
-              {"speedup", res_.best.speedup}, {"median_ms", res_.best.candidate_time.median_ms},
-              {"file", res_.best_file}};
-    tw_.event("summary", {{"exit_reason", res_.exit_reason}, {"target_met", res_.target_met}, {"best", best},
-                          {"turns", res_.turns}, {"candidates", res_.candidates}, {"tokens_in", res_.tokens_in},
-                          {"tokens_out", res_.tokens_out}, {"cost_usd", res_.cost_usd}, {"seconds", res_.seconds}});
-    emit(res_.turns, "done", res_.exit_reason, res_.tokens_in + res_.tokens_out, res_.has_last ? &res_.last : nullptr);
+    std::string detail;
+    tw_.event("summary", summary_json(res_, best_hash_, &detail));
+    emit(res_.turns, "done", detail, res_.tokens_in + res_.tokens_out,
+         res_.has_last ? &res_.last : nullptr);
   }
 
   const SolveConfig& cfg_;
@@ -298,23 +371,13 @@ class Run {
   std::vector<llm::Message> msgs_, logged_;
   std::vector<sandbox::Verdict> verdicts_;
   std::string prev_source_, best_hash_;
+  std::string stage_;    // the evaluation's stage, for which phase a signal stopped
+  int64_t req_cap_ = 0;  // the next call's output cap from the budgets (0: none)
   int format_errors_ = 0;
   BashEnv env_;
 };
 
 }  // namespace
-
-nlohmann::json solve_config_json(const SolveConfig& c) {
-  const EvalConfig& e = c.eval;
-  return {{"mode", c.mode}, {"target", c.target}, {"max_turns", c.max_turns}, {"max_tokens", c.max_tokens},
-          {"max_cost_usd", c.max_cost_usd}, {"max_wall_s", c.max_wall_s}, {"max_format_errors", c.max_format_errors},
-          {"reply_max_tokens", c.reply_max_tokens}, {"workspace", c.workspace},
-          {"command_timeout_s", c.command_timeout_s},
-          {"eval", {{"problem", e.problem.name}, {"backend", e.backend}, {"world", e.world}, {"sizes", e.sizes},
-                    {"overrides", e.overrides}, {"iters", e.iters}, {"warmup", e.warmup}, {"trials", e.trials},
-                    {"seed", e.seed}, {"call_limit_s", e.call_limit_s}, {"no_time", e.no_time},
-                    {"machine", e.machine.name}}}};
-}
 
 bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& tw, SolveResult* out,
            std::string* err) {

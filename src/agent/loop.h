@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/budget.h"
 #include "agent/eval.h"
 #include "agent/model.h"
 #include "agent/observer.h"
@@ -38,7 +39,7 @@ struct SolveConfig {
 
 struct SolveResult {
   // target | max_turns | max_tokens | max_cost | max_wall | format_errors | accepted |
-  // quit | llm_error
+  // quit | interrupted | llm_error
   std::string exit_reason;
   bool target_met = false;
   int turns = 0, candidates = 0;
@@ -50,12 +51,21 @@ struct SolveResult {
   sandbox::Verdict best;
   bool has_last = false;
   sandbox::Verdict last;  // the last candidate's verdict
+  std::string last_source;
+  int last_turn = 0;
   llm::Error llm_error;   // exit_reason llm_error
+  BudgetEnd budget;       // exit_reason max_tokens | max_cost | max_wall: spent vs limit
+  int interrupt_signal = 0;     // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
+  std::string interrupt_phase;  // model call | compile | eval | agent command | menu
 };
 
 // False (with *err) only when kforge itself failed: a template, the workspace, the
 // sandbox (a baseline that does not build). Model errors end the run with
-// exit_reason "llm_error"; bad candidates are verdicts.
+// exit_reason "llm_error"; bad candidates are verdicts. A signal (sandbox/interrupt.h)
+// stops the model call, command or eval under way and, unless the observer resumes,
+// ends the run as "interrupted"; --max-wall is a deadline (sandbox/deadline.h) for the
+// whole run, model calls and evals included. Either way the trajectory gets the event
+// and the summary.
 bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& tw,
            SolveResult* out, std::string* err);
 

@@ -21,17 +21,20 @@ class ScriptModel : public agent::Model {
   std::string name() const override { return "script"; }
   bool next(const llm::Request& req, const std::vector<sandbox::Verdict>&, llm::Reply* out, llm::Error* err) override {
     requests.push_back(req.messages);
+    caps.push_back(req.max_tokens_cap);
     if (requests.size() > replies_.size()) {
       *err = {"bad_request", "script spent", 0, false};
       return false;
     }
     out->text = replies_[requests.size() - 1];
-    out->usage.input_tokens = 100;
+    out->usage.input_tokens = input_tokens;
     out->usage.output_tokens = 10;
     out->cost_usd = 0.5;
     return true;
   }
   std::vector<std::vector<llm::Message>> requests;
+  std::vector<int64_t> caps;  // each request's max_tokens_cap
+  int64_t input_tokens = 100;
 
  private:
   std::vector<std::string> replies_;
@@ -116,15 +119,23 @@ TEST_CASE("loop: budgets end the run: turns, tokens, cost") {
   for (auto [which, want] : std::vector<std::pair<int, std::string>>{{0, "max_turns"}, {1, "max_tokens"}, {2, "max_cost"}}) {
     Fixture f;
     f.cfg.max_turns = which == 0 ? 2 : 10;
-    if (which == 1) f.cfg.max_tokens = 200;   // 110 a call: spent after 2
-    if (which == 2) f.cfg.max_cost_usd = 1.0;  // 0.5 a call: spent after 2
+    if (which == 1) f.cfg.max_tokens = 100000;  // 50,010 a call (and the prompt): spent after 2
+    if (which == 2) f.cfg.max_cost_usd = 1.0;   // 0.5 a call: spent after 2
     ScriptModel m({broken(1), broken(2), broken(3)});
+    if (which == 1) m.input_tokens = 50000;
     agent::Observer o;
     agent::SolveResult r;
     REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
     CHECK(r.exit_reason == want);
-    CHECK(m.requests.size() == 2);
-    CHECK(r.tokens_in == 200);
+    REQUIRE(m.requests.size() == 2);
+    CHECK(r.tokens_in == 2 * m.input_tokens);
+    CHECK(r.budget.name == (which == 0 ? "" : want));
+    if (which == 1) {  // each call's output is capped at what the budget leaves after its prompt
+      CHECK(m.caps[0] == 100000 - agent::estimate_prompt_tokens(m.requests[0]));
+      CHECK(m.caps[1] == 100000 - 50010 - agent::estimate_prompt_tokens(m.requests[1]));
+    } else {
+      CHECK(m.caps == std::vector<int64_t>{0, 0});  // no price: cost caps nothing
+    }
   }
 }
 

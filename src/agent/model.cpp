@@ -12,6 +12,7 @@ class ProviderModel : public Model {
             llm::Error* err) override {
     return p_->complete(req, out, err);
   }
+  const llm::Price* price() const override { return p_->price(); }
 
  private:
   std::unique_ptr<llm::Provider> p_;

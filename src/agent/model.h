@@ -21,6 +21,8 @@ class Model {
   // verdicts of every candidate evaluated so far in this run, oldest first.
   virtual bool next(const llm::Request& req, const std::vector<sandbox::Verdict>& verdicts,
                     llm::Reply* out, llm::Error* err) = 0;
+  // Its price, for a cost budget that caps replies; null when unknown or free.
+  virtual const llm::Price* price() const { return nullptr; }
 };
 
 // A Model over a provider: verdicts are ignored, the conversation is the whole input.

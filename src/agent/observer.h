@@ -14,7 +14,7 @@ namespace agent {
 struct TurnEvent {
   int turn = 0;
   // waiting_model | streaming | evaluating | verdict | format_error | command |
-  // observation | done
+  // observation | interrupted | budget | done
   std::string phase;
   std::string detail;
   int64_t tokens = 0;  // streaming: output tokens so far; verdict/done: tokens so far in the run
@@ -41,6 +41,20 @@ class Observer {
                                  const std::string& best, const sandbox::Verdict& last) {
     (void)current, (void)previous, (void)best, (void)last;
     return {};
+  }
+  // A signal (Ctrl-C, SIGTERM) stopped the turn's `phase` ("model call", "compile",
+  // "eval", "agent command"): the children are dead, nothing was recorded as a verdict.
+  // When can_resume_after_interrupt() says so (the live view, for a first Ctrl-C) the loop
+  // forgets the signal (sandbox::clear_interrupt) and asks interrupted(): next and retry
+  // ask the model again for this turn, a hint is added to that prompt, accept and quit end
+  // the run; a signal during that question ends it as interrupted. Otherwise (headless,
+  // a second Ctrl-C) the run ends as interrupted at once. `current` is the kernel being
+  // evaluated, if any.
+  virtual bool can_resume_after_interrupt() { return false; }
+  virtual Decision interrupted(int turn, const std::string& phase, const std::string& current,
+                               const std::string& previous) {
+    (void)turn, (void)phase, (void)current, (void)previous;
+    return {Action::quit, ""};
   }
 };
 

@@ -6,10 +6,12 @@
 
 #include <fmt/core.h>
 
-#include "cli/commands.h"
 #include "agent/eval.h"
+#include "cli/commands.h"
 #include "sandbox/build.h"
 #include "sandbox/evaluate.h"
+#include "sandbox/interrupt.h"
+#include "sandbox/process.h"
 #include "sandbox/verdict.h"
 #include "suite/cost.h"
 #include "suite/instance.h"
@@ -154,7 +156,14 @@ int cmd_eval(const EvalArgs& a) {
     return kInternal;
   }
   sandbox::Verdict v;
-  if (!sandbox::evaluate(req, &v, &err)) {
+  bool ok = sandbox::evaluate(req, &v, &err);
+  if (int sig = sandbox::interrupt_signal()) {
+    // The build or the ranks were killed by kforge, not by the kernel: no verdict.
+    fmt::print(stderr, "{}: interrupted by {}: the build and the ranks were killed; no verdict\n",
+               cmd, sandbox::signal_name(sig));
+    return sandbox::interrupt_exit_code(sig);
+  }
+  if (!ok) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kInternal;
   }

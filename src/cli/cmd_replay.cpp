@@ -10,6 +10,8 @@
 #include "agent/eval.h"
 #include "cli/commands.h"
 #include "sandbox/evaluate.h"
+#include "sandbox/interrupt.h"
+#include "sandbox/process.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
 #include "trace/trace.h"
@@ -74,7 +76,15 @@ int cmd_replay(const ReplayArgs& a) {
     std::string file = fmt::format("{}/turn_{}{}", dir, turn, agent::kernel_extension(cfg.backend));
     std::ofstream(file, std::ios::binary) << c->value("source", "");
     sandbox::Verdict v;
-    if (!agent::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err)) {
+    bool evaluated =
+        agent::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err);
+    if (int sig = sandbox::interrupt_signal()) {  // the ranks were killed by kforge: no verdict to
+                                                  // compare
+      fmt::print(stderr, "kforge replay: interrupted by {} at turn {}\n", sandbox::signal_name(sig),
+                 turn);
+      return sandbox::interrupt_exit_code(sig);
+    }
+    if (!evaluated) {
       fmt::print(stderr, "kforge replay: turn {}: {}\n", turn, err);
       return kInternal;
     }

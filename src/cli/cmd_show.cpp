@@ -84,6 +84,11 @@ int cmd_show(const ShowArgs& a) {
       if (e.value("action", "") != "next") fmt::print("  user: {}\n", e.value("action", ""));
     } else if (type == "llm_error") {
       fmt::print("  model error: {}: {} ({} attempt(s))\n", e.value("kind", ""), e.value("message", ""), e.value("attempts", 0));
+    } else if (type == "interrupted") {
+      fmt::print("  interrupted: {} stopped the {}\n", e.value("signal", ""), e.value("phase", ""));
+    } else if (type == "budget") {
+      fmt::print("  budget spent: {} ({}; during the {})\n", e.value("budget", ""), e.value("note", ""),
+                 e.value("phase", ""));
     } else if (type == "internal_error") {
       fmt::print("  kforge error: {}\n", e.value("message", ""));
     } else if (type == "summary") {
@@ -91,6 +96,11 @@ int cmd_show(const ShowArgs& a) {
       fmt::print("turns {}, candidates {}, tokens {} in / {} out, ${:.4f}, {:.1f} s\n", e.value("turns", 0),
                  e.value("candidates", 0), e.value("tokens_in", 0), e.value("tokens_out", 0), e.value("cost_usd", 0.0),
                  e.value("seconds", 0.0));
+      if (e.contains("budget") && e["budget"].is_object())
+        fmt::print("ended by {}: {}\n", e["budget"].value("name", ""), e["budget"].value("text", ""));
+      if (e.contains("interrupt") && e["interrupt"].is_object())
+        fmt::print("ended by {} during the {}\n", e["interrupt"].value("signal", ""),
+                   e["interrupt"].value("phase", ""));
       if (e.contains("best") && e["best"].is_object())
         fmt::print("best: turn {} ({}), {}\n", e["best"].value("turn", 0), e["best"].value("status", ""),
                    e["best"].value("file", ""));

@@ -15,6 +15,8 @@
 #include "cli/live.h"
 #include "llm/config.h"
 #include "llm/replay.h"
+#include "sandbox/interrupt.h"
+#include "sandbox/process.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
 #if __has_include("agent/builtin.h")
@@ -107,6 +109,7 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalCo
     return nullptr;
   }
   if (a.idle_timeout_s > 0) pc.timeouts.idle_s = a.idle_timeout_s;
+  if (!a.api_key_env.empty()) pc.api_key_env = a.api_key_env;
   auto p = llm::make_provider(pc, err);
   if (!p) {
     *code = kBadInput;
@@ -115,7 +118,7 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalCo
   llm::Error e;
   if (!p->ready(&e)) {
     *err = e.kind + ": " + e.message;
-    *code = kInternal;
+    *code = e.kind == "missing_key" ? kBadInput : kInternal;  // the user's setup, not kforge
     return nullptr;
   }
   return agent::wrap_provider(std::move(p));
@@ -130,6 +133,107 @@ bool load_problem_named(const std::string& name, const suite::Paths& paths, suit
   return suite::load_problem(dir, p, err);
 }
 
+// The exit code of a finished run: 128+N after signal N, else by how it ended.
+int exit_code_of(const agent::SolveResult& r, bool ok) {
+  if (r.exit_reason == "interrupted" && r.interrupt_signal)
+    return sandbox::interrupt_exit_code(r.interrupt_signal);
+  if (!ok || r.exit_reason == "llm_error") return kInternal;
+  return r.target_met ? kOk : kNotCorrect;
+}
+
+// Writes the kernels kept (best, and the accepted one when that is another) into out_dir;
+// *accepted_path is the accepted kernel's file.
+std::string write_kernels(const agent::SolveResult& r, const std::string& out_dir,
+                          const std::string& ext, std::string* accepted_path) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  std::string best_path;
+  if (r.has_best) {
+    best_path = out_dir + "/best" + ext;
+    std::ofstream(best_path, std::ios::binary) << r.best_source;
+  }
+  if (r.exit_reason == "accepted" && r.has_last) {
+    // Accepting a kernel keeps it, correct or not: the person chose it and must find it.
+    bool is_best = r.has_best && r.last_turn == r.best_turn;
+    *accepted_path = is_best ? best_path : out_dir + "/accepted" + ext;
+    if (!is_best) std::ofstream(*accepted_path, std::ios::binary) << r.last_source;
+  }
+  return best_path;
+}
+
+// The end of a run: kernels and verdict.json into out_dir, the result line (headless) or
+// two readable lines, and the exit code.
+int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::SolveResult& res,
+           const std::string& err, const std::string& trajectory, const std::string& out_dir,
+           const std::string& model) {
+  bool ok = err.empty();
+  std::string accepted_path;
+  std::string best_path =
+      write_kernels(res, out_dir, agent::kernel_extension(cfg.eval.backend), &accepted_path);
+  int exit_code = exit_code_of(res, ok);
+  json solve_j = {{"exit_reason", res.exit_reason},
+                  {"target_met", res.target_met},
+                  {"exit_code", exit_code},
+                  {"turns", res.turns},
+                  {"candidates", res.candidates},
+                  {"tokens_in", res.tokens_in},
+                  {"tokens_out", res.tokens_out},
+                  {"cost_usd", res.cost_usd},
+                  {"seconds", res.seconds},
+                  {"trajectory", trajectory},
+                  {"kernel", best_path},
+                  {"best_turn", res.best_turn},
+                  {"model", model},
+                  {"target", cfg.target}};
+  if (!ok) solve_j["error"] = "internal", solve_j["message"] = err;
+  if (res.exit_reason == "llm_error")
+    solve_j["error"] = "provider",
+    solve_j["message"] = res.llm_error.kind + ": " + res.llm_error.message;
+  if (!res.budget.name.empty())
+    solve_j["budget"] = {{"name", res.budget.name},
+                         {"spent", res.budget.spent},
+                         {"limit", res.budget.limit},
+                         {"text", res.budget.text()}};
+  if (res.interrupt_signal)
+    solve_j["interrupt"] = {{"signal", sandbox::signal_name(res.interrupt_signal)},
+                            {"phase", res.interrupt_phase}};
+  if (!accepted_path.empty())
+    solve_j["accepted"] = {
+        {"file", accepted_path}, {"turn", res.last_turn}, {"status", res.last.status}};
+  json vj = res.has_best   ? sandbox::verdict_json(res.best)
+            : res.has_last ? sandbox::verdict_json(res.last)
+                           : json::object();
+  vj["solve"] = solve_j;
+  std::ofstream(out_dir + "/verdict.json") << vj.dump(2) << "\n";
+
+  if (solve_j.contains("message"))
+    fmt::print(stderr, "kforge solve: {}\n", solve_j["message"].get<std::string>());
+  if (a.headless) {
+    json result = solve_j;
+    result["event"] = "result";
+    result["verdict_file"] = out_dir + "/verdict.json";
+    print_json_line(result);
+    return exit_code;
+  }
+  std::string why = res.exit_reason;
+  if (!res.budget.name.empty()) why += " (" + res.budget.text() + ")";
+  if (res.interrupt_signal)
+    why += fmt::format(" (by {} during the {})", sandbox::signal_name(res.interrupt_signal),
+                       res.interrupt_phase);
+  fmt::print("{}: {} after {} turn{}{}\n", res.target_met ? "target met" : "stopped", why,
+             res.turns, res.turns == 1 ? "" : "s",
+             res.has_best ? fmt::format("; best kernel (turn {}): {}", res.best_turn, best_path)
+                          : "; no correct kernel");
+  if (!accepted_path.empty())
+    fmt::print(
+        "accepted kernel (turn {}): {}{}\n", res.last_turn, accepted_path,
+        res.last.status == "correct"
+            ? " (correct)"
+            : " - NOT correct: " + (res.last.summary.empty() ? res.last.status : res.last.summary));
+  fmt::print("trajectory: {}\n", trajectory);
+  return exit_code;
+}
+
 }  // namespace
 
 CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
@@ -137,14 +241,24 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
   s->add_option("args", a->positionals, "PROBLEM (default all_reduce), then PARAM=V overrides");
   s->add_option("--model,-m", a->model, "provider:name (openai:gpt-5, anthropic:claude-..., replay:FILE, builtin); default: the config file's, else builtin");
   s->add_option("--base-url", a->base_url, "the provider's base URL (vLLM, SGLang, a proxy)");
+  s->add_option(
+      "--api-key-env", a->api_key_env,
+      "the environment variable that holds the API key (default: the config file's key_env, else "
+      "the provider's, e.g. OPENAI_API_KEY); none: send no key (a local server)");
   s->add_option("--config", a->config_file, "model configuration file (default ~/.config/kforge/config.json)");
   s->add_option("--mode", a->mode, "direct (the model answers with a kernel) or agent (one bash command per turn)")
       ->check(CLI::IsMember({"direct", "agent"}));
   s->add_option("--target", a->target, "speedup over the baseline to stop at (default 1.0; where none can be measured, correct is enough)");
   s->add_option("--max-turns", a->max_turns, "model calls at most (default 10)")->check(CLI::Range(1, 100000));
-  s->add_option("--max-tokens", a->max_tokens, "input+output tokens over the run at most (default: no limit)");
-  s->add_option("--max-cost", a->max_cost, "USD over the run at most (default: no limit)");
-  s->add_option("--max-wall", a->max_wall, "seconds of wall time at most (default: no limit)");
+  s->add_option("--max-tokens", a->max_tokens,
+                "input+output tokens over the run at most; each reply is capped at what is left "
+                "(default: no limit)");
+  s->add_option("--max-cost", a->max_cost,
+                "USD over the run at most; each reply is capped at what is left at the output "
+                "price (default: no limit)");
+  s->add_option("--max-wall", a->max_wall,
+                "seconds of wall time at most; cuts a model call, eval or command still running "
+                "(default: no limit)");
   s->add_option("--world,-w", a->world, "number of ranks (default 2)")->check(CLI::Range(1, 64));
   s->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")->check(CLI::IsMember({"cuda", "host"}));
   s->add_flag("--headless", a->headless, "no menu: JSON lines on stdout, best kernel and verdict.json in --out");
@@ -236,7 +350,6 @@ int cmd_solve(const SolveArgs& a) {
   if (!tw.open(paths.runs_dir, e.problem.name, model->name(), &err)) return fail(kInternal, "internal", err);
   std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
   cfg.workspace = run_dir;
-  std::string out_dir = a.out.empty() ? run_dir : a.out;
   cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
   tw.header({{"problem", e.problem.name}, {"model", model->name()}, {"mode", cfg.mode},
              {"config", agent::solve_config_json(cfg)},
@@ -251,39 +364,8 @@ int cmd_solve(const SolveArgs& a) {
   agent::SolveResult res;
   bool ok = agent::solve(cfg, *model, obs, tw, &res, &err);
   tw.close();
-
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  std::string best_path;
-  if (res.has_best) {
-    best_path = out_dir + "/best" + agent::kernel_extension(e.backend);
-    std::ofstream(best_path, std::ios::binary) << res.best_source;
-  }
-  int exit_code = !ok ? kInternal : res.exit_reason == "llm_error" ? kInternal : res.target_met ? kOk : kNotCorrect;
-  json solve_j = {{"exit_reason", res.exit_reason}, {"target_met", res.target_met}, {"exit_code", exit_code},
-                  {"turns", res.turns}, {"candidates", res.candidates}, {"tokens_in", res.tokens_in},
-                  {"tokens_out", res.tokens_out}, {"cost_usd", res.cost_usd}, {"seconds", res.seconds},
-                  {"trajectory", tw.path()}, {"kernel", best_path}, {"best_turn", res.best_turn},
-                  {"model", model->name()}, {"target", cfg.target}};
-  if (!ok) solve_j["error"] = "internal", solve_j["message"] = err;
-  if (res.exit_reason == "llm_error")
-    solve_j["error"] = "provider", solve_j["message"] = res.llm_error.kind + ": " + res.llm_error.message;
-  json vj = res.has_best ? sandbox::verdict_json(res.best) : res.has_last ? sandbox::verdict_json(res.last) : json::object();
-  vj["solve"] = solve_j;
-  std::ofstream(out_dir + "/verdict.json") << vj.dump(2) << "\n";
-
-  if (solve_j.contains("message")) fmt::print(stderr, "kforge solve: {}\n", solve_j["message"].get<std::string>());
-  json result = solve_j;
-  result["event"] = "result";
-  result["verdict_file"] = out_dir + "/verdict.json";
-  if (a.headless) {
-    print_json_line(result);
-  } else {
-    fmt::print("{}: {} after {} turn{}{}\n", res.target_met ? "target met" : "stopped", res.exit_reason, res.turns,
-               res.turns == 1 ? "" : "s", res.has_best ? fmt::format("; best kernel (turn {}): {}", res.best_turn, best_path) : "; no correct kernel");
-    fmt::print("trajectory: {}\n", tw.path());
-  }
-  return exit_code;
+  return report(a, cfg, res, ok ? "" : err, tw.path(), a.out.empty() ? run_dir : a.out,
+                model->name());
 }
 
 }  // namespace cli

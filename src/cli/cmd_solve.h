@@ -2,8 +2,10 @@
 // live view with a menu between turns; `--headless` (or a non-terminal) prints one line
 // per event (JSON with --headless), writes <out>/best.cu|.cpp and <out>/verdict.json.
 // Exit codes: 0 the target was met; 1 the run ended without meeting it (a budget, quit,
-// accept, three format errors in a row); 2 bad input; 3 kforge or the model provider
-// failed (the JSON result line and stderr say which).
+// accept, three format errors in a row); 2 bad input (a missing API key and a malformed
+// --base-url included); 3 kforge or the model provider failed (the JSON result line and
+// stderr say which); 128+N a signal N stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP),
+// after the summary and the result line were written.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@ namespace cli {
 struct SolveArgs {
   std::vector<std::string> positionals;  // PROBLEM, then PARAM=V
   std::string model, base_url, config_file;
+  std::string api_key_env;  // "" the config's or the provider's; "none": send no key
   std::string mode = "direct";
   double target = 1.0;
   int max_turns = 10;

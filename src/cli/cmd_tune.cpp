@@ -11,6 +11,7 @@
 #include "agent/builtin.h"
 #include "cli/commands.h"
 #include "sandbox/evaluate.h"
+#include "sandbox/interrupt.h"
 #include "suite/instance.h"
 #include "suite/paths.h"
 
@@ -140,6 +141,7 @@ int cmd_tune(const TuneArgs& a) {
     const std::string path = fmt::format("{}/{:02d}-{}{}", work, ++index, slug(p.tmpl.name()), ext);
     if (!write_file(path, source, e)) return false;
     if (!agent::evaluate_file(cfg, fs::absolute(path).string(), sandbox::Role::candidate, v, e)) return false;
+    if (sandbox::interrupted()) return (*e = "interrupted: the search was stopped", false);
     emulated = emulated || v->emulated;
     return true;
   };

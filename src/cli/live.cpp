@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/line_diff.h"
+#include "sandbox/interrupt.h"
 
 namespace cli {
 
@@ -96,6 +97,8 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
   if (p == "format_error") return head + "format error: " + one_line(ev.detail);
   if (p == "command") return head + "$ " + one_line(ev.detail);
   if (p == "observation") return head + "→ " + one_line(ev.detail);
+  if (p == "interrupted") return head + "interrupted: " + one_line(ev.detail);
+  if (p == "budget") return head + "budget spent: " + one_line(ev.detail, 160);
   if (p == "done") return ev.detail.empty() ? "done" : "done: " + one_line(ev.detail, 160);
   return head + p + (ev.detail.empty() ? "" : " " + one_line(ev.detail));
 }
@@ -131,7 +134,9 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
     replace_line(text);
   } else if (p == "verdict") {
     print_line(text, ev.verdict ? status_sgr(ev.verdict->status) : nullptr);
-  } else if (p == "format_error") {
+  } else if (p == "interrupted") {
+    return;  // interrupted() says it, with what happens next
+  } else if (p == "format_error" || p == "budget") {
     print_line(text, "\033[33m");
   } else if (p == "observation") {
     print_line(text, "\033[2m");
@@ -144,9 +149,10 @@ bool LiveView::read_line(const char* prompt, std::string* line) {
   fmt::print(out_, "{}", prompt);
   fflush(out_);
   line->clear();
+  clearerr(in_);
   for (;;) {
     int c = fgetc(in_);
-    if (c == EOF) return !line->empty();
+    if (c == EOF) return !line->empty() && !sandbox::interrupted();
     if (c == '\n') return true;
     *line += static_cast<char>(c);
   }
@@ -156,6 +162,25 @@ agent::Decision LiveView::between_turns(const std::string& current, const std::s
                                         const std::string& best, const sandbox::Verdict& last) {
   (void)best, (void)last;
   if (open_) print_line("");
+  return menu(current, previous);
+}
+
+// A second Ctrl-C before the loop noticed the first: the person wants out.
+bool LiveView::can_resume_after_interrupt() {
+  return sandbox::interrupt_count() <= 1;
+}
+
+agent::Decision LiveView::interrupted(int turn, const std::string& phase,
+                                      const std::string& current, const std::string& previous) {
+  print_line(
+      fmt::format("interrupted: the {} of turn {} was stopped (Ctrl-C again quits)", phase, turn),
+      "\033[33m");
+  return menu(current, previous);
+}
+
+// Read at the menu until a choice that ends it. A Ctrl-C there ends the read (EINTR) and
+// the run with it: the loop sees the pending interrupt.
+agent::Decision LiveView::menu(const std::string& current, const std::string& previous) {
   for (;;) {
     fmt::print(out_, "{}{}{}\n", color_ ? "\033[2m" : "", kMenu, color_ ? kReset : "");
     std::string line;

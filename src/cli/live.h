@@ -45,11 +45,17 @@ class LiveView : public agent::Observer {
   void on_event(const agent::TurnEvent& ev) override;
   agent::Decision between_turns(const std::string& current, const std::string& previous,
                                 const std::string& best, const sandbox::Verdict& last) override;
+  // The first Ctrl-C: says which phase of which turn was stopped and shows the menu; a
+  // second one (already pending when the loop asks) quits.
+  bool can_resume_after_interrupt() override;
+  agent::Decision interrupted(int turn, const std::string& phase, const std::string& current,
+                              const std::string& previous) override;
 
  private:
   void replace_line(const std::string& text, const char* sgr = nullptr);  // in place
   void print_line(const std::string& text, const char* sgr = nullptr);    // ends the status line
   bool read_line(const char* prompt, std::string* line);                  // false at EOF
+  agent::Decision menu(const std::string& current, const std::string& previous);
 
   FILE* in_;
   FILE* out_;

@@ -12,6 +12,7 @@
 #include "cli/cmd_solve.h"
 #include "cli/cmd_tune.h"
 #include "cli/commands.h"
+#include "sandbox/interrupt.h"
 #include "sandbox/secrets.h"
 
 namespace {
@@ -43,9 +44,22 @@ void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
 
 }  // namespace
 
+// The command, then: a signal that stopped it is its exit status (128+N), whatever the
+// command made of the cut-short work.
+int dispatch(int argc, char** argv);
+
 int main(int argc, char** argv) {
   // Before anything else runs: no key stays where /proc/<pid>/environ shows it.
   sandbox::take_secrets_from_environment();
+  // Before anything can start a child: Ctrl-C, SIGTERM and SIGHUP become requests that
+  // kill the children's trees and let the command write what it must (sandbox/interrupt.h).
+  sandbox::install_interrupt_handlers();
+  int code = dispatch(argc, argv);
+  if (int sig = sandbox::interrupt_signal()) return sandbox::interrupt_exit_code(sig);
+  return code;
+}
+
+int dispatch(int argc, char** argv) {
   CLI::App app{"kforge: write and prove fast multi-GPU kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kforge ") + KF_VERSION);

@@ -53,7 +53,7 @@ int anthropic_error_status(const std::string& type) {
 std::string anthropic_request_body(const ProviderConfig& cfg, const Request& req, bool stream) {
   json j;
   j["model"] = cfg.model;
-  j["max_tokens"] = req.max_tokens > 0 ? req.max_tokens : cfg.max_tokens;
+  j["max_tokens"] = output_cap(req, cfg.max_tokens);
   std::string system;
   json msgs = json::array();
   for (const Message& m : req.messages) {

@@ -50,6 +50,9 @@ class AnthropicProvider : public Provider {
   bool complete(const Request& req, Reply* reply, Error* err) override;
   std::string name() const override { return cfg_.provider + ":" + cfg_.model; }
   bool ready(Error* err) const override;
+  const Price* price() const override {
+    return cfg_.prices ? cfg_.prices->find(cfg_.provider, cfg_.model) : nullptr;
+  }
 
  private:
   bool attempt(const Request& req, bool stream, Reply* reply, Error* err, Headers* headers);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "sandbox/deadline.h"
+
 namespace llm {
 
 namespace {
@@ -17,8 +19,12 @@ double real_rand01() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
 }
 
+// A back-off that an interrupt or the deadline cuts short (the next attempt then stops
+// at once), in slices of 50 ms.
 void real_sleep(double s) {
-  if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
+  while (!sandbox::stop_requested() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 }  // namespace

@@ -108,6 +108,26 @@ bool parse_llm_config(const std::string& text, const std::string& source, LlmCon
   return true;
 }
 
+bool check_base_url(const std::string& url, const std::string& where, std::string* err) {
+  size_t p = url.find("://");
+  std::string scheme = p == std::string::npos ? "" : url.substr(0, p);
+  std::string host =
+      p == std::string::npos ? "" : url.substr(p + 3, url.find_first_of("/?#", p + 3) - p - 3);
+  bool spaces = url.find_first_of(" \t\r\n") != std::string::npos;
+  if ((scheme == "http" || scheme == "https") && !host.empty() && host[0] != ':' && !spaces)
+    return true;
+  *err = fmt::format(
+      "{} \"{}\" is not a URL kforge can use ({}): give the scheme and the host, "
+      "e.g. http://localhost:8000/v1 for a local vLLM or SGLang server, or "
+      "https://api.openai.com/v1",
+      where, url,
+      spaces                                  ? "it contains spaces"
+      : scheme.empty()                        ? "no http:// or https://"
+      : scheme != "http" && scheme != "https" ? "unknown scheme " + scheme + "://"
+                                              : "no host");
+  return false;
+}
+
 bool resolve_provider_config(const LlmConfig& file, const std::string& model_spec,
                              const std::string& base_url, ProviderConfig* out,
                              std::string* err) {
@@ -118,6 +138,10 @@ bool resolve_provider_config(const LlmConfig& file, const std::string& model_spe
   // A base URL in the file belongs to the file's model; --model alone does not take it.
   c.base_url = !base_url.empty() ? base_url
                : (model_spec.empty() || model_spec == file.model) ? file.base_url : "";
+  if (!c.base_url.empty() &&
+      !check_base_url(c.base_url, !base_url.empty() ? "--base-url" : file.source + ": base_url",
+                      err))
+    return false;
   if (auto it = file.key_env.find(c.provider); it != file.key_env.end()) c.api_key_env = it->second;
   c.timeouts = file.timeouts;
   c.retry = file.retry;

@@ -43,9 +43,13 @@ bool load_llm_config(const std::string& path, bool required, LlmConfig* out, std
 bool parse_llm_config(const std::string& text, const std::string& source, LlmConfig* out,
                       std::string* err);
 
+// A base URL kforge can use: http:// or https://, a host, no spaces. False with *err
+// that shows the value and a correct example otherwise (not a connection error later).
+bool check_base_url(const std::string& url, const std::string& where, std::string* err);
+
 // Flags win over the file, the file over the defaults. model_spec and base_url are the
 // --model and --base-url values ("" when not given). Loads the price table. Return
-// false on error.
+// false on error (a malformed base URL included).
 bool resolve_provider_config(const LlmConfig& file, const std::string& model_spec,
                              const std::string& base_url, ProviderConfig* out,
                              std::string* err);

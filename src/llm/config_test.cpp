@@ -70,3 +70,30 @@ TEST_CASE("llm config: a missing file is fine unless asked for") {
 }
 
 }  // namespace llm
+
+namespace llm {
+
+TEST_CASE("llm config: a malformed base URL is refused with an example; key_env none is accepted") {
+  std::string err;
+  for (const char* bad :
+       {"htp:/x", "localhost:8000", "http://local host:8000/v1", "ftp://h/v1", "http://"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(check_base_url(bad, "--base-url", &err));
+    CHECK(err.find(std::string("\"") + bad + "\"") != std::string::npos);
+    CHECK(err.find("e.g. http://localhost:8000/v1") != std::string::npos);
+  }
+  for (const char* good :
+       {"http://localhost:8000/v1", "https://api.openai.com/v1", "http://127.0.0.1:9"})
+    CHECK_MESSAGE(check_base_url(good, "--base-url", &err), good);
+  ProviderConfig p;
+  CHECK_FALSE(resolve_provider_config(LlmConfig{}, "openai:x", "localhost:8000", &p, &err));
+  CHECK(err.find("--base-url") != std::string::npos);
+  LlmConfig c;
+  REQUIRE(parse_llm_config(R"({"model": "openai:qwen", "base_url": "http://localhost:8000/v1",
+      "key_env": {"openai": "none"}})",
+                           "c.json", &c, &err));
+  REQUIRE(resolve_provider_config(c, "", "", &p, &err));
+  CHECK(p.api_key_env == "none");
+}
+
+}  // namespace llm

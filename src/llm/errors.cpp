@@ -110,6 +110,16 @@ Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
       e.kind = "timeout";
       e.message = resp.fault_message + " (raise timeouts.total_s for long replies)";
       break;
+    case HttpFault::interrupted:
+      e.kind = "interrupted";
+      e.retryable = false;  // the person asked kforge to stop
+      e.message = resp.fault_message;
+      break;
+    case HttpFault::deadline:
+      e.kind = "deadline";
+      e.retryable = false;  // no time is left to retry in
+      e.message = resp.fault_message + " (--max-wall)";
+      break;
     case HttpFault::partial_body:
       return bad_response(fmt::format("the connection closed mid-body after {} bytes",
                                       resp.body_bytes), resp.body, ctx, true);
@@ -141,9 +151,11 @@ bool read_key(const CallContext& ctx, std::string* key, Error* err) {
   err->kind = "missing_key";
   err->retryable = false;
   err->http_status = 0;
-  err->message = fmt::format("{} is not set: export it, or pass --model builtin to run "
-                             "without a model (a local server that needs no key: set "
-                             "api_key_env to \"none\")", ctx.key_env);
+  err->message = fmt::format(
+      "{0} is not set: export it; for a local server that needs no key "
+      "pass --api-key-env none (or set \"key_env\": {{\"{1}\": \"none\"}} "
+      "in the config file); --model builtin runs without a model",
+      ctx.key_env, ctx.provider);
   return false;
 }
 

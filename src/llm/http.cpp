@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "sandbox/deadline.h"
+#include "sandbox/interrupt.h"
+
 namespace llm {
 
 namespace {
@@ -21,7 +24,17 @@ struct Transfer {
   Clock::time_point start, last_byte;
   bool got_byte = false;
   bool idle_hit = false;
+  HttpFault stopped = HttpFault::none;  // interrupted or deadline, when that aborted it
 };
+
+// The user's interrupt wins over the budget: it is what the person asked for.
+bool stop_now(Transfer* t) {
+  if (sandbox::interrupted())
+    t->stopped = HttpFault::interrupted;
+  else if (sandbox::deadline_passed())
+    t->stopped = HttpFault::deadline;
+  return t->stopped != HttpFault::none;
+}
 
 void global_init() {
   static std::once_flag once;
@@ -79,6 +92,7 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
 // documented minimum), which bounds how late an idle time-out fires.
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* t = static_cast<Transfer*>(user);
+  if (stop_now(t)) return 1;
   if (!t->got_byte && !t->req->idle_before_first_byte) return 0;
   double idle = std::chrono::duration<double>(Clock::now() - t->last_byte).count();
   if (t->req->idle_timeout_s > 0 && idle > t->req->idle_timeout_s) {
@@ -89,6 +103,34 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 }
 
 long ms(double s) { return std::max(1L, static_cast<long>(s * 1000.0)); }
+
+// curl_easy_perform, driven through a multi handle so that kforge wakes every 50 ms to
+// ask whether it must stop: the progress callback alone may wait a second on a silent
+// server. CURLE_ABORTED_BY_CALLBACK when it stopped.
+CURLcode perform(CURL* h, Transfer* t) {
+  CURLM* m = curl_multi_init();
+  if (!m) return CURLE_OUT_OF_MEMORY;
+  curl_multi_add_handle(m, h);
+  CURLcode rc = CURLE_OK;
+  int running = 1;
+  while (running) {
+    if (stop_now(t)) {
+      rc = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    if (curl_multi_perform(m, &running) != CURLM_OK) {
+      rc = CURLE_FAILED_INIT;
+      break;
+    }
+    if (running) curl_multi_poll(m, nullptr, 0, 50, nullptr);
+  }
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(m, &left))
+    if (msg->msg == CURLMSG_DONE && msg->easy_handle == h) rc = msg->data.result;
+  curl_multi_remove_handle(m, h);
+  curl_multi_cleanup(m);
+  return rc;
+}
 
 }  // namespace
 
@@ -138,7 +180,7 @@ bool http_post(const HttpRequest& req, HttpResponse* resp) {
   curl_easy_setopt(h, CURLOPT_USERAGENT, "kforge/" KF_VERSION);
   if (is_loopback_url(req.url)) curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
 
-  CURLcode rc = curl_easy_perform(h);
+  CURLcode rc = perform(h, &t);
   double connect_time = 0;
   curl_easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_time);
   curl_slist_free_all(hdrs);
@@ -146,7 +188,12 @@ bool http_post(const HttpRequest& req, HttpResponse* resp) {
 
   if (rc == CURLE_OK) return true;
   std::string what = fmt::format("POST {}: {}", req.url, curl_easy_strerror(rc));
-  if (t.idle_hit) {
+  if (t.stopped != HttpFault::none) {
+    resp->fault = t.stopped;
+    what = fmt::format("POST {}: stopped: {}", req.url,
+                       t.stopped == HttpFault::interrupted ? "kforge was interrupted"
+                                                           : "the run's wall-time budget ran out");
+  } else if (t.idle_hit) {
     resp->fault = HttpFault::idle_timeout;
     what = fmt::format("POST {}: no data for {:g} s (idle time-out)", req.url, req.idle_timeout_s);
   } else if (rc == CURLE_OPERATION_TIMEDOUT) {

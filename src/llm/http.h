@@ -18,6 +18,8 @@ enum class HttpFault {
   total_timeout,    // the whole request took longer than total_timeout_s
   connection,       // refused, reset, closed before a response, DNS, TLS
   partial_body,     // the connection closed before the Content-Length was reached
+  interrupted,      // SIGINT/SIGTERM/SIGHUP arrived (sandbox/interrupt.h): aborted at once
+  deadline,         // kforge's deadline passed (sandbox/deadline.h, --max-wall)
 };
 
 struct HttpRequest {
@@ -47,7 +49,8 @@ struct HttpResponse {
 };
 
 // Performs the request. Returns true when an HTTP response was complete (any status);
-// false with resp->fault set otherwise.
+// false with resp->fault set otherwise. An interrupt or a passed deadline aborts it
+// within about 50 ms, whatever the server is doing.
 bool http_post(const HttpRequest& req, HttpResponse* resp);
 
 // The URL's host is 127.0.0.1, ::1 or localhost (such requests never use a proxy).

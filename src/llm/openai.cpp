@@ -44,7 +44,7 @@ std::string openai_request_body(const ProviderConfig& cfg, const Request& req,
   json msgs = json::array();
   for (const Message& m : req.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
   j["messages"] = std::move(msgs);
-  j[max_field] = req.max_tokens > 0 ? req.max_tokens : cfg.max_tokens;
+  j[max_field] = output_cap(req, cfg.max_tokens);
   if (auto t = req.temperature ? req.temperature : cfg.temperature) j["temperature"] = *t;
   if (stream) {
     j["stream"] = true;

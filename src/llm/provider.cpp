@@ -101,4 +101,10 @@ std::unique_ptr<Provider> make_provider(const ProviderConfig& cfg, std::string* 
   return std::make_unique<OpenAIProvider>(cfg);
 }
 
+int64_t output_cap(const Request& req, int configured) {
+  int64_t cap = req.max_tokens > 0 ? req.max_tokens : configured;
+  if (req.max_tokens_cap > 0 && req.max_tokens_cap < cap) cap = req.max_tokens_cap;
+  return cap;
+}
+
 }  // namespace llm

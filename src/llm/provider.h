@@ -24,7 +24,8 @@ struct Message {
 
 struct Error {
   // missing_key | auth | not_found (wrong model) | quota | rate_limited | overloaded |
-  // timeout | connection | bad_response | bad_request | server
+  // timeout | connection | bad_response | bad_request | server | interrupted (a signal
+  // asked kforge to stop) | deadline (the run's wall-time budget ran out mid-call)
   std::string kind;
   std::string message;  // names the input and says what to do
   int http_status = 0;  // 0 when no HTTP response came
@@ -34,6 +35,9 @@ struct Error {
 struct Request {
   std::vector<Message> messages;
   int max_tokens = 0;                 // 0: the provider's configured value
+  // > 0: the reply's output cap is at most this, whatever max_tokens or the configured
+  // value say (what a token or cost budget leaves; see output_cap()).
+  int64_t max_tokens_cap = 0;
   std::optional<double> temperature;  // unset: the configured one (or the server's default)
   std::optional<bool> stream;         // unset: the configured one
   // Streamed text as it arrives (only the visible text, not thinking), for live views.
@@ -83,6 +87,9 @@ class Provider {
   // Checks what can be checked without a request (the key is set), so that a CLI fails
   // before it starts work. complete() checks the same.
   virtual bool ready(Error* err) const { return true; }
+  // The configured model's price, for budgets that must cap a reply before it is paid
+  // for; null when the price table has none (its calls then cost 0).
+  virtual const Price* price() const { return nullptr; }
 };
 
 struct Timeouts {
@@ -135,5 +142,9 @@ struct ProviderDefaults {
   std::string api_key_env;
 };
 bool provider_defaults(const std::string& provider, ProviderDefaults* out);
+
+// The output cap a request asks for: req.max_tokens, else the configured one, lowered
+// to req.max_tokens_cap when that is set.
+int64_t output_cap(const Request& req, int configured);
 
 }  // namespace llm

@@ -17,10 +17,17 @@
 //   verdict       turn, sha256, verdict{verdict_json}, seconds
 //   hint          turn, text          (the user's, appended to the next prompt)
 //   decision      turn, action        (next | hint | accept | retry | quit)
+//   decision      (after an interrupt the live view resumed from: after "interrupted")
 //   llm_error     turn, kind, message, http_status, attempts
+//   llm_stopped   turn, kind (interrupted | deadline), message, attempts, seconds
+//   interrupted   turn, signal ("SIGTERM"), signo, phase (model call | compile | eval |
+//                 agent command | menu): what the signal stopped; nothing of it counts
+//   budget        turn, budget (max_tokens | max_cost | max_wall), spent, limit, phase,
+//                 note: the budget that ended the run, and where
 //   summary       exit_reason, target_met, best{turn, sha256, status, speedup,
 //                 median_ms, file}, turns, candidates, tokens_in, tokens_out, cost_usd,
-//                 seconds
+//                 seconds; budget{name, spent, limit, text} when a budget ended it;
+//                 interrupt{signal, signo, phase} when a signal did
 #pragma once
 
 #include <chrono>

@@ -1,0 +1,111 @@
+// agent/loop_json.cpp: see loop_json.h.
+#include "agent/loop_json.h"
+
+#include <fmt/core.h>
+
+#include "sandbox/process.h"
+
+namespace agent {
+
+using nlohmann::json;
+
+json usage_json(const llm::Usage& u) {
+  return {{"input_tokens", u.input_tokens},
+          {"output_tokens", u.output_tokens},
+          {"reasoning_tokens", u.reasoning_tokens},
+          {"cache_read_tokens", u.cache_read_tokens},
+          {"cache_write_tokens", u.cache_write_tokens},
+          {"reported", u.reported}};
+}
+
+const char* action_name(Action a) {
+  switch (a) {
+    case Action::next:
+      return "next";
+    case Action::hint:
+      return "hint";
+    case Action::accept:
+      return "accept";
+    case Action::retry:
+      return "retry";
+    case Action::quit:
+      return "quit";
+  }
+  return "next";
+}
+
+json prompt_event(int turn, const std::vector<llm::Message>& logged,
+                  const std::vector<llm::Message>& msgs) {
+  size_t keep = 0;
+  while (keep < logged.size() && keep < msgs.size() && logged[keep].role == msgs[keep].role &&
+         logged[keep].content == msgs[keep].content)
+    ++keep;
+  json added = json::array();
+  for (size_t i = keep; i < msgs.size(); ++i)
+    added.push_back({{"role", msgs[i].role}, {"content", msgs[i].content}});
+  return {{"turn", turn}, {"keep", keep}, {"messages", msgs.size()}, {"new", added}};
+}
+
+json summary_json(const SolveResult& r, const std::string& best_hash, std::string* detail) {
+  json best = nullptr;
+  if (r.has_best)
+    best = {{"turn", r.best_turn},
+            {"sha256", best_hash},
+            {"status", r.best.status},
+            {"speedup", r.best.speedup},
+            {"median_ms", r.best.candidate_time.median_ms},
+            {"file", r.best_file}};
+  json sum = {{"exit_reason", r.exit_reason},
+              {"target_met", r.target_met},
+              {"best", best},
+              {"turns", r.turns},
+              {"candidates", r.candidates},
+              {"tokens_in", r.tokens_in},
+              {"tokens_out", r.tokens_out},
+              {"cost_usd", r.cost_usd},
+              {"seconds", r.seconds}};
+  *detail = r.exit_reason;
+  if (!r.budget.name.empty()) {
+    sum["budget"] = {{"name", r.budget.name},
+                     {"spent", r.budget.spent},
+                     {"limit", r.budget.limit},
+                     {"text", r.budget.text()}};
+    *detail += ": " + r.budget.text();
+  }
+  if (r.interrupt_signal) {
+    std::string sig = sandbox::signal_name(r.interrupt_signal);
+    sum["interrupt"] = {
+        {"signal", sig}, {"signo", r.interrupt_signal}, {"phase", r.interrupt_phase}};
+    *detail += fmt::format(" by {} during the {}", sig, r.interrupt_phase);
+  }
+  return sum;
+}
+
+nlohmann::json solve_config_json(const SolveConfig& c) {
+  const EvalConfig& e = c.eval;
+  return {{"mode", c.mode},
+          {"target", c.target},
+          {"max_turns", c.max_turns},
+          {"max_tokens", c.max_tokens},
+          {"max_cost_usd", c.max_cost_usd},
+          {"max_wall_s", c.max_wall_s},
+          {"max_format_errors", c.max_format_errors},
+          {"reply_max_tokens", c.reply_max_tokens},
+          {"workspace", c.workspace},
+          {"command_timeout_s", c.command_timeout_s},
+          {"eval",
+           {{"problem", e.problem.name},
+            {"backend", e.backend},
+            {"world", e.world},
+            {"sizes", e.sizes},
+            {"overrides", e.overrides},
+            {"iters", e.iters},
+            {"warmup", e.warmup},
+            {"trials", e.trials},
+            {"seed", e.seed},
+            {"call_limit_s", e.call_limit_s},
+            {"no_time", e.no_time},
+            {"machine", e.machine.name}}}};
+}
+
+}  // namespace agent

@@ -1,0 +1,27 @@
+// agent/loop_json.h: what the solve loop writes into the trajectory as JSON: a prompt, a
+// reply's usage, a decision's name and the run's summary (the format: src/trace/trace.h).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "agent/loop.h"
+
+namespace agent {
+
+nlohmann::json usage_json(const llm::Usage& u);
+
+// "next", "hint", "accept", "retry", "quit".
+const char* action_name(Action a);
+
+// The prompt event of `turn`: what is sent (msgs), as the part of the last prompt logged
+// that is kept plus what is new (so a retry truncates).
+nlohmann::json prompt_event(int turn, const std::vector<llm::Message>& logged,
+                            const std::vector<llm::Message>& msgs);
+
+// The summary event of a finished run; *detail gets its one-line reason for views
+// ("max_cost: $0.0152 of --max-cost $0.015", "interrupted by SIGTERM during the eval").
+nlohmann::json summary_json(const SolveResult& r, const std::string& best_hash,
+                            std::string* detail);
+
+}  // namespace agent
