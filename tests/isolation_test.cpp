@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -270,4 +272,40 @@ TEST_CASE("isolation: an agent command sees no key, no solution, nothing outside
   CHECK(!has(r.output, kMark));
   CHECK(!fs::exists("/tmp/kforge-escape-written"));
   CHECK(outside.victim_alive());
+}
+
+TEST_CASE("isolation: kforge killed with SIGKILL mid-eval leaves no process behind" * doctest::timeout(300)) {
+  Harness h;
+  std::string kernel = kRoot + "/tests/kernels/host/spin.cpp";
+  std::vector<std::string> argv = {std::string(KF_BINARY_DIR) + "/kforge", "eval", "all_reduce", kernel,
+                                   "--backend", "host", "--world", "2", "--size", "small", "--no-time"};
+  std::vector<std::string> env = h.env();
+  std::vector<char*> av, ev;
+  for (auto& a : argv) av.push_back(a.data());
+  av.push_back(nullptr);
+  for (auto& e : env) ev.push_back(e.data());
+  ev.push_back(nullptr);
+  pid_t kforge = fork();
+  if (kforge == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execve(av[0], av.data(), ev.data());
+    _exit(127);
+  }
+  REQUIRE(kforge > 0);
+  // The ranks name their job file, under the harness's runs folder.
+  const std::string job = h.dir() + "/runs/evals/";
+  bool ranks_seen = false;
+  for (int i = 0; i < 6000 && !ranks_seen; ++i) {
+    for (int p : processes_with(job))
+      if (has(slurp("/proc/" + std::to_string(p) + "/cmdline"), "kforge-rank")) ranks_seen = true;
+    usleep(10000);
+  }
+  REQUIRE(ranks_seen);
+  kill(kforge, SIGKILL);
+  waitpid(kforge, nullptr, 0);
+  // No SIGTERM, no handler, no cleanup of kforge's: the kernel's PDEATHSIG and the PID
+  // namespace's end do it.
+  CHECK(sandbox::wait_none_naming(job, 10));
 }
