@@ -12,7 +12,8 @@
 //    OOM killer choosing a victim, a pids limit against fork bombs, and after the run a
 //    kill of every process still in it.
 //  - kforge-confine (src/agent/confine) between kforge and bwrap: it joins the cgroup,
-//    sets the rlimits and PR_SET_PDEATHSIG (dies with kforge, even by SIGKILL) and execs.
+//    sets the rlimits, runs bwrap as its child and, told by PR_SET_PDEATHSIG that kforge
+//    died (even by SIGKILL), kills the whole run and removes its cgroup.
 // `KFORGE_ISOLATION=none` runs without bwrap (a machine that cannot make namespaces; only
 // for kernels and models you trust); the runs say so. Inside a confined run (an agent
 // command's nested `kforge eval`) the run is already confined, and nothing is added.

@@ -7,8 +7,6 @@
 #include <doctest/doctest.h>
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,6 +17,7 @@
 #include <fstream>
 
 #include "sandbox/process.h"
+#include "tests/kforge_child.h"
 #include "tests/solve_harness.h"
 
 namespace {
@@ -40,22 +39,6 @@ const std::vector<std::string> kSecrets = {"OPENAI_API_KEY=sk-KFTEST-SECRET-open
 
 std::string slurp(const std::string& p) { return solve_test::read_file(p); }
 bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
-
-// Pids of live processes whose command line contains `needle` (NULs as spaces).
-std::vector<int> processes_with(const std::string& needle) {
-  std::vector<int> out;
-  DIR* d = opendir("/proc");
-  while (dirent* e = d ? readdir(d) : nullptr) {
-    int pid = atoi(e->d_name);
-    if (pid <= 0 || !sandbox::process_alive(pid)) continue;
-    std::string cmd = slurp(std::string("/proc/") + e->d_name + "/cmdline");
-    for (char& c : cmd)
-      if (c == '\0') c = ' ';
-    if (cmd.find(needle) != std::string::npos) out.push_back(pid);
-  }
-  if (d) closedir(d);
-  return out;
-}
 
 // A TCP listener on 127.0.0.1 (the machine's loopback); its port.
 struct Listener {
@@ -97,7 +80,7 @@ struct Outside {
     cleanup();
   }
   static void cleanup() {
-    for (int p : processes_with("sleep 4242.5")) kill(p, SIGKILL);
+    for (int p : sandbox::processes_naming("sleep 4242.5")) kill(p, SIGKILL);
     for (const std::string& f : {kPlanted, kTarget, std::string("/tmp/kforge-escape-written"),
                                  std::string("/dev/shm/kforge-escape-shm")})
       unlink(f.c_str());
@@ -165,7 +148,7 @@ TEST_CASE("isolation: a hostile candidate reads no secret and changes nothing ou
   CHECK(outside.target_unchanged());
   CHECK(outside.victim_alive());
   // The process it started with fork + setsid, in a session of its own, is gone too.
-  CHECK(processes_with("sleep 4242.5").empty());
+  CHECK(sandbox::processes_naming("sleep 4242.5").empty());
   CHECK(has(e.output, "bwrap"));  // the verdict says how it was confined
 
   SUBCASE("the same probe unconfined finds what it looks for (the probe works)") {
@@ -279,32 +262,14 @@ TEST_CASE("isolation: kforge killed with SIGKILL mid-eval leaves no process behi
   std::string kernel = kRoot + "/tests/kernels/host/spin.cpp";
   std::vector<std::string> argv = {std::string(KF_BINARY_DIR) + "/kforge", "eval", "all_reduce", kernel,
                                    "--backend", "host", "--world", "2", "--size", "small", "--no-time"};
-  std::vector<std::string> env = h.env();
-  std::vector<char*> av, ev;
-  for (auto& a : argv) av.push_back(a.data());
-  av.push_back(nullptr);
-  for (auto& e : env) ev.push_back(e.data());
-  ev.push_back(nullptr);
-  pid_t kforge = fork();
-  if (kforge == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
-    execve(av[0], av.data(), ev.data());
-    _exit(127);
-  }
-  REQUIRE(kforge > 0);
+  kforge_child::Child kforge;
+  std::string err;
+  REQUIRE_MESSAGE(kforge.start(argv, h.env(), h.dir() + "/eval.out", &err), err);
   // The ranks name their job file, under the harness's runs folder.
   const std::string job = h.dir() + "/runs/evals/";
-  bool ranks_seen = false;
-  for (int i = 0; i < 6000 && !ranks_seen; ++i) {
-    for (int p : processes_with(job))
-      if (has(slurp("/proc/" + std::to_string(p) + "/cmdline"), "kforge-rank")) ranks_seen = true;
-    usleep(10000);
-  }
-  REQUIRE(ranks_seen);
-  kill(kforge, SIGKILL);
-  waitpid(kforge, nullptr, 0);
+  REQUIRE(kforge.wait_until([&] { return !sandbox::processes_naming("kforge-rank " + job).empty(); }, 120));
+  double seconds = 0;
+  kforge.signal_and_wait(SIGKILL, 10, &seconds);
   // No SIGTERM, no handler, no cleanup of kforge's: the kernel's PDEATHSIG and the PID
   // namespace's end do it.
   CHECK(sandbox::wait_none_naming(job, 10));

@@ -1,6 +1,7 @@
 // kforge-confine: what posix_spawn (sandbox/process.cpp) cannot do in the child before it
-// execs the program kforge runs confined (usually bwrap: sandbox/confine.h): die with
-// kforge (PR_SET_PDEATHSIG, even when kforge is SIGKILLed), join the run's cgroups, set
+// runs the program kforge runs confined (usually bwrap: sandbox/confine.h): with --parent,
+// stay between kforge and the program and end the whole run when kforge dies
+// (PR_SET_PDEATHSIG, even when kforge is SIGKILLed); join the run's cgroups, set
 // the rlimits, and optionally apply Landlock (writes only beneath the --write paths, the
 // same ruleset kforge-rank applies to itself: sandbox/rank/harden.h).
 //
@@ -17,13 +18,17 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "process.h"
 #include "rank/harden.h"
 
 namespace {
@@ -41,6 +46,65 @@ bool limit(int what, rlim_t soft, rlim_t hard, const char* name) {
   if (setrlimit(what, &rl) == 0) return true;
   fprintf(stderr, "kforge-confine: setrlimit(%s): %s\n", name, strerror(errno));
   return false;
+}
+
+std::atomic<int> g_stop{0};
+extern "C" void on_stop(int sig) { g_stop.store(sig); }
+
+// Ends every process of the run: the cgroup's when there is one (this process first
+// moves to the parent group, so that it can then remove the emptied one), else the
+// tree under child.
+void end_run(int child, const std::vector<std::string>& cgroups) {
+  for (const std::string& d : cgroups) {
+    std::ofstream(std::filesystem::path(d).parent_path() / "cgroup.procs") << getpid() << "\n";
+    if (std::filesystem::exists(d + "/cgroup.kill")) std::ofstream(d + "/cgroup.kill") << "1\n";
+  }
+  sandbox::kill_tree(child);
+  for (const std::string& d : cgroups) {
+    for (int round = 0; round < 500; ++round) {
+      std::ifstream in(d + "/cgroup.procs");
+      int p = 0, n = 0;
+      while (in >> p) n += kill(p, SIGKILL) == 0;
+      if (n == 0) break;
+      usleep(10000);
+    }
+    rmdir(d.c_str());
+  }
+}
+
+// Runs the program as a child and waits for it, mirroring how it ended. SIGTERM (which
+// PR_SET_PDEATHSIG sends when kforge dies, even by SIGKILL), SIGINT or SIGHUP end the
+// whole run first. bwrap's own --die-with-parent alone was seen to miss now and then.
+int supervise(char** argv, const std::vector<std::string>& cgroups) {
+  struct sigaction sa{};
+  sa.sa_handler = on_stop;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  pid_t child = fork();
+  if (child < 0) return 126;
+  if (child == 0) {
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    execvp(argv[0], argv);
+    fprintf(stderr, "kforge-confine: %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  for (;;) {
+    if (g_stop.load()) {
+      end_run(child, cgroups);
+      waitpid(child, &status, 0);
+      return 128 + g_stop.load();
+    }
+    pid_t w = waitpid(child, &status, 0);
+    if (w == child) break;
+    if (w < 0 && errno != EINTR) return 126;
+  }
+  if (WIFSIGNALED(status)) {
+    signal(WTERMSIG(status), SIG_DFL);
+    kill(getpid(), WTERMSIG(status));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 126;
 }
 
 // Moves this process into a cgroup; what it execs and every child stay there.
@@ -91,11 +155,10 @@ int main(int argc, char** argv) {
   }
   if (i >= argc) return usage();
 
-  // Dies with kforge: the signal goes with the exec (bwrap is not set-user-ID) and bwrap's
-  // --die-with-parent carries it on into the sandbox. Checked after setting, in case
+  // Dies with kforge, taking the run along (supervise). Checked after setting, in case
   // kforge died first.
   if (parent > 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) return 126;
   }
   bool ok = true;
@@ -120,6 +183,7 @@ int main(int argc, char** argv) {
       return 126;
     }
   }
+  if (parent > 0) return supervise(argv + i, cgroups);
   execvp(argv[i], argv + i);
   fprintf(stderr, "kforge-confine: %s: %s\n", argv[i], strerror(errno));
   return 127;

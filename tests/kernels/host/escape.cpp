@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include <kf/host.h>
 #include <kf/kf.h>
 
 #ifndef KF_SECRET_MARK  // what every planted secret contains
@@ -46,16 +47,8 @@
 
 namespace {
 
-uint32_t* g_arrived = nullptr;
-uint32_t g_epoch = 0;
+kf::host::Barrier g_barrier;
 std::string g_loot;
-
-void barrier(const kf::Comm& comm) {
-  const uint32_t epoch = ++g_epoch;
-  for (int r = 0; r < comm.world; ++r) std::atomic_ref<uint32_t>(comm.peer(g_arrived, r)[comm.rank]).store(epoch);
-  for (int r = 0; r < comm.world; ++r)
-    while (std::atomic_ref<uint32_t>(g_arrived[r]).load() < epoch) sched_yield();
-}
 
 // A system call by its instruction's bytes (x86-64): what the denylists cannot see.
 long sc(long n, long a = 0, long b = 0, long c = 0) {
@@ -140,8 +133,7 @@ void spawn_survivor() {
 }  // namespace
 
 extern "C" int kf_setup(kf::Comm& comm, kf::Tensors&) {
-  g_arrived = comm.signals(kf::kMaxWorld);
-  if (!g_arrived) return 1;
+  if (!g_barrier.setup(comm)) return 1;
   if (comm.rank != 0) return 0;
   FILE* f = std::fopen("escape.txt", "w");
   if (!f) return 2;
@@ -160,12 +152,12 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const kf::Tensor& x = t["x"];
   float* y = t["y"].ptr<float>();
   const int64_t n = t["y"].numel;
-  barrier(comm);
+  g_barrier.wait(comm);
   for (int64_t i = 0; i < n; ++i) {
     float s = 0;
     for (int r = 0; r < comm.world; ++r) s += comm.peer(x.ptr<const float>(), r)[i];
     y[i] = s;
   }
-  barrier(comm);
+  g_barrier.wait(comm);
   return 0;
 }
