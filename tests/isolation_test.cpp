@@ -274,3 +274,13 @@ TEST_CASE("isolation: kforge killed with SIGKILL mid-eval leaves no process behi
   // namespace's end do it.
   CHECK(sandbox::wait_none_naming(job, 10));
 }
+
+TEST_CASE("isolation: KFORGE_SANDBOXED set from outside does not turn confinement off" * doctest::timeout(300)) {
+  Outside outside;
+  Harness h;
+  Eval e = run_eval(h, escape_source(outside, 0, false), {"KFORGE_SANDBOXED=1"});
+  INFO(e.output);
+  CHECK(e.verdict.value("status", "") == "correct");
+  CHECK(has(e.output, "sandbox: bwrap"));
+  CHECK(e.escape.empty());
+}
