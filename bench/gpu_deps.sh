@@ -19,6 +19,8 @@ packages=(
   libpciaccess0 libltdl7 ocl-icd-libopencl1 libxml2 libicu72
   # bubblewrap: the sandbox every candidate, compile and agent command runs in
   bubblewrap libcap2 libselinux1 libpcre2-8-0
+  # libseccomp: the system-call filter of every rank
+  libseccomp-dev libseccomp2
   # headers kforge compiles against
   nlohmann-json3-dev libfmt-dev libfmt9 doctest-dev libcli11-dev
   # libcurl (the LLM providers) and what it loads, for a machine without it
@@ -38,7 +40,8 @@ fi
 
 dir="${1:?usage: bench/gpu_deps.sh DIR (a folder of .deb files; see --fetch)}"
 if command -v mpirun >/dev/null 2>&1 && [ -e /usr/include/nlohmann/json.hpp ] &&
-   [ -e /usr/include/fmt/core.h ] && [ -e /usr/include/CLI/CLI.hpp ] && command -v bwrap >/dev/null 2>&1; then
+   [ -e /usr/include/fmt/core.h ] && [ -e /usr/include/CLI/CLI.hpp ] && command -v bwrap >/dev/null 2>&1 &&
+   [ -e /usr/include/seccomp.h ]; then
   echo "gpu_deps: this machine has what kforge needs; nothing unpacked"
   exit 0
 fi

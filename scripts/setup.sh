@@ -23,6 +23,7 @@ need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/in
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
 need_file libfmt-dev /usr/include/fmt/core.h
 need_file doctest-dev /usr/include/doctest/doctest.h
+need_file libseccomp-dev /usr/include/seccomp.h
 need_file libcli11-dev /usr/include/CLI/CLI.hpp
 need_file libcurl4-openssl-dev /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/curl/curl.h
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -93,6 +93,14 @@ struct Outside {
   }
 };
 
+// Reads a run's file named `name`, wherever under the harness's runs it is.
+std::string run_file(Harness& h, const std::string& name) {
+  std::error_code ec;
+  for (auto& p : fs::recursive_directory_iterator(h.dir() + "/runs", ec))
+    if (p.path().filename() == name) return slurp(p.path().string());
+  return "";
+}
+
 // tests/kernels/host/escape.cpp with this run's targets.
 std::string escape_source(const Outside& o, int port, bool crash_with_loot) {
   std::string s = "#define KF_VICTIM_PID " + std::to_string(o.victim) + "\n#define KF_PORT " + std::to_string(port) + "\n";
@@ -107,6 +115,7 @@ struct Eval {
   json verdict;
   std::string verdict_text;  // verdict.json as written
   std::string escape;        // the probe's escape.txt
+  std::string syscalls;      // tests/kernels/host/syscalls.cpp's report
 };
 
 Eval run_eval(Harness& h, const std::string& source, const std::vector<std::string>& env) {
@@ -120,11 +129,9 @@ Eval run_eval(Harness& h, const std::string& source, const std::vector<std::stri
                     &e.output);
   size_t brace = e.output.find('{');
   if (brace != std::string::npos) e.verdict = json::parse(e.output.substr(brace), nullptr, false);
-  // The run folder is named in the verdict; escape.txt is in its scratch folder.
-  for (auto& p : fs::recursive_directory_iterator(h.dir() + "/runs")) {
-    if (p.path().filename() == "escape.txt") e.escape = slurp(p.path().string());
-    if (p.path().filename() == "verdict.json") e.verdict_text = slurp(p.path().string());
-  }
+  e.escape = run_file(h, "escape.txt");
+  e.verdict_text = run_file(h, "verdict.json");
+  e.syscalls = run_file(h, "syscalls.txt");
   fs::remove_all(h.dir() + "/runs");
   return e;
 }
@@ -156,9 +163,12 @@ TEST_CASE("isolation: a hostile candidate reads no secret and changes nothing ou
     Eval n = run_eval(h, escape_source(again, listener.port, false), {"KFORGE_ISOLATION=none"});
     INFO(n.output);
     CHECK(has(n.escape, "LEAK " + kPlanted));
-    CHECK(has(n.escape, "ESCAPE chmod " + kTarget));  // (writes: the ranks' own Landlock still holds)
-    CHECK(has(n.escape, "ESCAPE connected to the loopback listener"));
-    CHECK(!again.victim_alive());
+    CHECK(has(n.escape, "ESCAPE chmod " + kTarget));
+    // What the rank applies to itself holds without bubblewrap too: Landlock (no write
+    // outside) and seccomp (no socket, no signal to another process).
+    CHECK(!has(n.escape, "ESCAPE wrote"));
+    CHECK(!has(n.escape, "ESCAPE connected"));
+    CHECK(again.victim_alive());
     // Even unconfined, kforge's own environment holds no key any more (secrets.h).
     CHECK(!has(n.escape, "/environ: "));
     CHECK(has(n.output, "NOT confined"));
@@ -283,4 +293,22 @@ TEST_CASE("isolation: KFORGE_SANDBOXED set from outside does not turn confinemen
   CHECK(e.verdict.value("status", "") == "correct");
   CHECK(has(e.output, "sandbox: bwrap"));
   CHECK(e.escape.empty());
+}
+
+TEST_CASE("isolation: the rank's seccomp filter refuses what a kernel never needs, by any spelling" *
+          doctest::timeout(300)) {
+  Harness h;
+  const std::string probe = slurp(kRoot + "/tests/kernels/host/syscalls.cpp");
+  for (const char* mode : {"", "none"}) {
+    CAPTURE(mode);
+    Eval e = run_eval(h, probe, {std::string("KFORGE_ISOLATION=") + mode});
+    INFO(e.output);
+    CHECK(e.verdict.value("status", "") == "correct");
+    for (const char* call : {"fork", "clone (a process)", "execve", "socket(AF_INET)", "kill(another process)",
+                             "ptrace", "unshare"})
+      CHECK_MESSAGE(has(e.syscalls, std::string(call) + ": EPERM\n"), call);
+    CHECK(has(e.syscalls, "thread: ran\n"));
+    CHECK(has(e.syscalls, "kill(itself): ran\n"));
+    CHECK(has(e.output, "isolation: seccomp"));
+  }
 }
