@@ -117,9 +117,6 @@ std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_mul
   // of a kernel can wait on a context-wide lock while a peer's spinning kernel holds
   // the GPU, and module loading would otherwise land inside the first timed calls.
   set_env(&env, "CUDA_MODULE_LOADING=EAGER");
-  // NCCL connects its peers during bootstrap, not at the first collective: after
-  // bootstrap the rank's seccomp filter refuses new network sockets (rank/harden.h).
-  set_env(&env, "NCCL_RUNTIME_CONNECT=0");
   if (!allow_multicast) {
     set_env(&env, "NCCL_NVLS_ENABLE=0");
     set_env(&env, "TORCH_SYMM_MEM_DISABLE_MULTICAST=1");

@@ -164,10 +164,11 @@ TEST_CASE("isolation: a hostile candidate reads no secret and changes nothing ou
     INFO(n.output);
     CHECK(has(n.escape, "LEAK " + kPlanted));
     CHECK(has(n.escape, "ESCAPE chmod " + kTarget));
+    // Without a network namespace the loopback listener is in reach (README: not enforced).
+    CHECK(has(n.escape, "ESCAPE connected"));
     // What the rank applies to itself holds without bubblewrap too: Landlock (no write
-    // outside) and seccomp (no socket, no signal to another process).
+    // outside) and seccomp (no signal to another process).
     CHECK(!has(n.escape, "ESCAPE wrote"));
-    CHECK(!has(n.escape, "ESCAPE connected"));
     CHECK(again.victim_alive());
     // Even unconfined, kforge's own environment holds no key any more (secrets.h).
     CHECK(!has(n.escape, "/environ: "));
@@ -304,7 +305,7 @@ TEST_CASE("isolation: the rank's seccomp filter refuses what a kernel never need
     Eval e = run_eval(h, probe, {std::string("KFORGE_ISOLATION=") + mode});
     INFO(e.output);
     CHECK(e.verdict.value("status", "") == "correct");
-    for (const char* call : {"fork", "clone (a process)", "execve", "socket(AF_INET)", "kill(another process)",
+    for (const char* call : {"fork", "clone (a process)", "execve", "socket(AF_PACKET)", "kill(another process)",
                              "ptrace", "unshare"})
       CHECK_MESSAGE(has(e.syscalls, std::string(call) + ": EPERM\n"), call);
     CHECK(has(e.syscalls, "thread: ran\n"));

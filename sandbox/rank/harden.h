@@ -17,7 +17,7 @@ namespace sandbox::rank {
 //    It binds this thread and the threads and processes it starts from here on (the
 //    candidate runs on this thread), not threads MPI or CUDA started earlier.
 //  - a seccomp filter on every thread (seccomp.cpp): no exec, no new process (threads
-//    only), no IPv4/IPv6/packet sockets, signals to itself only, no ptrace or other
+//    only), no raw packet sockets, signals to itself only, no ptrace or other
 //    process's memory, no mount, namespace, module, BPF, keyring or io_uring calls. The
 //    calls fail with EPERM: whatever the spelling (a symbol, a raw instruction).
 // Appends one "isolation: ..." note (and notes on anything that failed) to *notes.

@@ -32,9 +32,11 @@ bool apply_seccomp(std::string* why) {
   for (int nr : {SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork)}) rule(deny, nr);
   rule(deny, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
-  // No network: the job's sockets were made during bootstrap.
-  for (int family : {AF_INET, AF_INET6, AF_PACKET})
-    rule(deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+  // No raw frames. IPv4 and IPv6 sockets stay: NCCL opens one to its own proxy thread to
+  // stop it in ncclCommDestroy (denied, the destroy waited forever on an H200), and one per
+  // peer when a send/recv first connects it. The sandbox's network namespace is what keeps
+  // them off the machine's network (confine.h).
+  rule(deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(AF_PACKET)));
   // Signals to itself only; no reading or writing other processes.
   const scmp_datum_t self = static_cast<scmp_datum_t>(getpid());
   for (int nr : {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})

@@ -38,8 +38,8 @@ void probe(FILE* f) {
   report(f, "fork", sc(SYS_fork));
   report(f, "clone (a process)", sc(SYS_clone, SIGCHLD));
   report(f, "execve", sc(SYS_execve, reinterpret_cast<long>(argv[0]), reinterpret_cast<long>(argv), 0));
-  long s = sc(SYS_socket, AF_INET, SOCK_STREAM, 0);
-  report(f, "socket(AF_INET)", s);
+  long s = sc(SYS_socket, AF_PACKET, SOCK_RAW, 0);
+  report(f, "socket(AF_PACKET)", s);
   if (s >= 0) close(static_cast<int>(s));
   report(f, "kill(another process)", sc(SYS_kill, getppid(), 0));
   report(f, "ptrace", sc(SYS_ptrace, PTRACE_TRACEME));
