@@ -2,12 +2,12 @@
 // small file helpers both sides use.
 #include "job.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace sandbox {
 
@@ -24,13 +24,13 @@ void opt(const json& j, const char* key, T& v) {
 
 bool parse_dtype(const std::string& s, kf::DType* out) {
   static const std::pair<const char*, kf::DType> names[] = {
-      {"f32", kf::DType::f32},     {"fp32", kf::DType::f32},      {"float32", kf::DType::f32},
-      {"f16", kf::DType::f16},     {"fp16", kf::DType::f16},      {"float16", kf::DType::f16},
-      {"bf16", kf::DType::bf16},   {"bfloat16", kf::DType::bf16}, {"f64", kf::DType::f64},
-      {"fp64", kf::DType::f64},    {"float64", kf::DType::f64},   {"i32", kf::DType::i32},
-      {"int32", kf::DType::i32},   {"i64", kf::DType::i64},       {"int64", kf::DType::i64},
-      {"u8", kf::DType::u8},       {"uint8", kf::DType::u8},      {"e4m3", kf::DType::e4m3},
-      {"fp8_e4m3", kf::DType::e4m3}, {"e5m2", kf::DType::e5m2},   {"fp8_e5m2", kf::DType::e5m2},
+      {"f32", kf::DType::f32},       {"fp32", kf::DType::f32},      {"float32", kf::DType::f32},
+      {"f16", kf::DType::f16},       {"fp16", kf::DType::f16},      {"float16", kf::DType::f16},
+      {"bf16", kf::DType::bf16},     {"bfloat16", kf::DType::bf16}, {"f64", kf::DType::f64},
+      {"fp64", kf::DType::f64},      {"float64", kf::DType::f64},   {"i32", kf::DType::i32},
+      {"int32", kf::DType::i32},     {"i64", kf::DType::i64},       {"int64", kf::DType::i64},
+      {"u8", kf::DType::u8},         {"uint8", kf::DType::u8},      {"e4m3", kf::DType::e4m3},
+      {"fp8_e4m3", kf::DType::e4m3}, {"e5m2", kf::DType::e5m2},     {"fp8_e5m2", kf::DType::e5m2},
   };
   for (auto& [n, t] : names)
     if (s == n) {
@@ -42,20 +42,31 @@ bool parse_dtype(const std::string& s, kf::DType* out) {
 
 const char* dtype_name(kf::DType t) {
   switch (t) {
-    case kf::DType::f32: return "fp32";
-    case kf::DType::f16: return "fp16";
-    case kf::DType::bf16: return "bf16";
-    case kf::DType::f64: return "fp64";
-    case kf::DType::i32: return "int32";
-    case kf::DType::i64: return "int64";
-    case kf::DType::u8: return "uint8";
-    case kf::DType::e4m3: return "fp8_e4m3";
-    case kf::DType::e5m2: return "fp8_e5m2";
+    case kf::DType::f32:
+      return "fp32";
+    case kf::DType::f16:
+      return "fp16";
+    case kf::DType::bf16:
+      return "bf16";
+    case kf::DType::f64:
+      return "fp64";
+    case kf::DType::i32:
+      return "int32";
+    case kf::DType::i64:
+      return "int64";
+    case kf::DType::u8:
+      return "uint8";
+    case kf::DType::e4m3:
+      return "fp8_e4m3";
+    case kf::DType::e5m2:
+      return "fp8_e5m2";
   }
   return "?";
 }
 
-void to_json(json& j, const InitSpec& v) { j = json{{"dist", v.dist}, {"a", v.a}, {"b", v.b}}; }
+void to_json(json& j, const InitSpec& v) {
+  j = json{{"dist", v.dist}, {"a", v.a}, {"b", v.b}};
+}
 void from_json(const json& j, InitSpec& v) {
   opt(j, "dist", v.dist);
   opt(j, "a", v.a);
@@ -63,8 +74,9 @@ void from_json(const json& j, InitSpec& v) {
 }
 
 void to_json(json& j, const JobTensor& v) {
-  j = json{{"name", v.name},   {"dtype", dtype_name(v.dtype)}, {"output", v.output},
-           {"shape_by_rank", v.shape_by_rank}, {"init", v.init}, {"atol", v.atol},
+  j = json{{"name", v.name},     {"dtype", dtype_name(v.dtype)},
+           {"output", v.output}, {"shape_by_rank", v.shape_by_rank},
+           {"init", v.init},     {"atol", v.atol},
            {"rtol", v.rtol}};
 }
 void from_json(const json& j, JobTensor& v) {
@@ -108,6 +120,7 @@ void to_json(json& j, const Job& v) {
            {"trials", v.trials},
            {"calls", v.calls},
            {"stagger_ms", v.stagger_ms},
+           {"race_calls", v.race_calls},
            {"time", v.time},
            {"timing", v.timing},
            {"warmup", v.warmup},
@@ -134,6 +147,7 @@ void from_json(const json& j, Job& v) {
   opt(j, "trials", v.trials);
   opt(j, "calls", v.calls);
   opt(j, "stagger_ms", v.stagger_ms);
+  opt(j, "race_calls", v.race_calls);
   opt(j, "time", v.time);
   opt(j, "timing", v.timing);
   opt(j, "warmup", v.warmup);
@@ -172,10 +186,18 @@ void from_json(const json& j, Failure::Bad& v) {
 }
 
 void to_json(json& j, const Failure& v) {
-  j = json{{"kind", v.kind},         {"who", v.who},           {"message", v.message},
-           {"phase", v.phase},       {"tensor", v.tensor},     {"trial", v.trial},
-           {"call", v.call},         {"bad_count", v.bad_count}, {"total", v.total},
-           {"max_abs", number_json(v.max_abs)}, {"max_rel", number_json(v.max_rel)},   {"input_modified", v.input_modified},
+  j = json{{"kind", v.kind},
+           {"who", v.who},
+           {"message", v.message},
+           {"phase", v.phase},
+           {"tensor", v.tensor},
+           {"trial", v.trial},
+           {"call", v.call},
+           {"bad_count", v.bad_count},
+           {"total", v.total},
+           {"max_abs", number_json(v.max_abs)},
+           {"max_rel", number_json(v.max_rel)},
+           {"input_modified", v.input_modified},
            {"first_bad", v.first_bad}};
 }
 void from_json(const json& j, Failure& v) {

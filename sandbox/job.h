@@ -16,11 +16,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kf/abi.h"
 
@@ -39,7 +38,7 @@ struct JobTensor {
   bool output = false;
   // shape_by_rank[r] is rank r's shape; every entry has the same number of dimensions.
   std::vector<std::vector<int64_t>> shape_by_rank;
-  InitSpec init;         // inputs only
+  InitSpec init;              // inputs only
   double atol = 0, rtol = 0;  // outputs only: |got - want| <= atol + rtol * |want|
 };
 
@@ -58,9 +57,9 @@ struct Job {
   std::string problem;
   std::string backend = "cuda";  // "cuda" | "host"
   int world = 1;
-  std::string dir;               // the run directory (absolute)
-  std::string candidate_lib;     // absolute path of the candidate's .so
-  std::string baseline_lib;      // absolute path of the baseline's .so; "" for none
+  std::string dir;            // the run directory (absolute)
+  std::string candidate_lib;  // absolute path of the candidate's .so
+  std::string baseline_lib;   // absolute path of the baseline's .so; "" for none
   // The candidate is a problem's baseline (`kforge baseline`): it gets the NCCL
   // communicator a candidate never sees.
   bool candidate_is_baseline = false;
@@ -70,16 +69,20 @@ struct Job {
   std::string reference = "oracle";
   std::map<std::string, double> params;           // numeric parameters, passed to kf_run
   std::map<std::string, std::string> str_params;  // e.g. dtype=bf16 (already applied)
-  std::vector<JobTensor> tensors;                  // in problem order
+  std::vector<JobTensor> tensors;                 // in problem order
   uint64_t seed = 42;
 
   // Checking: `trials` rounds of `calls` back-to-back kf_run calls, fresh inputs and
   // poisoned outputs before each call, every output compared, inputs checked unchanged.
   // Odd-numbered calls start staggered (rank r waits r * stagger_ms first) so that a
-  // candidate that does not wait for its peers reads poison instead of data.
+  // candidate that does not wait for its peers reads poison instead of data. Against the
+  // oracle at world > 1 a race pass follows: `race_calls` calls chained with no barrier
+  // between them, each rank late by 0 to 2 * stagger_ms (rank/check.h); an eval runs it
+  // in its first (small) job only.
   int trials = 2;
   int calls = 3;
   double stagger_ms = 20;
+  int race_calls = 8;
 
   // Timing: baseline and candidate alternate, `warmup` then `iters` iterations each;
   // every iteration starts behind a barrier, L2 flushed, outputs poisoned; the outputs
@@ -102,10 +105,10 @@ struct Job {
 
 // A failure seen by one rank. `kind` is a verdict name of DESIGN.md.
 struct Failure {
-  std::string kind;      // load_error | setup_error | crash | mismatch | unstable
-  std::string who;       // "candidate" | "baseline"
-  std::string message;   // one readable line
-  std::string phase;     // the phase it happened in
+  std::string kind;     // load_error | setup_error | crash | mismatch | unstable
+  std::string who;      // "candidate" | "baseline"
+  std::string message;  // one readable line
+  std::string phase;    // the phase it happened in
   // mismatch / unstable details
   std::string tensor;
   int trial = -1, call = -1;

@@ -1,10 +1,10 @@
 // sandbox/verdict.cpp: JSON and text renderings of a Verdict.
 #include "verdict.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace sandbox {
 
@@ -12,7 +12,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string num(double x) { return fmt::format("{:.3g}", x); }
+std::string num(double x) {
+  return fmt::format("{:.3g}", x);
+}
 
 std::string ms(double x) {
   if (x >= 100) return fmt::format("{:.0f}", x);
@@ -40,7 +42,9 @@ std::string index_str(const std::vector<int64_t>& idx) {
 std::string where(const Failure& f) {
   std::string s;
   if (f.trial >= 0) s += "trial " + std::to_string(f.trial);
-  if (f.call >= 0) s += (s.empty() ? "" : " ") + std::string("call ") + std::to_string(f.call);
+  if (f.call >= 0)
+    s += (s.empty() ? "" : " ") + std::string(f.phase == "chained" ? "chained call " : "call ") +
+         std::to_string(f.call);
   return s;
 }
 
@@ -69,7 +73,9 @@ std::vector<std::pair<std::vector<int>, const Verdict::Stuck*>> group(
   return out;
 }
 
-bool times_meaningful(const Verdict& v) { return v.backend == "cuda" && !v.emulated; }
+bool times_meaningful(const Verdict& v) {
+  return v.backend == "cuda" && !v.emulated;
+}
 
 const Failure* first_failure(const Verdict& v, int* rank) {
   for (size_t i = 0; i < v.failures.size(); ++i)
@@ -96,8 +102,8 @@ std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
       s += sep() + std::string("an input, was modified by kf_run: ") + std::to_string(f.bad_count) +
            " of " + std::to_string(f.total) + " elements changed";
     } else if (f.total > 0) {
-      s += sep() + std::to_string(f.bad_count) + " of " + std::to_string(f.total) +
-           " elements " + (f.kind == "unstable" ? "differ between calls" : "wrong");
+      s += sep() + std::to_string(f.bad_count) + " of " + std::to_string(f.total) + " elements " +
+           (f.kind == "unstable" ? "differ between calls" : "wrong");
     }
     if (!f.first_bad.empty()) {
       s += "; first bad: ";
@@ -121,7 +127,8 @@ std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
     return s;
   }
   if (!f.message.empty()) s += (s.empty() ? "" : ": ") + f.message;
-  if (!f.phase.empty() && f.message.find(f.phase) == std::string::npos) s += " (in " + f.phase + ")";
+  if (!f.phase.empty() && f.message.find(f.phase) == std::string::npos)
+    s += " (in " + f.phase + ")";
   return s;
 }
 
@@ -158,8 +165,10 @@ std::string summarize_status(const Verdict& v) {
       s += (i ? "; " : "") + ranks_word(ranks) + " stuck in " + phase_text(*what);
       if (i == 0 && v.limit_s > 0) s += " for more than " + num(v.limit_s) + " s";
     }
-    if (groups.empty()) s += v.log.empty() ? "the job ran out of time" : v.log.substr(0, v.log.find('\n'));
-    for (auto& [ranks, what] : group(v.others)) s += "; " + ranks_word(ranks) + " in " + phase_text(*what);
+    if (groups.empty())
+      s += v.log.empty() ? "the job ran out of time" : v.log.substr(0, v.log.find('\n'));
+    for (auto& [ranks, what] : group(v.others))
+      s += "; " + ranks_word(ranks) + " in " + phase_text(*what);
     return s;
   }
   if (st == "crash") {
@@ -185,19 +194,21 @@ std::string summarize_status(const Verdict& v) {
   if (st == "correct") {
     std::string s = "correct";
     if (!v.timed) return s + " (not timed)";
-    s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) + ", p90 " +
-         ms(v.candidate_time.p90_ms) + ")";
+    s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) +
+         ", p90 " + ms(v.candidate_time.p90_ms) + ")";
     if (!times_meaningful(v)) {
       s += v.emulated ? "; emulated ranks share a device" : "; " + v.backend + " backend";
       s += ": times are not a speed measurement";
-      if (v.roofline_ms > 0) s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
+      if (v.roofline_ms > 0)
+        s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
       return s;
     }
     if (v.baseline_time.n > 0) s += " vs NCCL " + ms(v.baseline_time.median_ms) + " ms";
     if (v.speedup > 0) s += ": " + fmt::format("{:.2f}x", v.speedup);
     if (v.busbw_gbps > 0) s += "; busbw " + num(v.busbw_gbps) + " GB/s";
     if (v.pct_roofline > 0)
-      s += "; " + fmt::format("{:.0f}", v.pct_roofline) + "% of roofline (" + ms(v.roofline_ms) + " ms)";
+      s += "; " + fmt::format("{:.0f}", v.pct_roofline) + "% of roofline (" + ms(v.roofline_ms) +
+           " ms)";
     return s;
   }
   // load_error, setup_error, mismatch, unstable: the first failure of that kind.
@@ -242,7 +253,8 @@ void flag_suspicious(Verdict* v) {
     if (std::find(v->flags.begin(), v->flags.end(), f) == v->flags.end()) v->flags.push_back(f);
   };
   if (v->status != "correct" || !v->timed || !times_meaningful(*v)) return;
-  if (v->roofline_ms > 0 && v->candidate_time.median_ms > 0 && v->candidate_time.median_ms < 0.9 * v->roofline_ms)
+  if (v->roofline_ms > 0 && v->candidate_time.median_ms > 0 &&
+      v->candidate_time.median_ms < 0.9 * v->roofline_ms)
     add("faster_than_roofline");
   if (v->speedup > 10) add("excessive_speedup");
 }
@@ -250,7 +262,8 @@ void flag_suspicious(Verdict* v) {
 std::string render_text(const Verdict& v) {
   std::string s = (v.summary.empty() ? summarize(v) : v.summary) + "\n";
   std::string ctx = v.problem;
-  if (v.world > 0) ctx += (ctx.empty() ? "" : ", ") + std::string("world ") + std::to_string(v.world);
+  if (v.world > 0)
+    ctx += (ctx.empty() ? "" : ", ") + std::string("world ") + std::to_string(v.world);
   if (!v.backend.empty()) ctx += ", " + v.backend + " backend";
   if (v.emulated) ctx += ", emulated";
   if (!v.size.empty()) ctx += ", size " + v.size;
@@ -267,16 +280,24 @@ std::string render_text(const Verdict& v) {
   if (v.status == "mismatch" || v.status == "unstable") {
     for (auto& f : v.failures)
       if (f.kind == v.status && f.input_modified) {
-        s += "  kf_run must not write its inputs: keep intermediates in workspace from comm.alloc\n";
+        s +=
+            "  kf_run must not write its inputs: keep intermediates in workspace from comm.alloc\n";
         break;
       }
-    if (v.status == "unstable")
+    bool chained = false;
+    for (auto& f : v.failures) chained = chained || (f.kind == "unstable" && f.phase == "chained");
+    if (chained)
+      s += "  every call behind the harness's barrier was right, but calls chained with no barrier "
+           "between them (ranks entering up to tens of ms apart) were not: wait for every peer to "
+           "enter before touching its buffers, and for every peer to be done before returning\n";
+    else if (v.status == "unstable")
       s += "  repeated calls must agree: flags and counters in the workspace are not reset "
            "between calls, so wait for your peers and reuse signals with increasing values\n";
   }
   if (v.status == "timeout")
     for (auto& st : v.stuck)
-      s += "  rank " + std::to_string(st.rank) + ": " + phase_text(st) + " for " + num(st.seconds) + " s\n";
+      s += "  rank " + std::to_string(st.rank) + ": " + phase_text(st) + " for " + num(st.seconds) +
+           " s\n";
   if (v.crashes.size() > 1)
     for (auto& c : v.crashes) s += "  rank " + std::to_string(c.rank) + ": " + c.what + "\n";
   if (v.status == "correct" && v.timed && times_meaningful(v) && v.baseline_busbw_gbps > 0)
@@ -299,19 +320,28 @@ json verdict_json(const Verdict& v) {
   }
   json findings = json::array();
   for (auto& f : v.findings)
-    findings.push_back({{"rule", f.rule}, {"file", f.file}, {"line", f.line}, {"what", f.what},
-                        {"why", f.why}, {"instead", f.instead}, {"text", f.render()}});
+    findings.push_back({{"rule", f.rule},
+                        {"file", f.file},
+                        {"line", f.line},
+                        {"what", f.what},
+                        {"why", f.why},
+                        {"instead", f.instead},
+                        {"text", f.render()}});
   auto stuck = [](const std::vector<Verdict::Stuck>& v) {
     json a = json::array();
     for (auto& s : v)
-      a.push_back({{"rank", s.rank}, {"phase", s.phase}, {"detail", s.detail},
-                   {"seconds", s.seconds}, {"in_candidate", s.in_candidate}});
+      a.push_back({{"rank", s.rank},
+                   {"phase", s.phase},
+                   {"detail", s.detail},
+                   {"seconds", s.seconds},
+                   {"in_candidate", s.in_candidate}});
     return a;
   };
   json crashes = json::array();
   for (auto& c : v.crashes) crashes.push_back({{"rank", c.rank}, {"what", c.what}});
   json tol = json::array();
-  for (auto& t : v.tolerances) tol.push_back({{"tensor", t.tensor}, {"atol", t.atol}, {"rtol", t.rtol}});
+  for (auto& t : v.tolerances)
+    tol.push_back({{"tensor", t.tensor}, {"atol", t.atol}, {"rtol", t.rtol}});
   // An array of [stage, seconds], in the order the stages ran (an object would sort them).
   json secs = json::array();
   for (auto& [k, x] : v.seconds) secs.push_back({k, x});

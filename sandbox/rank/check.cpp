@@ -1,12 +1,11 @@
 // sandbox/rank/check.cpp: see check.h.
 #include "check.h"
 
-#include <chrono>
-#include <thread>
-
+#include <fmt/format.h>
 #include <mpi.h>
 
-#include <fmt/format.h>
+#include <chrono>
+#include <thread>
 
 #include "calls.h"
 #include "data.h"
@@ -39,7 +38,8 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
     return o;
   }
   Values got;
-  if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the baseline's outputs", err);
+  if (!read_outputs(c, &got, &err))
+    return device_error(c, "check", "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
     Failure& r = add_failure(c, "mismatch", "baseline", "check", "");
@@ -61,7 +61,8 @@ Outcome device_error(Ctx& c, const char* phase, const std::string& what, const s
   return kFatal;
 }
 
-Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string& detail, Values* want) {
+Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string& detail,
+                     Values* want) {
   std::string err;
   if (c.use_oracle) {
     if (oracle_expected(c, seed, want, &err)) return kOk;
@@ -71,13 +72,80 @@ Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string
   if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
     return device_error(c, phase, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  Outcome o = run_lib(c, c.base, phase, detail + ": baseline (reference)", c.job.limits.call_s, true);
+  Outcome o =
+      run_lib(c, c.base, phase, detail + ": baseline (reference)", c.job.limits.call_s, true);
   if (o != kOk) return o;
-  if (!read_outputs(c, want, &err)) return device_error(c, phase, "reading the baseline's outputs", err);
+  if (!read_outputs(c, want, &err))
+    return device_error(c, phase, "reading the baseline's outputs", err);
   return kOk;
 }
 
+namespace {
+// How long `rank` waits before chained call `call`: 0 to 2 * stagger_ms, drawn from the
+// job's seed, so that a failure comes back with the same seed.
+double chain_delay_ms(const Job& job, int rank, int call) {
+  uint64_t h = inputs::call_seed(job.seed, 3, rank, call);
+  return static_cast<double>(h % 1001) / 1000.0 * 2.0 * job.stagger_ms;
+}
+
+// The race pass: `race_calls` calls with nothing of the harness's between them: no
+// barrier, each rank regenerating its inputs as soon as its last call returned and
+// entering the next one after a random delay. The trials' barrier before each call
+// hides a missing entry or exit wait; here the kernel's own waits are all there is, as
+// in a training step or batched timing. Every rank runs every call, whatever it finds
+// (a rank that stopped early would leave its peers waiting for it in the next call).
+Outcome run_chained(Ctx& c) {
+  const Limits& lim = c.job.limits;
+  std::vector<Values> want(c.job.race_calls);
+  for (int k = 0; k < c.job.race_calls; ++k) {
+    std::string err;
+    if (!oracle_expected(c, inputs::call_seed(c.job.seed, 2, 0, k), &want[k], &err)) {
+      c.report.notes.push_back("sandbox error: " + err);
+      return agree(kInternal);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Outcome o = kOk;
+  for (int k = 0; k < c.job.race_calls && o != kFatal; ++k) {
+    const uint64_t seed = inputs::call_seed(c.job.seed, 2, 0, k);
+    const std::string detail = fmt::format("chained call {}", k);
+    status_set("check", detail + ": preparing", false, lim.call_s);
+    // Late before regenerating its inputs too: a peer that reads them without waiting
+    // for this rank to enter reads the last call's.
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(chain_delay_ms(c.job, c.rank, k)));
+    std::string err;
+    if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
+      return device_error(c, "check", "preparing the inputs", err);
+    Outcome r = run_lib(c, c.cand, "check", detail, lim.call_s, true);
+    if (r == kFatal) return r;
+    if (r != kOk || o != kOk) {
+      o = o == kOk ? r : o;
+      continue;
+    }
+    Values got;
+    if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the outputs", err);
+    Failure f;
+    if (!compare_outputs(c, got, want[k], &f)) {
+      f.kind = "unstable";
+      f.who = "candidate";
+      f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
+      f.call = k;
+      c.report.failures.push_back(f);
+      o = kFailed;
+    }
+  }
+  return o == kFatal ? o : agree(o);
+}
+}  // namespace
+
 Outcome run_checks(Ctx& c) {
+  Outcome o = run_barriered_checks(c);
+  if (o == kOk && c.use_oracle && c.world > 1 && c.job.race_calls > 0) o = run_chained(c);
+  return o;
+}
+
+Outcome run_barriered_checks(Ctx& c) {
   const Limits& lim = c.job.limits;
   for (int trial = 0; trial < c.job.trials; ++trial) {
     bool call0_ok = false;
@@ -87,7 +155,8 @@ Outcome run_checks(Ctx& c) {
       status_set("check", detail + ": preparing", false, lim.call_s);
       Values want;
       Outcome o = expected_for(c, seed, "check", detail, &want);
-      if (o == kOk && c.use_oracle && c.base_runs) o = check_baseline(c, seed, want, trial, call, detail);
+      if (o == kOk && c.use_oracle && c.base_runs)
+        o = check_baseline(c, seed, want, trial, call, detail);
       if (o == kFatal || (o = agree(o)) != kOk) return o;
 
       std::string err;
@@ -97,7 +166,8 @@ Outcome run_checks(Ctx& c) {
       // Odd calls start staggered: a candidate that reads a peer's buffers without
       // waiting for that peer reads poison or stale data.
       if (call % 2 == 1 && c.job.stagger_ms > 0 && c.rank > 0)
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(c.rank * c.job.stagger_ms));
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(c.rank * c.job.stagger_ms));
       o = run_lib(c, c.cand, "check", detail, lim.call_s, true);
       if (o == kFatal) return o;
       if (o == kFailed) {
@@ -106,15 +176,17 @@ Outcome run_checks(Ctx& c) {
       } else {
         status_set("check", detail + ": comparing", false, lim.call_s);
         Values got;
-        if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the outputs", err);
+        if (!read_outputs(c, &got, &err))
+          return device_error(c, "check", "reading the outputs", err);
         Failure f;
         bool same = true;
         if (!compare_outputs(c, got, want, &f)) {
           if (call > 0 && call0_ok) {
             f.kind = "unstable";
-            f.message = fmt::format("call 0 was correct, call {} differs: a flag or counter not reset between "
-                                    "calls? ({})",
-                                    call, f.message);
+            f.message = fmt::format(
+                "call 0 was correct, call {} differs: a flag or counter not reset between "
+                "calls? ({})",
+                call, f.message);
           }
           same = false;
         } else if (!inputs_unchanged(c, seed, &f, &same, &err)) {

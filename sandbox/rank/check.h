@@ -16,8 +16,11 @@ Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string
 // call): a crash of whoever ran last; kFatal.
 Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err);
 
-// `trials` rounds of `calls` back-to-back calls; stops at the first failing call (on
-// every rank). Collective; returns the agreed outcome.
+// `trials` rounds of `calls` back-to-back calls, each behind a barrier; stops at the
+// first failing call (on every rank). Then, at world > 1 against the oracle, the race
+// pass: calls chained with no barrier between them and random entry delays, which
+// exposes a missing entry or exit wait. Collective; returns the agreed outcome.
 Outcome run_checks(Ctx& c);
+Outcome run_barriered_checks(Ctx& c);
 
 }  // namespace sandbox::rank

@@ -1,11 +1,10 @@
 // sandbox/rank/timing.cpp: see timing.h.
 #include "timing.h"
 
-#include <algorithm>
-
+#include <fmt/format.h>
 #include <mpi.h>
 
-#include <fmt/format.h>
+#include <algorithm>
 
 #include "calls.h"
 #include "check.h"
@@ -20,7 +19,8 @@ constexpr int kTimingBatches = 5;  // samples of timing "batched"
 
 // One timed (or warm-up) sample of `lib` on the inputs of `seed`: one call behind a
 // barrier with L2 flushed, or (batched) `calls` calls back to back.
-Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail, double* ms) {
+Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail,
+                   double* ms) {
   std::string err;
   bool flush = calls == 1;
   if (!prepare(c, seed, &err) || (flush && !c.be->flush_l2(&err)) || !c.be->synchronize(&err))
@@ -32,15 +32,6 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
 
 Outcome run_timing(Ctx& c) {
   const Job& job = c.job;
-  status_set("time", "expected outputs", false, job.limits.time_s);
-  // Two rotating input sets, their expected outputs computed once, as in checking.
-  uint64_t seeds[2];
-  Values want[2];
-  for (int k = 0; k < 2; ++k) {
-    seeds[k] = inputs::call_seed(job.seed, 1, 0, k);
-    Outcome o = expected_for(c, seeds[k], "time", fmt::format("timing inputs {}", k), &want[k]);
-    if (o == kFatal || (o = agree(o)) != kOk) return o;
-  }
   status_set("time", "start", false, job.limits.time_s);  // one window for the whole loop
   // isolated: `iters` samples of one call after `warmup` single calls. batched: up to
   // kTimingBatches samples of `per` calls each (iters in all) after one batch of
@@ -55,30 +46,41 @@ Outcome run_timing(Ctx& c) {
   std::vector<double> cand_ms(iters, 0.0), base_ms(iters, 0.0);
   int verified = 0;
   for (int it = -warmup; it < iters; ++it) {
-    int k = (it + warmup) % 2;
-    std::string tag = it < 0 ? fmt::format("warmup {}", it + warmup)
+    // Fresh inputs for every sample, warm-ups included: a kernel that remembers outputs
+    // by input content never sees the same inputs twice. (A batch's calls share one
+    // set: batched timing runs them back to back with nothing between.) The expected
+    // outputs are computed only for the samples that are verified, before their call.
+    const uint64_t seed = inputs::call_seed(job.seed, 1, 0, it + warmup);
+    bool verify = it >= 0 && ((it + 1) % every == 0 || it == iters - 1);
+    Values want;
+    if (verify) {
+      Outcome o =
+          expected_for(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
+      if (o == kFatal || (o = agree(o)) != kOk) return o;
+      status_set("time", "start", false, job.limits.time_s, false);
+    }
+    std::string tag = it < 0    ? fmt::format("warmup {}", it + warmup)
                       : batched ? fmt::format("batch {} of {} calls", it, per)
                                 : fmt::format("iter {}", it);
     const int calls = it < 0 ? warm_calls : per;
     double ms = 0;
     Outcome o = kOk;
     if (c.base_runs) {
-      o = timed_call(c, c.base, seeds[k], calls, "baseline " + tag, &ms);
+      o = timed_call(c, c.base, seed, calls, "baseline " + tag, &ms);
       if (o == kFatal) return o;
       if (it >= 0) base_ms[it] = ms;
     }
     if (o == kOk) {
-      o = timed_call(c, c.cand, seeds[k], calls, "candidate " + tag, &ms);
+      o = timed_call(c, c.cand, seed, calls, "candidate " + tag, &ms);
       if (o == kFatal) return o;
       if (it >= 0) cand_ms[it] = ms;
     }
-    bool verify = it >= 0 && ((it + 1) % every == 0 || it == iters - 1);
     if (o == kOk && verify) {
       Values got;
       std::string err;
       if (!read_outputs(c, &got, &err)) return device_error(c, "time", "reading the outputs", err);
       Failure f;
-      if (!compare_outputs(c, got, want[k], &f)) {
+      if (!compare_outputs(c, got, want, &f)) {
         f.who = "candidate";
         f.phase = "time";
         f.call = it;  // the timed iteration (trial stays -1)

@@ -20,7 +20,8 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   const bool is_baseline = role == sandbox::Role::baseline;
   std::vector<std::string> sizes = cfg.sizes;
   if (sizes.empty())
-    sizes = is_baseline ? std::vector<std::string>{"full"} : std::vector<std::string>{"small", "full"};
+    sizes =
+        is_baseline ? std::vector<std::string>{"full"} : std::vector<std::string>{"small", "full"};
 
   req->problem = cfg.problem.name;
   req->candidate_path = kernel;
@@ -56,6 +57,8 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     if (!cfg.timing.empty()) si.job.timing = cfg.timing;
     si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (cfg.backend == "host" ? 2 : si.job.warmup);
     if (cfg.trials > 0) si.job.trials = cfg.trials;
+    // The race pass needs no size: the first (small) job runs it, the full one is spared.
+    if (&size != &sizes.front()) si.job.race_calls = 0;
     if (cfg.call_limit_s > 0) si.job.limits.call_s = cfg.call_limit_s;
     suite::Roofline roof = suite::roofline(inst, cfg.machine);
     si.roofline_ms = roof.floor_ms;

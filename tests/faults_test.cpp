@@ -1,0 +1,134 @@
+// tests/faults_test.cpp: the fault suite. Every candidate in tests/faults/ names, in its
+// first line, the problem, the world, the verdict it must get and any extra arguments:
+//   // fault: all_reduce world=2 expect=unstable [timed] [args=--call-limit,3]
+// Each runs through the real kforge on the host backend; after each, no rank process may
+// be left and an honest kernel's eval must be correct. Adding a case is adding a file.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sandbox/process.h"
+#include "tests/solve_harness.h"
+
+namespace {
+
+using solve_test::Harness;
+using solve_test::json;
+namespace fs = std::filesystem;
+
+const std::string kFaults = std::string(KF_SOURCE_ROOT) + "/tests/faults";
+
+struct Fault {
+  std::string name, problem, expect;
+  int world = 2;
+  bool timed = false;
+  std::vector<std::string> args;
+  std::string source;  // with common.h pasted in: a candidate is one file
+};
+
+bool parse_fault(const fs::path& p, Fault* f, std::string* err) {
+  std::string text = solve_test::read_file(p.string());
+  std::istringstream first(text.substr(0, text.find('\n')));
+  std::string word;
+  first >> word >> word;
+  if (word != "fault:") {
+    *err = p.string() + ": the first line must be '// fault: PROBLEM world=N expect=STATUS ...'";
+    return false;
+  }
+  f->name = p.stem().string();
+  first >> f->problem;
+  while (first >> word) {
+    if (word.rfind("world=", 0) == 0)
+      f->world = std::stoi(word.substr(6));
+    else if (word.rfind("expect=", 0) == 0)
+      f->expect = word.substr(7);
+    else if (word == "timed")
+      f->timed = true;
+    else if (word.rfind("args=", 0) == 0) {
+      std::istringstream list(word.substr(5));
+      for (std::string a; std::getline(list, a, ',');) f->args.push_back(a);
+    }
+  }
+  const std::string include = "#include \"common.h\"";
+  size_t at = text.find(include);
+  if (at != std::string::npos)
+    text.replace(at, include.size(), solve_test::read_file(kFaults + "/common.h"));
+  f->source = text;
+  if (f->expect.empty()) *err = p.string() + ": no expect=STATUS on its first line";
+  return !f->expect.empty();
+}
+
+std::vector<Fault> all_faults() {
+  std::vector<Fault> out;
+  for (auto& e : fs::directory_iterator(kFaults)) {
+    if (e.path().extension() != ".cpp") continue;
+    Fault f;
+    std::string err;
+    REQUIRE_MESSAGE(parse_fault(e.path(), &f, &err), err);
+    out.push_back(f);
+  }
+  std::sort(out.begin(), out.end(), [](const Fault& a, const Fault& b) { return a.name < b.name; });
+  return out;
+}
+
+// `kforge eval` of `source` on the host backend; the verdict's JSON (empty on no JSON).
+json eval(Harness& h, const std::string& problem, const std::string& source, int world, bool timed,
+          const std::vector<std::string>& extra, std::string* output) {
+  std::string file = h.dir() + "/cand.cpp";
+  std::ofstream(file) << source;
+  std::vector<std::string> args = {
+      "eval",   problem, file,    "--backend", "host", "--world", std::to_string(world),
+      "--size", "small", "--json"};
+  if (!timed) args.push_back("--no-time");
+  args.insert(args.end(), extra.begin(), extra.end());
+  h.kforge(args, output);
+  size_t brace = output->find('{');
+  return brace == std::string::npos ? json() : json::parse(output->substr(brace), nullptr, false);
+}
+
+// Every line of every file named `name` under the harness's runs.
+std::vector<std::string> run_lines(Harness& h, const std::string& name) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  for (auto& p : fs::recursive_directory_iterator(h.dir() + "/runs", ec))
+    if (p.path().filename() == name) {
+      std::istringstream in(solve_test::read_file(p.path().string()));
+      for (std::string l; std::getline(in, l);) lines.push_back(l);
+    }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "faults: every case in tests/faults gets its verdict, leaves nothing, and the next eval is "
+    "correct" *
+    doctest::timeout(1800)) {
+  Harness h;
+  const std::string honest =
+      solve_test::read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
+  std::vector<Fault> faults = all_faults();
+  MESSAGE("fault suite: " << faults.size() << " cases");
+  CHECK(faults.size() >= 15);
+  for (const Fault& f : faults) {
+    CAPTURE(f.name);
+    std::string out;
+    json v = eval(h, f.problem, f.source, f.world, f.timed, f.args, &out);
+    INFO(out);
+    CHECK(v.value("status", "no verdict") == f.expect);
+    CHECK(sandbox::wait_none_naming("kforge-rank", 15));
+    if (f.name == "remembers_outputs") {
+      // No call, checked or timed, saw inputs a call before it had seen.
+      std::vector<std::string> seen = run_lines(h, "inputs.log");
+      CHECK(seen.size() > 20);
+      for (const std::string& l : seen) CHECK_MESSAGE(l.find("repeat") == std::string::npos, l);
+    }
+    fs::remove_all(h.dir() + "/runs");
+    json next = eval(h, "all_reduce", honest, f.world, false, {}, &out);
+    CHECK_MESSAGE(next.value("status", "") == "correct", "the eval after " << f.name);
+    fs::remove_all(h.dir() + "/runs");
+  }
+}
