@@ -112,7 +112,7 @@ TEST_CASE(
       solve_test::read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
   std::vector<Fault> faults = all_faults();
   MESSAGE("fault suite: " << faults.size() << " cases");
-  CHECK(faults.size() >= 15);
+  CHECK(faults.size() >= 30);
   for (const Fault& f : faults) {
     CAPTURE(f.name);
     std::string out;

@@ -1,0 +1,13 @@
+// fault: all_reduce world=4 expect=unstable
+// stale_flag.cpp at world 4: flags set to 1 and never reset.
+#include "common.h"
+
+KF_FAULT_SETUP
+extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
+  for (int r = 0; r < comm.world; ++r)
+    std::atomic_ref<uint32_t>(comm.peer(fault::g_arrived, r)[comm.rank]).store(1);
+  for (int r = 0; r < comm.world; ++r)
+    while (std::atomic_ref<uint32_t>(fault::g_arrived[r]).load() != 1) sched_yield();
+  fault::sum_peers(comm, t);
+  return 0;
+}
