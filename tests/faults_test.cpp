@@ -1,6 +1,7 @@
 // tests/faults_test.cpp: the fault suite. Every candidate in tests/faults/ names, in its
-// first line, the problem, the world, the verdict it must get and any extra arguments:
-//   // fault: all_reduce world=2 expect=unstable [timed] [args=--call-limit,3]
+// first line, the problem, the worlds, the verdict it must get and any extra arguments:
+//   // fault: all_reduce world=2,4 expect=unstable [timed] [args=--call-limit,3]
+// A case is one file at one world.
 // Each runs through the real kforge on the host backend; after each, no rank process may
 // be left and an honest kernel's eval must be correct. Adding a case is adding a file.
 #include <doctest/doctest.h>
@@ -23,7 +24,7 @@ const std::string kFaults = std::string(KF_SOURCE_ROOT) + "/tests/faults";
 
 struct Fault {
   std::string name, problem, expect;
-  int world = 2;
+  std::vector<int> worlds;
   bool timed = false;
   std::vector<std::string> args;
   std::string source;  // with common.h pasted in: a candidate is one file
@@ -41,9 +42,10 @@ bool parse_fault(const fs::path& p, Fault* f, std::string* err) {
   f->name = p.stem().string();
   first >> f->problem;
   while (first >> word) {
-    if (word.rfind("world=", 0) == 0)
-      f->world = std::stoi(word.substr(6));
-    else if (word.rfind("expect=", 0) == 0)
+    if (word.rfind("world=", 0) == 0) {
+      std::istringstream list(word.substr(6));
+      for (std::string w; std::getline(list, w, ',');) f->worlds.push_back(std::stoi(w));
+    } else if (word.rfind("expect=", 0) == 0)
       f->expect = word.substr(7);
     else if (word == "timed")
       f->timed = true;
@@ -57,8 +59,9 @@ bool parse_fault(const fs::path& p, Fault* f, std::string* err) {
   if (at != std::string::npos)
     text.replace(at, include.size(), solve_test::read_file(kFaults + "/common.h"));
   f->source = text;
-  if (f->expect.empty()) *err = p.string() + ": no expect=STATUS on its first line";
-  return !f->expect.empty();
+  if (f->expect.empty() || f->worlds.empty())
+    *err = p.string() + ": no world=N[,N...] or expect=STATUS on its first line";
+  return !f->expect.empty() && !f->worlds.empty();
 }
 
 std::vector<Fault> all_faults() {
@@ -111,24 +114,28 @@ TEST_CASE(
   const std::string honest =
       solve_test::read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
   std::vector<Fault> faults = all_faults();
-  MESSAGE("fault suite: " << faults.size() << " cases");
-  CHECK(faults.size() >= 30);
-  for (const Fault& f : faults) {
-    CAPTURE(f.name);
-    std::string out;
-    json v = eval(h, f.problem, f.source, f.world, f.timed, f.args, &out);
-    INFO(out);
-    CHECK(v.value("status", "no verdict") == f.expect);
-    CHECK(sandbox::wait_none_naming("kforge-rank", 15));
-    if (f.name == "remembers_outputs") {
-      // No call, checked or timed, saw inputs a call before it had seen.
-      std::vector<std::string> seen = run_lines(h, "inputs.log");
-      CHECK(seen.size() > 20);
-      for (const std::string& l : seen) CHECK_MESSAGE(l.find("repeat") == std::string::npos, l);
+  size_t cases = 0;
+  for (const Fault& f : faults) cases += f.worlds.size();
+  MESSAGE("fault suite: " << cases << " cases from " << faults.size() << " files");
+  CHECK(cases >= 30);
+  for (const Fault& f : faults)
+    for (int world : f.worlds) {
+      CAPTURE(f.name);
+      CAPTURE(world);
+      std::string out;
+      json v = eval(h, f.problem, f.source, world, f.timed, f.args, &out);
+      INFO(out);
+      CHECK(v.value("status", "no verdict") == f.expect);
+      CHECK(sandbox::wait_none_naming("kforge-rank", 15));
+      if (f.name == "remembers_outputs") {
+        // No call, checked or timed, saw inputs a call before it had seen.
+        std::vector<std::string> seen = run_lines(h, "inputs.log");
+        CHECK(seen.size() > 20);
+        for (const std::string& l : seen) CHECK_MESSAGE(l.find("repeat") == std::string::npos, l);
+      }
+      fs::remove_all(h.dir() + "/runs");
+      json next = eval(h, "all_reduce", honest, world, false, {}, &out);
+      CHECK_MESSAGE(next.value("status", "") == "correct", "the eval after " << f.name);
+      fs::remove_all(h.dir() + "/runs");
     }
-    fs::remove_all(h.dir() + "/runs");
-    json next = eval(h, "all_reduce", honest, f.world, false, {}, &out);
-    CHECK_MESSAGE(next.value("status", "") == "correct", "the eval after " << f.name);
-    fs::remove_all(h.dir() + "/runs");
-  }
 }

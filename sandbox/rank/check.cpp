@@ -89,8 +89,8 @@ double chain_delay_ms(const Job& job, int rank, int call) {
 }
 
 // The race pass: `race_calls` calls with nothing of the harness's between them: no
-// barrier, each rank regenerating its inputs as soon as its last call returned and
-// entering the next one after a random delay. The trials' barrier before each call
+// barrier; each rank, once its last call returned, waits a random delay, regenerates
+// its inputs and enters the next call. The trials' barrier before each call
 // hides a missing entry or exit wait; here the kernel's own waits are all there is, as
 // in a training step or batched timing. Every rank runs every call, whatever it finds
 // (a rank that stopped early would leave its peers waiting for it in the next call).

@@ -1,4 +1,4 @@
-// fault: all_reduce world=2 expect=crash
+// fault: all_reduce world=2,4 expect=crash
 // Rank 1 dereferences null in its first call.
 #include "common.h"
 

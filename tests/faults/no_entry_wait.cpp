@@ -1,4 +1,4 @@
-// fault: all_reduce world=2 expect=unstable
+// fault: all_reduce world=2,4 expect=unstable
 // Reads its peers' x without waiting for them to enter the call: right whenever the
 // harness puts a barrier before each call, wrong once calls are chained and a peer has
 // not yet regenerated its x (the race pass, sandbox/rank/check.cpp).

@@ -1,4 +1,4 @@
-// fault: all_reduce world=2 expect=unstable
+// fault: all_reduce world=2,4 expect=unstable
 // Sets its arrival flag to 1 and never resets it: call 0 is right, and from call 1 on the
 // waits pass at once, so with the staggered start an early rank reads a peer's old x.
 #include "common.h"

@@ -1,4 +1,4 @@
-// fault: all_reduce world=2 expect=mismatch
+// fault: all_reduce world=1,2 expect=mismatch
 // The right sum, but its x is used as scratch afterwards: inputs must stay unchanged.
 #include "common.h"
 
