@@ -5,7 +5,9 @@
 using namespace sandbox;
 
 namespace {
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+bool has(const std::string& s, const std::string& sub) {
+  return s.find(sub) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and tolerance") {
@@ -25,9 +27,11 @@ TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and 
   v.failures = {f};
   v.failure_ranks = {1};
   v.tolerances = {{"y", 1e-5, 1e-5}};
-  CHECK(summarize(v) ==
-        "mismatch: rank 1, tensor y, 4099 of 4099 elements wrong; first bad: y[0] = 1.25 (want 0.5), "
-        "y[1] = 2 (want 1); max abs err 3.1, max rel err 2 (tolerance atol 1e-05 rtol 1e-05); trial 0 call 0");
+  CHECK(
+      summarize(v) ==
+      "mismatch: rank 1, tensor y, 4099 of 4099 elements wrong; first bad: y[0] = 1.25 (want 0.5), "
+      "y[1] = 2 (want 1); max abs err 3.1, max rel err 2 (tolerance atol 1e-05 rtol 1e-05); trial "
+      "0 call 0");
 }
 
 TEST_CASE("verdict: an input written by kf_run") {
@@ -43,6 +47,26 @@ TEST_CASE("verdict: an input written by kf_run") {
   v.failure_ranks = {0};
   CHECK(has(summarize(v), "rank 0, tensor x, an input, was modified by kf_run"));
   CHECK(has(render_text(v), "must not write its inputs"));
+}
+
+TEST_CASE("verdict: a chained call that went wrong names the missing waits, not reset flags") {
+  Verdict v;
+  v.status = "unstable";
+  Failure f;
+  f.kind = "unstable";
+  f.tensor = "y";
+  f.phase = "chained";
+  f.call = 2;
+  f.bad_count = 5;
+  f.total = 10;
+  v.failures = {f};
+  v.failure_ranks = {0};
+  CHECK(has(summarize(v), "chained call 2"));
+  CHECK(has(render_text(v), "wait for every peer to enter before touching its buffers"));
+  CHECK(!has(render_text(v), "not reset"));
+  v.failures[0].phase = "check";
+  CHECK(has(summarize(v), "; call 2"));
+  CHECK(has(render_text(v), "not reset"));
 }
 
 TEST_CASE("verdict: timeout groups stuck ranks and shows the others") {
@@ -71,16 +95,20 @@ TEST_CASE("verdict: a crash after kf::wait's deadline carries the line the devic
   f.kind = "crash";
   f.who = "candidate";
   f.phase = "check";
-  f.message = "CUDA error after kf_run (trial 0 call 0): cudaDeviceSynchronize: unspecified launch failure";
+  f.message =
+      "CUDA error after kf_run (trial 0 call 0): cudaDeviceSynchronize: unspecified launch failure";
   v.failures = {f};
   v.failure_ranks = {0};
-  v.log = "kf: rank 0 timed out after 1000 ms waiting for signal slot 0 from rank 1 at 0x7f17: expected >= 1, seen 0 "
-          "(block 0, thread 0)\nkforge-rank 0: CUDA error after kf_run; aborting the job\n";
+  v.log =
+      "kf: rank 0 timed out after 1000 ms waiting for signal slot 0 from rank 1 at 0x7f17: "
+      "expected >= 1, seen 0 "
+      "(block 0, thread 0)\nkforge-rank 0: CUDA error after kf_run; aborting the job\n";
   std::string s = summarize(v);
   CHECK(s.find("crash: rank 0: CUDA error after kf_run") == 0);
-  CHECK(s.find("; the device printed: kf: rank 0 timed out after 1000 ms waiting for signal slot 0 from rank 1") !=
-        std::string::npos);
-  v.log = "kforge-rank 0: CUDA error after kf_run; aborting the job\n";  // no kf line: nothing added
+  CHECK(s.find("; the device printed: kf: rank 0 timed out after 1000 ms waiting for signal slot 0 "
+               "from rank 1") != std::string::npos);
+  v.log =
+      "kforge-rank 0: CUDA error after kf_run; aborting the job\n";  // no kf line: nothing added
   CHECK(summarize(v).find("device printed") == std::string::npos);
 }
 
