@@ -2,16 +2,19 @@
 // one probe that says whether this machine can make namespaces at all.
 #include "confine.h"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -42,11 +45,12 @@ std::string self_dir() {
 // (OpenMPI and bash look themselves up), OpenMPI's and PMIx's defaults, and the
 // alternatives links that Debian's compilers and mpirun go through. Not the rest: no
 // ssh keys, no shadow, no machine secrets.
-const char* const kEtc[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-                            "/etc/alternatives", "/etc/openmpi", "/etc/pmix", "/etc/passwd",
-                            "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/localtime",
-                            "/etc/host.conf", "/etc/gai.conf", "/etc/bash.bashrc",
-                            "/etc/inputrc", "/etc/profile", "/etc/os-release"};
+const char* const kEtc[] = {"/etc/ld.so.cache",  "/etc/ld.so.conf",  "/etc/ld.so.conf.d",
+                            "/etc/alternatives", "/etc/openmpi",     "/etc/pmix",
+                            "/etc/passwd",       "/etc/group",       "/etc/nsswitch.conf",
+                            "/etc/hosts",        "/etc/localtime",   "/etc/host.conf",
+                            "/etc/gai.conf",     "/etc/bash.bashrc", "/etc/inputrc",
+                            "/etc/profile",      "/etc/os-release"};
 
 // /bin, /lib... are symlinks into /usr on merged-/usr systems and directories elsewhere.
 void add_root_dir(const std::string& d, std::vector<std::string>* a) {
@@ -69,7 +73,8 @@ std::string own_cgroup(const std::string& controller) {
     size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     std::string ctrls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    if (controller.empty() ? ctrls.empty() && line.rfind("0:", 0) == 0 : ("," + ctrls + ",").find("," + controller + ",") != std::string::npos)
+    if (controller.empty() ? ctrls.empty() && line.rfind("0:", 0) == 0
+                           : ("," + ctrls + ",").find("," + controller + ",") != std::string::npos)
       return path;
   }
   return "";
@@ -80,6 +85,22 @@ std::string unique_name() {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   return fmt::format("kforge-{}-{}", getpid(), ++n);
+}
+
+// Removes the empty cgroups that an earlier kforge made in `parent` and left behind
+// (killed before it could, or its supervisor too): named kforge-PID-N, PID gone. rmdir
+// takes only an empty cgroup, so a run still going is never touched.
+void sweep_stale_cgroups(const std::string& parent) {
+  static std::set<std::string> swept;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!swept.insert(parent).second) return;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(parent, ec)) {
+    int pid = 0, n = 0;
+    if (sscanf(e.path().filename().c_str(), "kforge-%d-%d", &pid, &n) != 2 || pid <= 0) continue;
+    if (kill(pid, 0) != 0 && errno == ESRCH) rmdir(e.path().c_str());
+  }
 }
 
 // Makes one cgroup for a run; v2 when the unified hierarchy has the memory controller
@@ -93,18 +114,21 @@ bool make_cgroups(const Confinement& c, std::vector<std::string>* dirs, std::str
   // controller down (a process may not sit in a cgroup that has controllers enabled for
   // its children, so our own rarely does; as root we may make one higher up).
   if (fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
-    for (fs::path at = "/sys/fs/cgroup" + own_cgroup(""); at.string().rfind("/sys/fs/cgroup", 0) == 0;
-         at = at.parent_path()) {
+    for (fs::path at = "/sys/fs/cgroup" + own_cgroup("");
+         at.string().rfind("/sys/fs/cgroup", 0) == 0; at = at.parent_path()) {
       if (read_text((at / "cgroup.subtree_control").string()).find("memory") == std::string::npos) {
         if (at == "/sys/fs/cgroup") break;
         continue;
       }
+      sweep_stale_cgroups(at.string());
       std::string d = (at / name).string();
       if (mkdir(d.c_str(), 0755) != 0) break;
       dirs->push_back(d);
       *mem = d;
-      bool ok = (c.memory_bytes == 0 || write_text(d + "/memory.max", std::to_string(c.memory_bytes))) &&
-                (c.max_pids == 0 || !fs::exists(d + "/pids.max") || write_text(d + "/pids.max", std::to_string(c.max_pids)));
+      bool ok =
+          (c.memory_bytes == 0 || write_text(d + "/memory.max", std::to_string(c.memory_bytes))) &&
+          (c.max_pids == 0 || !fs::exists(d + "/pids.max") ||
+           write_text(d + "/pids.max", std::to_string(c.max_pids)));
       write_text(d + "/memory.swap.max", "0");
       if (ok) {
         *how = "cgroup v2 (" + limits + ")";
@@ -117,11 +141,14 @@ bool make_cgroups(const Confinement& c, std::vector<std::string>* dirs, std::str
     std::string own = own_cgroup(ctrl);
     std::string root = std::string("/sys/fs/cgroup/") + ctrl;
     if (own.empty() || !fs::exists(root + "/cgroup.procs")) continue;
+    sweep_stale_cgroups(root + (own == "/" ? "" : own));
     std::string d = root + (own == "/" ? "" : own) + "/" + name;
     if (mkdir(d.c_str(), 0755) != 0) continue;
     dirs->push_back(d);
     if (std::string(ctrl) == "memory") {
-      if (c.memory_bytes && !write_text(d + "/memory.limit_in_bytes", std::to_string(c.memory_bytes))) continue;
+      if (c.memory_bytes &&
+          !write_text(d + "/memory.limit_in_bytes", std::to_string(c.memory_bytes)))
+        continue;
       write_text(d + "/memory.memsw.limit_in_bytes", std::to_string(c.memory_bytes));
       *mem = d;
     } else if (c.max_pids) {
@@ -132,8 +159,9 @@ bool make_cgroups(const Confinement& c, std::vector<std::string>* dirs, std::str
     *how = "cgroup v1 (" + limits + ")";
     return true;
   }
-  *why = "no cgroup could be made here (neither v2 with the memory controller delegated nor "
-         "a writable v1 memory hierarchy)";
+  *why =
+      "no cgroup could be made here (neither v2 with the memory controller delegated nor "
+      "a writable v1 memory hierarchy)";
   return false;
 }
 
@@ -159,7 +187,8 @@ long counter(const std::string& file, const std::string& key) {
 std::string confine_binary() {
   if (const char* e = std::getenv("KFORGE_CONFINE"); e && *e) return e;
   std::string d = self_dir();
-  for (const std::string& cand : {d + "/kforge-confine", std::string(KF_BINARY_DIR) + "/kforge-confine"})
+  for (const std::string& cand :
+       {d + "/kforge-confine", std::string(KF_BINARY_DIR) + "/kforge-confine"})
     if (access(cand.c_str(), X_OK) == 0) return cand;
   return "";
 }
@@ -207,10 +236,11 @@ std::string isolation_mode(std::string* why_not) {
 }
 
 std::vector<std::string> bwrap_args(const Confinement& c, const std::string& cwd) {
-  std::vector<std::string> a = {"--die-with-parent", "--unshare-all", "--new-session",
-                                "--cap-drop", "ALL"};
+  std::vector<std::string> a = {"--die-with-parent", "--unshare-all", "--new-session", "--cap-drop",
+                                "ALL"};
   a.insert(a.end(), {"--ro-bind", "/usr", "/usr"});
-  for (const char* d : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) add_root_dir(d, &a);
+  for (const char* d : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"})
+    add_root_dir(d, &a);
   for (const char* f : kEtc)
     if (fs::exists(f)) a.insert(a.end(), {"--ro-bind", f, f});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"});
@@ -220,9 +250,11 @@ std::vector<std::string> bwrap_args(const Confinement& c, const std::string& cwd
     std::error_code ec;
     for (auto& e : fs::directory_iterator("/dev", ec)) {
       std::string n = e.path().filename().string();
-      if (n.rfind("nvidia", 0) == 0) a.insert(a.end(), {"--dev-bind", e.path().string(), e.path().string()});
+      if (n.rfind("nvidia", 0) == 0)
+        a.insert(a.end(), {"--dev-bind", e.path().string(), e.path().string()});
     }
-    if (fs::exists("/proc/driver/nvidia")) a.insert(a.end(), {"--ro-bind", "/proc/driver/nvidia", "/proc/driver/nvidia"});
+    if (fs::exists("/proc/driver/nvidia"))
+      a.insert(a.end(), {"--ro-bind", "/proc/driver/nvidia", "/proc/driver/nvidia"});
   }
   // The libraries kforge-rank and the candidates load, wherever they are: NCCL's folder
   // (pip's NCCL on the lent GPU machines) and the loader's search path.
@@ -242,7 +274,8 @@ std::vector<std::string> bwrap_args(const Confinement& c, const std::string& cwd
     a.insert(a.end(), {"--ro-bind", real, p});
   }
   for (auto& p : c.writable) a.insert(a.end(), {"--bind", p, p});
-  a.insert(a.end(), {"--setenv", "KFORGE_SANDBOXED", "1", "--chdir", cwd.empty() ? "/" : cwd, "--"});
+  a.insert(a.end(),
+           {"--setenv", "KFORGE_SANDBOXED", "1", "--chdir", cwd.empty() ? "/" : cwd, "--"});
   return a;
 }
 
@@ -265,7 +298,8 @@ bool Confined::prepare(const Confinement& c, ProcessSpec* spec, std::string* err
   }
   std::vector<std::string> pre = {confine, "--parent", std::to_string(getpid())};
   if (c.cpu_s > 0) pre.insert(pre.end(), {"--cpu", std::to_string(static_cast<long>(c.cpu_s))});
-  if (c.fsize_bytes > 0) pre.insert(pre.end(), {"--fsize-mib", std::to_string(c.fsize_bytes >> 20)});
+  if (c.fsize_bytes > 0)
+    pre.insert(pre.end(), {"--fsize-mib", std::to_string(c.fsize_bytes >> 20)});
   std::vector<std::string> parts;
   if (mode == "bwrap" && (c.memory_bytes > 0 || c.max_pids > 0)) {
     std::string how, cg_why;
@@ -288,7 +322,8 @@ bool Confined::prepare(const Confinement& c, ProcessSpec* spec, std::string* err
     parts.insert(parts.begin(), "bwrap (own mount, PID and network namespaces; read-only binds)");
   } else {
     pre.push_back("--");
-    parts.insert(parts.begin(), mode == "nested" ? "inside kforge's sandbox already" : "NOT confined (" + why + ")");
+    parts.insert(parts.begin(), mode == "nested" ? "inside kforge's sandbox already"
+                                                 : "NOT confined (" + why + ")");
   }
   pre.insert(pre.end(), spec->argv.begin(), spec->argv.end());
   spec->argv = pre;
@@ -314,7 +349,8 @@ ConfinedRun Confined::finish() {
     if (empty_within(400)) continue;
     std::vector<int> left = cgroup_pids(d);
     run_.leftovers_killed += static_cast<int>(left.size());
-    for (int round = 0; round < 100 && !left.empty(); ++round) {  // up to 15 s: a GPU context takes seconds to go
+    for (int round = 0; round < 100 && !left.empty();
+         ++round) {  // up to 15 s: a GPU context takes seconds to go
       if (fs::exists(d + "/cgroup.kill")) write_text(d + "/cgroup.kill", "1");
       for (int p : left) kill(p, SIGKILL);
       empty_within(30);
@@ -322,13 +358,16 @@ ConfinedRun Confined::finish() {
     }
   }
   if (!memory_cgroup_.empty()) {
-    std::string events = fs::exists(memory_cgroup_ + "/memory.events") ? memory_cgroup_ + "/memory.events"
-                                                                       : memory_cgroup_ + "/memory.oom_control";
+    std::string events = fs::exists(memory_cgroup_ + "/memory.events")
+                             ? memory_cgroup_ + "/memory.events"
+                             : memory_cgroup_ + "/memory.oom_control";
     run_.oom_killed = counter(events, "oom_kill") > 0;
   }
   for (auto& d : cgroups_) {
-    if (fs::exists(d + "/pids.events")) run_.pids_exhausted = run_.pids_exhausted || counter(d + "/pids.events", "max") > 0;
-    rmdir(d.c_str());
+    if (fs::exists(d + "/pids.events"))
+      run_.pids_exhausted = run_.pids_exhausted || counter(d + "/pids.events", "max") > 0;
+    for (int round = 0; round < 200 && rmdir(d.c_str()) != 0 && errno == EBUSY; ++round)
+      usleep(10000);
   }
   cgroups_.clear();
   memory_cgroup_.clear();

@@ -4,12 +4,12 @@
 // sandbox stands between them and the machine. Each probe also runs once with
 // KFORGE_ISOLATION=none, where it must find what it looks for: proof that the probe works
 // and that the sandbox is what stops it.
-#include <doctest/doctest.h>
-
 #include <dirent.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -31,14 +31,17 @@ const std::string kPlanted = "/tmp/kforge-escape-planted";
 const std::string kTarget = "/tmp/kforge-escape-target";
 // Every fake secret holds this mark; the probes look for it.
 const std::string kMark = "KFTEST-SECRET";
-const std::vector<std::string> kSecrets = {"OPENAI_API_KEY=sk-KFTEST-SECRET-openai",
-                                           "ANTHROPIC_API_KEY=sk-ant-KFTEST-SECRET-anthropic",
-                                           "HF_TOKEN=hf_KFTEST-SECRET-token",
-                                           "MY_SERVICE_PASSWORD=KFTEST-SECRET-password",
-                                           "AWS_SECRET_ACCESS_KEY=KFTEST-SECRET-aws"};
+const std::vector<std::string> kSecrets = {
+    "OPENAI_API_KEY=sk-KFTEST-SECRET-openai", "ANTHROPIC_API_KEY=sk-ant-KFTEST-SECRET-anthropic",
+    "HF_TOKEN=hf_KFTEST-SECRET-token", "MY_SERVICE_PASSWORD=KFTEST-SECRET-password",
+    "AWS_SECRET_ACCESS_KEY=KFTEST-SECRET-aws"};
 
-std::string slurp(const std::string& p) { return solve_test::read_file(p); }
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+std::string slurp(const std::string& p) {
+  return solve_test::read_file(p);
+}
+bool has(const std::string& s, const std::string& sub) {
+  return s.find(sub) != std::string::npos;
+}
 
 // A TCP listener on 127.0.0.1 (the machine's loopback); its port.
 struct Listener {
@@ -61,7 +64,7 @@ struct Listener {
 struct Outside {
   sandbox::ProcessResult victim_result;
   int victim = 0;
-  struct stat target_before{};
+  struct stat target_before {};
   Outside() {
     cleanup();
     std::ofstream(kPlanted) << kMark << "-planted-file\n";
@@ -87,7 +90,7 @@ struct Outside {
   }
   bool victim_alive() const { return sandbox::process_alive(victim); }
   bool target_unchanged() const {
-    struct stat now{};
+    struct stat now {};
     stat(kTarget.c_str(), &now);
     return now.st_mode == target_before.st_mode && now.st_mtime == target_before.st_mtime;
   }
@@ -103,7 +106,8 @@ std::string run_file(Harness& h, const std::string& name) {
 
 // tests/kernels/host/escape.cpp with this run's targets.
 std::string escape_source(const Outside& o, int port, bool crash_with_loot) {
-  std::string s = "#define KF_VICTIM_PID " + std::to_string(o.victim) + "\n#define KF_PORT " + std::to_string(port) + "\n";
+  std::string s = "#define KF_VICTIM_PID " + std::to_string(o.victim) + "\n#define KF_PORT " +
+                  std::to_string(port) + "\n";
   if (crash_with_loot) s += "#define KF_CRASH_WITH_LOOT 1\n";
   return s + slurp(kRoot + "/tests/kernels/host/escape.cpp");
 }
@@ -124,8 +128,8 @@ Eval run_eval(Harness& h, const std::string& source, const std::vector<std::stri
   Eval e;
   h.extra_env = env;
   h.extra_env.insert(h.extra_env.end(), kSecrets.begin(), kSecrets.end());
-  e.code = h.kforge({"eval", "all_reduce", file, "--backend", "host", "--world", "2", "--size", "small",
-                     "--no-time", "--json"},
+  e.code = h.kforge({"eval", "all_reduce", file, "--backend", "host", "--world", "2", "--size",
+                     "small", "--no-time", "--json"},
                     &e.output);
   size_t brace = e.output.find('{');
   if (brace != std::string::npos) e.verdict = json::parse(e.output.substr(brace), nullptr, false);
@@ -197,7 +201,8 @@ TEST_CASE("isolation: the compiler reads nothing outside the toolchain and the w
   Outside outside;
   Harness h;
   // A computed #include: no path in the source for the static check to see.
-  std::string src = "#define KF_PEEK \"" + kPlanted + "\"\n#include KF_PEEK\n#include <kf/kf.h>\n"
+  std::string src = "#define KF_PEEK \"" + kPlanted +
+                    "\"\n#include KF_PEEK\n#include <kf/kf.h>\n"
                     "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return 0; }\n";
   Eval e = run_eval(h, src, {});
   INFO(e.output);
@@ -214,7 +219,8 @@ TEST_CASE("isolation: a memory hog ends as its own crash verdict, not the machin
   std::string src =
       "#include <kf/kf.h>\n#include <cstdlib>\n#include <cstring>\n"
       "extern \"C\" int kf_setup(kf::Comm&, kf::Tensors&) {\n"
-      "  for (int i = 0; i < 64; ++i) { char* p = (char*)malloc(64 << 20); if (!p) return 7; memset(p, 1, 64 << 20); }\n"
+      "  for (int i = 0; i < 64; ++i) { char* p = (char*)malloc(64 << 20); if (!p) return 7; "
+      "memset(p, 1, 64 << 20); }\n"
       "  return 0;\n}\n"
       "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return 0; }\n";
   Eval e = run_eval(h, src, {"KFORGE_MEMORY_MIB=512"});
@@ -238,14 +244,24 @@ TEST_CASE("isolation: an agent command sees no key, no solution, nothing outside
   Harness h;
   h.extra_env = kSecrets;
   std::string probe =
-      "tr '\\0' '\\n' < /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; env; "
-      "ls /proc; cat " + kPlanted + "; ls $KFORGE_ROOT/problems/all_reduce; "
-      "cat $KFORGE_ROOT/problems/all_reduce/solution_host.cpp; cat $KFORGE_ROOT/problems/all_reduce/examples/host.cpp; "
-      "ls $HOME/../..; touch /tmp/kforge-escape-written; kill -TERM " + std::to_string(outside.victim) + "; "
-      "(echo hi > /dev/tcp/127.0.0.1/" + std::to_string(listener.port) + ") 2>/dev/null && echo NET-REACHED || echo NET-BLOCKED";
+      "tr '\\0' '\\n' < /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < "
+      "$f; done; env; "
+      "ls /proc; cat " +
+      kPlanted +
+      "; ls $KFORGE_ROOT/problems/all_reduce; "
+      "cat $KFORGE_ROOT/problems/all_reduce/solution_host.cpp; cat "
+      "$KFORGE_ROOT/problems/all_reduce/examples/host.cpp; "
+      "ls $HOME/../..; touch /tmp/kforge-escape-written; kill -TERM " +
+      std::to_string(outside.victim) +
+      "; "
+      "(echo hi > /dev/tcp/127.0.0.1/" +
+      std::to_string(listener.port) + ") 2>/dev/null && echo NET-REACHED || echo NET-BLOCKED";
   auto bash = [](const std::string& cmd) { return "Next step.\n```bash\n" + cmd + "\n```\n"; };
-  json script = json::array({solve_test::openai_ok(bash(probe)), solve_test::openai_ok(bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))});
-  solve_test::Result r = h.solve(script, "openai", false, {"--mode", "agent", "--command-timeout", "60"});
+  json script =
+      json::array({solve_test::openai_ok(bash(probe)),
+                   solve_test::openai_ok(bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))});
+  solve_test::Result r =
+      h.solve(script, "openai", false, {"--mode", "agent", "--command-timeout", "60"});
   INFO(r.output);
   REQUIRE(r.requests.size() >= 2);
   std::string seen = solve_test::last_message(r.requests, 1);
@@ -268,17 +284,28 @@ TEST_CASE("isolation: an agent command sees no key, no solution, nothing outside
   CHECK(outside.victim_alive());
 }
 
-TEST_CASE("isolation: kforge killed with SIGKILL mid-eval leaves no process behind" * doctest::timeout(300)) {
+TEST_CASE("isolation: kforge killed with SIGKILL mid-eval leaves no process behind" *
+          doctest::timeout(300)) {
   Harness h;
   std::string kernel = kRoot + "/tests/kernels/host/spin.cpp";
-  std::vector<std::string> argv = {std::string(KF_BINARY_DIR) + "/kforge", "eval", "all_reduce", kernel,
-                                   "--backend", "host", "--world", "2", "--size", "small", "--no-time"};
+  std::vector<std::string> argv = {std::string(KF_BINARY_DIR) + "/kforge",
+                                   "eval",
+                                   "all_reduce",
+                                   kernel,
+                                   "--backend",
+                                   "host",
+                                   "--world",
+                                   "2",
+                                   "--size",
+                                   "small",
+                                   "--no-time"};
   kforge_child::Child kforge;
   std::string err;
   REQUIRE_MESSAGE(kforge.start(argv, h.env(), h.dir() + "/eval.out", &err), err);
   // The ranks name their job file, under the harness's runs folder.
   const std::string job = h.dir() + "/runs/evals/";
-  REQUIRE(kforge.wait_until([&] { return !sandbox::processes_naming("kforge-rank " + job).empty(); }, 120));
+  REQUIRE(kforge.wait_until(
+      [&] { return !sandbox::processes_naming("kforge-rank " + job).empty(); }, 120));
   double seconds = 0;
   kforge.signal_and_wait(SIGKILL, 10, &seconds);
   // No SIGTERM, no handler, no cleanup of kforge's: the kernel's PDEATHSIG and the PID
@@ -286,7 +313,8 @@ TEST_CASE("isolation: kforge killed with SIGKILL mid-eval leaves no process behi
   CHECK(sandbox::wait_none_naming(job, 10));
 }
 
-TEST_CASE("isolation: KFORGE_SANDBOXED set from outside does not turn confinement off" * doctest::timeout(300)) {
+TEST_CASE("isolation: KFORGE_SANDBOXED set from outside does not turn confinement off" *
+          doctest::timeout(300)) {
   Outside outside;
   Harness h;
   Eval e = run_eval(h, escape_source(outside, 0, false), {"KFORGE_SANDBOXED=1"});
@@ -296,8 +324,9 @@ TEST_CASE("isolation: KFORGE_SANDBOXED set from outside does not turn confinemen
   CHECK(e.escape.empty());
 }
 
-TEST_CASE("isolation: the rank's seccomp filter refuses what a kernel never needs, by any spelling" *
-          doctest::timeout(300)) {
+TEST_CASE(
+    "isolation: the rank's seccomp filter refuses what a kernel never needs, by any spelling" *
+    doctest::timeout(300)) {
   Harness h;
   const std::string probe = slurp(kRoot + "/tests/kernels/host/syscalls.cpp");
   for (const char* mode : {"", "none"}) {
@@ -305,11 +334,62 @@ TEST_CASE("isolation: the rank's seccomp filter refuses what a kernel never need
     Eval e = run_eval(h, probe, {std::string("KFORGE_ISOLATION=") + mode});
     INFO(e.output);
     CHECK(e.verdict.value("status", "") == "correct");
-    for (const char* call : {"fork", "clone (a process)", "execve", "socket(AF_PACKET)", "kill(another process)",
-                             "ptrace", "unshare"})
+    for (const char* call : {"fork", "clone (a process)", "execve", "socket(AF_PACKET)",
+                             "kill(another process)", "ptrace", "unshare"})
       CHECK_MESSAGE(has(e.syscalls, std::string(call) + ": EPERM\n"), call);
     CHECK(has(e.syscalls, "thread: ran\n"));
     CHECK(has(e.syscalls, "kill(itself): ran\n"));
     CHECK(has(e.output, "isolation: seccomp"));
   }
+}
+
+namespace {
+// Where kforge may make a run's cgroup (sandbox/confine.cpp): on cgroup v2 our cgroup and
+// its ancestors that hand the memory controller down; on v1 our memory and pids groups.
+std::vector<std::string> cgroup_parents() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    size_t a = line.find(':'), b = line.find(':', a + 1);
+    std::string ctrls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (line.rfind("0::", 0) == 0 && fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
+      for (fs::path at = "/sys/fs/cgroup" + path; at.string().size() >= 14; at = at.parent_path()) {
+        if (slurp((at / "cgroup.subtree_control").string()).find("memory") != std::string::npos)
+          out.push_back(at.string());
+        if (at == "/sys/fs/cgroup") break;
+      }
+    } else if (ctrls == "memory" || ctrls == "pids") {
+      out.push_back("/sys/fs/cgroup/" + ctrls + (path == "/" ? "" : path));
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("isolation: an empty cgroup left by a kforge that died is removed by the next one" *
+          doctest::timeout(300)) {
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  std::vector<std::string> planted;
+  for (const std::string& parent : cgroup_parents()) {
+    std::string d = parent + "/kforge-" + std::to_string(gone) + "-1";
+    if (mkdir(d.c_str(), 0755) == 0) planted.push_back(d);
+  }
+  if (planted.empty()) {
+    MESSAGE("no cgroup can be made here: nothing to sweep");
+    return;
+  }
+  Harness h;
+  std::string out;
+  h.kforge({"eval", "all_reduce", kRoot + "/problems/all_reduce/examples/host.cpp", "--backend",
+            "host", "--world", "2", "--size", "small", "--no-time"},
+           &out);
+  INFO(out);
+  int swept = 0;
+  for (const std::string& d : planted) {
+    swept += !fs::exists(d);
+    rmdir(d.c_str());  // those beside the one kforge used, which it does not look at
+  }
+  CHECK(swept >= 1);
 }

@@ -11,22 +11,21 @@
 //
 // Without --write no Landlock is applied (bwrap cannot mount under Landlock). Any step
 // that fails is fatal (exit 126): a run is confined as asked or not at all.
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
-
-#include <atomic>
-#include <csignal>
-#include <filesystem>
-#include <fstream>
-
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "process.h"
 #include "rank/harden.h"
@@ -42,14 +41,18 @@ int usage() {
 }
 
 bool limit(int what, rlim_t soft, rlim_t hard, const char* name) {
-  struct rlimit rl{soft, hard};
+  struct rlimit rl {
+    soft, hard
+  };
   if (setrlimit(what, &rl) == 0) return true;
   fprintf(stderr, "kforge-confine: setrlimit(%s): %s\n", name, strerror(errno));
   return false;
 }
 
 std::atomic<int> g_stop{0};
-extern "C" void on_stop(int sig) { g_stop.store(sig); }
+extern "C" void on_stop(int sig) {
+  g_stop.store(sig);
+}
 
 // Ends every process of the run: the cgroup's when there is one (this process first
 // moves to the parent group, so that it can then remove the emptied one), else the
@@ -68,7 +71,9 @@ void end_run(int child, const std::vector<std::string>& cgroups) {
       if (n == 0) break;
       usleep(10000);
     }
-    rmdir(d.c_str());
+    // The last tasks may still be leaving the group: EBUSY for a moment.
+    for (int round = 0; round < 200 && rmdir(d.c_str()) != 0 && errno == EBUSY; ++round)
+      usleep(10000);
   }
 }
 
@@ -76,7 +81,7 @@ void end_run(int child, const std::vector<std::string>& cgroups) {
 // PR_SET_PDEATHSIG sends when kforge dies, even by SIGKILL), SIGINT or SIGHUP end the
 // whole run first. bwrap's own --die-with-parent alone was seen to miss now and then.
 int supervise(char** argv, const std::vector<std::string>& cgroups) {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
@@ -136,19 +141,26 @@ int main(int argc, char** argv) {
                 a == "--cgroup" || a == "--parent") &&
                i + 1 < argc) {
       std::string v = argv[++i];
-      if (a == "--write") writable.push_back(v);
-      else if (a == "--cgroup") cgroups.push_back(v);
-      else if (a == "--cpu") cpu_s = atol(v.c_str());
-      else if (a == "--as-mib") as_mib = atol(v.c_str());
-      else if (a == "--parent") parent = atol(v.c_str());
-      else fsize_mib = atol(v.c_str());
+      if (a == "--write")
+        writable.push_back(v);
+      else if (a == "--cgroup")
+        cgroups.push_back(v);
+      else if (a == "--cpu")
+        cpu_s = atol(v.c_str());
+      else if (a == "--as-mib")
+        as_mib = atol(v.c_str());
+      else if (a == "--parent")
+        parent = atol(v.c_str());
+      else
+        fsize_mib = atol(v.c_str());
     } else {
       return usage();
     }
   }
   if (probe) {
     std::string why;
-    if (sandbox::rank::apply_landlock(writable.empty() ? std::vector<std::string>{"/dev"} : writable, &why))
+    if (sandbox::rank::apply_landlock(
+            writable.empty() ? std::vector<std::string>{"/dev"} : writable, &why))
       return 0;
     fprintf(stdout, "%s\n", why.c_str());
     return 1;
@@ -174,7 +186,9 @@ int main(int argc, char** argv) {
   }
   // SIGXCPU at the soft limit, SIGKILL at the hard one: a backstop behind the wall clock.
   if (cpu_s > 0)
-    ok = limit(RLIMIT_CPU, static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s + 5), "RLIMIT_CPU") && ok;
+    ok = limit(RLIMIT_CPU, static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s + 5),
+               "RLIMIT_CPU") &&
+         ok;
   if (!ok) return 126;
   if (!writable.empty()) {
     std::string why;
