@@ -32,7 +32,9 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
 
 Outcome run_timing(Ctx& c) {
   const Job& job = c.job;
-  status_set("time", "start", false, job.limits.time_s);  // one window for the whole loop
+  // One limit window for the loop; a verified sample's reference run (the baseline's,
+  // at full size) opens a new one.
+  status_set("time", "start", false, job.limits.time_s);
   // isolated: `iters` samples of one call after `warmup` single calls. batched: up to
   // kTimingBatches samples of `per` calls each (iters in all) after one batch of
   // `warmup` calls.
