@@ -126,7 +126,8 @@ TEST_CASE(
       json v = eval(h, f.problem, f.source, world, f.timed, f.args, &out);
       INFO(out);
       CHECK(v.value("status", "no verdict") == f.expect);
-      CHECK(sandbox::wait_none_naming("kforge-rank", 15));
+      // No process of this eval (rank, mpirun, bwrap, supervisor: all name its folder).
+      CHECK(sandbox::wait_none_naming(h.dir(), 15));
       if (f.name == "remembers_outputs") {
         // No call, checked or timed, saw inputs a call before it had seen.
         std::vector<std::string> seen = run_lines(h, "inputs.log");
