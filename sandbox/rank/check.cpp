@@ -96,10 +96,12 @@ double chain_delay_ms(const Job& job, int rank, int call) {
 // (a rank that stopped early would leave its peers waiting for it in the next call).
 Outcome run_chained(Ctx& c) {
   const Limits& lim = c.job.limits;
+  std::vector<uint64_t> seeds(c.job.race_calls);
   std::vector<Values> want(c.job.race_calls);
   for (int k = 0; k < c.job.race_calls; ++k) {
+    seeds[k] = inputs::call_seed(c.job.seed, 2, 0, k);
     std::string err;
-    if (!oracle_expected(c, inputs::call_seed(c.job.seed, 2, 0, k), &want[k], &err)) {
+    if (!oracle_expected(c, seeds[k], &want[k], &err)) {
       c.report.notes.push_back("sandbox error: " + err);
       return agree(kInternal);
     }
@@ -107,7 +109,6 @@ Outcome run_chained(Ctx& c) {
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = kOk;
   for (int k = 0; k < c.job.race_calls && o != kFatal; ++k) {
-    const uint64_t seed = inputs::call_seed(c.job.seed, 2, 0, k);
     const std::string detail = fmt::format("chained call {}", k);
     status_set("check", detail + ": preparing", false, lim.call_s);
     // Late before regenerating its inputs too: a peer that reads them without waiting
@@ -115,7 +116,7 @@ Outcome run_chained(Ctx& c) {
     std::this_thread::sleep_for(
         std::chrono::duration<double, std::milli>(chain_delay_ms(c.job, c.rank, k)));
     std::string err;
-    if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
+    if (!prepare(c, seeds[k], &err) || !c.be->synchronize(&err))
       return device_error(c, "check", "preparing the inputs", err);
     Outcome r = run_lib(c, c.cand, "check", detail, lim.call_s, true);
     if (r == kFatal) return r;
@@ -137,14 +138,9 @@ Outcome run_chained(Ctx& c) {
   }
   return o == kFatal ? o : agree(o);
 }
-}  // namespace
 
-Outcome run_checks(Ctx& c) {
-  Outcome o = run_barriered_checks(c);
-  if (o == kOk && c.use_oracle && c.world > 1 && c.job.race_calls > 0) o = run_chained(c);
-  return o;
-}
-
+// `trials` rounds of `calls` calls, each behind a barrier; stops at the first failing
+// call (on every rank).
 Outcome run_barriered_checks(Ctx& c) {
   const Limits& lim = c.job.limits;
   for (int trial = 0; trial < c.job.trials; ++trial) {
@@ -206,6 +202,14 @@ Outcome run_barriered_checks(Ctx& c) {
     }
   }
   return kOk;
+}
+
+}  // namespace
+
+Outcome run_checks(Ctx& c) {
+  Outcome o = run_barriered_checks(c);
+  if (o == kOk && c.use_oracle && c.world > 1 && c.job.race_calls > 0) o = run_chained(c);
+  return o;
 }
 
 }  // namespace sandbox::rank

@@ -21,6 +21,5 @@ Outcome device_error(Ctx& c, const char* phase, const std::string& what, const s
 // pass: calls chained with no barrier between them and random entry delays, which
 // exposes a missing entry or exit wait. Collective; returns the agreed outcome.
 Outcome run_checks(Ctx& c);
-Outcome run_barriered_checks(Ctx& c);
 
 }  // namespace sandbox::rank
