@@ -2,6 +2,9 @@
 // Verdict.
 #include "evaluate.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -9,9 +12,6 @@
 #include <mutex>
 #include <random>
 #include <regex>
-
-#include <fmt/format.h>
-#include <unistd.h>
 
 #include "process.h"
 
@@ -98,8 +98,10 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     if (!rep) continue;
     v->emulated = v->emulated || rep->emulated;
     for (auto& n : rep->notes) {
-      if (n.rfind("sandbox error: ", 0) == 0) sandbox_errors.push_back(fmt::format("rank {}: {}", rep->rank, n));
-      else add_note(v, n);
+      if (n.rfind("sandbox error: ", 0) == 0)
+        sandbox_errors.push_back(fmt::format("rank {}: {}", rep->rank, n));
+      else
+        add_note(v, n);
     }
     for (auto& f : rep->failures) {
       v->failures.push_back(f);
@@ -116,10 +118,11 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   //    the others did next (a peer waiting forever, mpirun's abort) follows from that.
   if (run.oom_killed) {
     v->status = "crash";
-    v->log = fmt::format("out of memory: the job went past its limit of {} MiB of host memory (all "
-                         "ranks together) and the kernel ended it; allocate less (KFORGE_MEMORY_MIB "
-                         "raises the limit)",
-                         run.memory_bytes >> 20);
+    v->log = fmt::format(
+        "out of memory: the job went past its limit of {} MiB of host memory (all "
+        "ranks together) and the kernel ended it; allocate less (KFORGE_MEMORY_MIB "
+        "raises the limit)",
+        run.memory_bytes >> 20);
     return true;
   }
   // 1. A rank that died by a signal left a crash file: the clearest story, even when the
@@ -135,10 +138,13 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   if (!run.lingering && (run.killed_by_watchdog || (run.signal != 0 && !run.stuck.empty()))) {
     v->status = "timeout";
     v->limit_s = run.limit_s;
-    for (auto& s : run.stuck) v->stuck.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+    for (auto& s : run.stuck)
+      v->stuck.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
     for (auto& s : run.statuses) {
-      bool is_stuck = std::any_of(run.stuck.begin(), run.stuck.end(), [&](auto& x) { return x.rank == s.rank; });
-      if (!is_stuck && s.present) v->others.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+      bool is_stuck = std::any_of(run.stuck.begin(), run.stuck.end(),
+                                  [&](auto& x) { return x.rank == s.rank; });
+      if (!is_stuck && s.present)
+        v->others.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
     }
     v->log = run.kill_reason + (mpirun_tail.empty() ? "" : "\n" + mpirun_tail);
     return true;
@@ -162,11 +168,13 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
       best = std::min(best, kind_rank(f.kind));
     }
   if (candidate_failed) {
-    static const char* order[] = {"load_error", "setup_error", "crash", "mismatch", "unstable", "crash"};
+    static const char* order[] = {"load_error", "setup_error", "crash",
+                                  "mismatch",   "unstable",    "crash"};
     v->status = order[best];
     // Candidate failures first, in rank order (stable).
     std::vector<std::pair<int, Failure>> fs_;
-    for (size_t i = 0; i < v->failures.size(); ++i) fs_.push_back({v->failure_ranks[i], v->failures[i]});
+    for (size_t i = 0; i < v->failures.size(); ++i)
+      fs_.push_back({v->failure_ranks[i], v->failures[i]});
     std::stable_sort(fs_.begin(), fs_.end(), [](auto& a, auto& b) {
       return (a.second.who == "baseline") < (b.second.who == "baseline");
     });
@@ -190,7 +198,8 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   }
 
   // 4. A rank that ended without a report.
-  static const std::regex died(R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
+  static const std::regex died(
+      R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
   std::smatch m;
   for (size_t r = 0; r < run.reports.size(); ++r) {
     if (run.reports[r]) continue;
@@ -226,6 +235,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     v->timed = true;
     v->candidate_time = rr.candidate;
     if (rr.baseline_timed) v->baseline_time = rr.baseline;
+    v->off_stream_slack_ms = rr.off_stream_slack_ms;
     bool meaningful = job.backend == "cuda" && !v->emulated;
     if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
       v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
@@ -239,11 +249,24 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     v->roofline_ms = inst.roofline_ms;
     if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0)
       v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
-    if (!meaningful) add_note(v, job.backend == "cuda" ? "emulated ranks: times are not a speed measurement"
-                                                      : job.backend + " backend: times are not a speed measurement");
+    if (!meaningful)
+      add_note(v, job.backend == "cuda"
+                      ? "emulated ranks: times are not a speed measurement"
+                      : job.backend + " backend: times are not a speed measurement");
+    // A few samples past the end event are noise (a late wake-up); most of them are a
+    // kernel built around hiding work.
+    if (meaningful && rr.candidate.off_stream * 2 > rr.candidate.n)
+      add_note(v, fmt::format("timing: {} of {} timed samples left work running on the GPU after "
+                              "comm.stream() was done (another stream, the copy engine, a graph); "
+                              "they were timed to the device being idle. Enqueue everything on "
+                              "comm.stream()",
+                              rr.candidate.off_stream, rr.candidate.n));
     if (job.timing == "batched")
-      add_note(v, fmt::format("timing: batched, nccl-tests' method ({} samples of back-to-back calls, no L2 "
-                              "flush between them)", rr.candidate.n));
+      add_note(v,
+               fmt::format(
+                   "timing: batched, nccl-tests' method ({} samples of back-to-back calls, no L2 "
+                   "flush between them)",
+                   rr.candidate.n));
   }
   flag_suspicious(v);
   return true;
@@ -305,8 +328,9 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   v.seconds.push_back({"static", cb.static_s});
   // Wall time of both builds, the symbol checks included.
   double compile_s = since(t_compile) - cb.static_s;
-  v.seconds.push_back({cb.cached && (req.baseline_path.empty() || b.cached) ? "compile (cached)" : "compile",
-                       compile_s});
+  v.seconds.push_back(
+      {cb.cached && (req.baseline_path.empty() || b.cached) ? "compile (cached)" : "compile",
+       compile_s});
   if (!cb.ok) {
     v.status = cb.status;
     v.findings = cb.findings;
@@ -333,8 +357,8 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
       return false;
     }
     double launched = since(t1);
-    v.seconds.push_back({std::string(job.time ? "launch+check+time " : "launch+check ") + inst.label,
-                         launched});
+    v.seconds.push_back(
+        {std::string(job.time ? "launch+check+time " : "launch+check ") + inst.label, launched});
     // Where the instance's seconds went inside the ranks (rank 0's clock), and what is
     // left over: mpirun's start-up and shut-down.
     if (run.result) {

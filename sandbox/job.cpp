@@ -217,8 +217,13 @@ void from_json(const json& j, Failure& v) {
 }
 
 void to_json(json& j, const TimeStats& v) {
-  j = json{{"n", v.n},           {"median_ms", v.median_ms}, {"p10_ms", v.p10_ms},
-           {"p90_ms", v.p90_ms}, {"min_ms", v.min_ms},       {"max_ms", v.max_ms}};
+  j = json{{"n", v.n},
+           {"median_ms", v.median_ms},
+           {"p10_ms", v.p10_ms},
+           {"p90_ms", v.p90_ms},
+           {"min_ms", v.min_ms},
+           {"max_ms", v.max_ms},
+           {"off_stream", v.off_stream}};
 }
 void from_json(const json& j, TimeStats& v) {
   opt(j, "n", v.n);
@@ -227,6 +232,7 @@ void from_json(const json& j, TimeStats& v) {
   opt(j, "p90_ms", v.p90_ms);
   opt(j, "min_ms", v.min_ms);
   opt(j, "max_ms", v.max_ms);
+  opt(j, "off_stream", v.off_stream);
 }
 
 void to_json(json& j, const RankReport& v) {
@@ -261,6 +267,7 @@ void to_json(json& j, const RunReport& v) {
            {"candidate", v.candidate},
            {"baseline", v.baseline},
            {"timed_calls_verified", v.timed_calls_verified},
+           {"off_stream_slack_ms", v.off_stream_slack_ms},
            {"phase_s", v.phase_s},
            {"notes", v.notes}};
 }
@@ -275,6 +282,7 @@ void from_json(const json& j, RunReport& v) {
   opt(j, "candidate", v.candidate);
   opt(j, "baseline", v.baseline);
   opt(j, "timed_calls_verified", v.timed_calls_verified);
+  opt(j, "off_stream_slack_ms", v.off_stream_slack_ms);
   opt(j, "phase_s", v.phase_s);
   opt(j, "notes", v.notes);
 }

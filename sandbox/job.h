@@ -125,6 +125,9 @@ struct Failure {
 struct TimeStats {
   int n = 0;
   double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, max_ms = 0;
+  // Samples whose work ran past comm.stream()'s end event on some rank (another stream,
+  // the copy engine, ...): timed to the device being idle instead.
+  int off_stream = 0;
 };
 
 struct RankReport {
@@ -150,6 +153,9 @@ struct RunReport {
   TimeStats candidate;
   TimeStats baseline;
   int timed_calls_verified = 0;
+  // The most work past comm.stream()'s end that the timer cannot tell from noise (the
+  // largest over ranks; 0 on the host backend).
+  double off_stream_slack_ms = 0;
   // Rank 0's wall seconds per phase (mpi_init, bootstrap, load, setup, check, time), in
   // order: where an eval's seconds go once the ranks are running.
   std::vector<std::pair<std::string, double>> phase_s;

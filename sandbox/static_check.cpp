@@ -10,7 +10,9 @@
 
 namespace sandbox {
 
-const char* role_name(Role r) { return r == Role::baseline ? "baseline" : "candidate"; }
+const char* role_name(Role r) {
+  return r == Role::baseline ? "baseline" : "candidate";
+}
 
 std::string Finding::render() const {
   std::string s = file;
@@ -34,7 +36,9 @@ StaticPolicy default_static_policy() {
 
 namespace {
 
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 // The start of the run of identifier/number characters (and '.') ending before i.
 size_t run_start(const std::string& s, size_t i) {
@@ -68,9 +72,9 @@ std::string strip_comments_and_strings(const std::string& src, bool keep_strings
     } else if (c == '"') {
       size_t rs = run_start(src, i);
       std::string prefix = src.substr(rs, i - rs);
-      bool raw = !prefix.empty() && prefix.back() == 'R' &&
-                 (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" ||
-                  prefix == "LR");
+      bool raw =
+          !prefix.empty() && prefix.back() == 'R' &&
+          (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
       size_t j;
       if (raw) {
         size_t open = src.find('(', i + 1);
@@ -121,12 +125,15 @@ const Rule kNccl{"nccl", "candidates may not call NCCL (only the baseline does)"
                  "move the data yourself through comm.peer pointers and signals instead"};
 const Rule kMulticast{"multicast", "NVLink multicast is off on these machines (NCCL_NVLS_ENABLE=0)",
                       "use unicast peer loads/stores through comm.peer instead"};
-const Rule kEscape{"escape", "a candidate may not start processes, load code, open sockets or "
-                             "change its environment",
+const Rule kEscape{"escape",
+                   "a candidate may not start processes, load code, open sockets or "
+                   "change its environment",
                    "do all the work inside kf_run on the tensors and comm you are given instead"};
 const Rule kCtor{"escape", "code that runs at load time escapes the sandbox's phases",
                  "do one-time work in kf_setup instead"};
-const Rule kStream{"timing", "work outside comm.stream() is hidden from the timer",
+const Rule kStream{"timing",
+                   "work outside comm.stream() is not ordered with the harness's calls (the "
+                   "timer counts it up to the device going idle and flags it)",
                    "enqueue everything on comm.stream() instead"};
 const Rule kDevice{"timing", "the sandbox binds each rank's device",
                    "use comm.device and the current device instead"};
@@ -163,9 +170,9 @@ const Rule* ident_rule(const std::string& id, bool call, bool member, Role role,
       id == "cudaStreamAttributeAccessPolicyWindow")
     return &kL2;
   static const std::set<std::string> escapes = {
-      "system", "popen",  "fork",    "vfork",  "execl",  "execlp", "execle",  "execv",
-      "execvp", "execvpe", "execve", "fexecve", "dlopen", "dlsym",  "dlmopen", "socket",
-      "connect", "ptrace", "syscall", "kill",   "setenv", "putenv", "unsetenv", "clearenv"};
+      "system",  "popen",   "fork",    "vfork",   "execl",  "execlp", "execle",   "execv",
+      "execvp",  "execvpe", "execve",  "fexecve", "dlopen", "dlsym",  "dlmopen",  "socket",
+      "connect", "ptrace",  "syscall", "kill",    "setenv", "putenv", "unsetenv", "clearenv"};
   if (call && !member && (escapes.count(id) || id.rfind("posix_spawn", 0) == 0)) return &kEscape;
   return nullptr;
 }
@@ -179,8 +186,7 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
     findings->push_back({r.rule, pol.file_name, line, std::move(what), r.why, r.instead});
   };
   if (source.size() > pol.max_bytes) {
-    findings->push_back({"size", pol.file_name, 0,
-                         "is " + std::to_string(source.size()) + " bytes",
+    findings->push_back({"size", pol.file_name, 0, "is " + std::to_string(source.size()) + " bytes",
                          "a source may be at most " + std::to_string(pol.max_bytes) + " bytes",
                          "keep one kernel file small: drop generated tables and dead code"});
     return false;
@@ -198,7 +204,8 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
     while (start <= with_strings.size()) {
       size_t end = with_strings.find('\n', start);
       if (end == std::string::npos) end = with_strings.size();
-      if (std::regex_search(with_strings.substr(start, end - start), include)) include_lines.insert(ln);
+      if (std::regex_search(with_strings.substr(start, end - start), include))
+        include_lines.insert(ln);
       start = end + 1;
       ++ln;
     }
@@ -234,7 +241,8 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
     bool call = k < code.size() && code[k] == '(';
     size_t b = i;
     while (b > 0 && (code[b - 1] == ' ' || code[b - 1] == '\t')) --b;
-    bool member = b > 0 && (code[b - 1] == '.' || (b > 1 && code[b - 1] == '>' && code[b - 2] == '-'));
+    bool member =
+        b > 0 && (code[b - 1] == '.' || (b > 1 && code[b - 1] == '>' && code[b - 2] == '-'));
     if (id == "include" && include_lines.count(line)) {
       // The path of an #include is checked below, as a path.
       while (j < code.size() && code[j] != '\n') ++j;
@@ -245,10 +253,12 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
     if (id == "asm" || id == "__asm__" || id == "__asm") {
       // A raw system call in inline assembly imports no symbol: look inside the strings.
       size_t end = code.find(';', j);
-      std::string body = with_strings.substr(j, end == std::string::npos ? std::string::npos : end - j);
+      std::string body =
+          with_strings.substr(j, end == std::string::npos ? std::string::npos : end - j);
       for (const char* insn : {"syscall", "sysenter", "int $0x80", "int 0x80"})
         if (body.find(insn) != std::string::npos && seen.insert({line, insn}).second)
-          matches.push_back({line, std::string("uses the ") + insn + " instruction in asm", &kEscape});
+          matches.push_back(
+              {line, std::string("uses the ") + insn + " instruction in asm", &kEscape});
     }
     if (const Rule* r = ident_rule(id, call, member, role, pol)) {
       if (seen.insert({line, id}).second) matches.push_back({line, "uses " + id, r});
@@ -257,7 +267,8 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
   }
 
   // Patterns that span tokens, matched line by line on the code without literals.
-  static const std::regex ctor(R"(__attribute__\s*\(\(\s*(constructor|destructor)|\[\[\s*gnu\s*::\s*(constructor|destructor))");
+  static const std::regex ctor(
+      R"(__attribute__\s*\(\(\s*(constructor|destructor)|\[\[\s*gnu\s*::\s*(constructor|destructor))");
   static const std::regex default_stream(R"(--default-stream)");
   // #include lines are matched where string literals are kept (the path is one).
   {
@@ -270,7 +281,8 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
       std::string sl = with_strings.substr(start, end - start);
       std::smatch m;
       if (std::regex_search(cl, m, ctor))
-        matches.push_back({ln, "uses __attribute__((" + std::string(m[1].matched ? m[1] : m[2]) + "))", &kCtor});
+        matches.push_back(
+            {ln, "uses __attribute__((" + std::string(m[1].matched ? m[1] : m[2]) + "))", &kCtor});
       if (std::regex_search(cl, default_stream))
         matches.push_back({ln, "sets --default-stream", &kStream});
       if (std::regex_search(sl, m, include)) {
@@ -278,7 +290,8 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
         std::string low = path;
         std::transform(low.begin(), low.end(), low.begin(), ::tolower);
         std::string shown = "#include " + std::string(m[1]) + path + (m[1] == "<" ? ">" : "\"");
-        bool dotdot = path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos ||
+        bool dotdot = path == ".." || path.rfind("../", 0) == 0 ||
+                      path.find("/../") != std::string::npos ||
                       (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0);
         if (!path.empty() && path[0] == '/')
           matches.push_back({ln, shown + " (an absolute path)", &kInclude});

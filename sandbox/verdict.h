@@ -2,11 +2,10 @@
 // the record and as text a person or a model can act on.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "job.h"
 #include "static_check.h"
@@ -50,6 +49,8 @@ struct Verdict {
   TimeStats candidate_time, baseline_time;
   double speedup = 0;  // 0 = not reported
   double roofline_ms = 0, pct_roofline = 0, busbw_gbps = 0, baseline_busbw_gbps = 0;
+  // The most work past comm.stream()'s end event the timer cannot tell from noise.
+  double off_stream_slack_ms = 0;
   std::vector<std::string> notes, flags;
   // Where the time went: static, compile, launch+check small, launch+check+time full, total.
   std::vector<std::pair<std::string, double>> seconds;
@@ -64,7 +65,8 @@ std::string summarize(const Verdict& v);
 // notes and flags.
 std::string render_text(const Verdict& v);
 
-// Sets the faster_than_roofline / excessive_speedup flags from the figures.
+// Sets the faster_than_roofline / excessive_speedup / work_off_stream flags from the
+// figures.
 void flag_suspicious(Verdict* v);
 
 // "rank 1, tensor y, 4099 of 4099 elements wrong; first bad: y[0] = 1.25 (want 0.5), ...".

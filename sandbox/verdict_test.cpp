@@ -163,6 +163,22 @@ TEST_CASE("verdict: suspicious figures are flagged") {
   CHECK(h.flags.empty());
 }
 
+TEST_CASE("verdict: work off comm.stream() in most samples is flagged, in a few it is not") {
+  Verdict v;
+  v.status = "correct";
+  v.backend = "cuda";
+  v.timed = true;
+  v.candidate_time.median_ms = 0.5;
+  v.candidate_time.n = 10;
+  v.candidate_time.off_stream = 6;
+  flag_suspicious(&v);
+  CHECK(v.flags == std::vector<std::string>{"work_off_stream"});
+  v.flags.clear();
+  v.candidate_time.off_stream = 2;  // a few late drains: noise, or a sometimes-hidden copy
+  flag_suspicious(&v);
+  CHECK(v.flags.empty());
+}
+
 TEST_CASE("verdict: rejected and compile_error summaries, and JSON") {
   Verdict v;
   v.status = "rejected";

@@ -15,6 +15,14 @@
 
 namespace sandbox::rank {
 
+// What one timed call (or batch of calls) cost.
+struct Timed {
+  double ms = 0;  // from the start to the end of all the work it caused, on any stream
+  // Work was still running on the device after comm.stream()'s end event (enqueued on
+  // another stream or by another route): ms then runs to the device being idle.
+  bool off_stream = false;
+};
+
 struct BackendConfig {
   int rank = 0, world = 1;
   int local_rank = 0, local_size = 1;
@@ -31,10 +39,10 @@ class Backend {
   // Creates the NCCL communicator the baseline uses (collective); host: nothing.
   virtual bool init_nccl(std::string* err) = 0;
   virtual char* base(int r) const = 0;
-  virtual int device() const = 0;       // -1 on the host
-  virtual bool emulated() const = 0;    // several local ranks share one device
-  virtual void* stream() const = 0;     // cudaStream_t, or nullptr
-  virtual void* nccl() const = 0;       // ncclComm_t, or nullptr
+  virtual int device() const = 0;     // -1 on the host
+  virtual bool emulated() const = 0;  // several local ranks share one device
+  virtual void* stream() const = 0;   // cudaStream_t, or nullptr
+  virtual void* nccl() const = 0;     // ncclComm_t, or nullptr
   virtual std::string device_name() const = 0;
   virtual int device_count() const = 0;
   // The baseline can run here (NCCL refuses two ranks on one GPU).
@@ -48,9 +56,15 @@ class Backend {
   virtual bool to_host(void* dst, const void* src, size_t bytes, std::string* err) = 0;
   // Waits for all work of this process; the error of a faulted kernel surfaces here.
   virtual bool synchronize(std::string* err) = 0;
-  // Around one kf_run: start, then stop (which waits for the work) gives milliseconds.
+  // Around one kf_run: start, then stop waits for all the work of this process and says
+  // how long it took. The time ends at comm.stream()'s end event unless the device was
+  // still busy after it; then it ends when the device is idle (the timer is not fooled
+  // by work hidden on another stream).
   virtual bool timer_start(std::string* err) = 0;
-  virtual bool timer_stop(double* ms, std::string* err) = 0;
+  virtual bool timer_stop(Timed* t, std::string* err) = 0;
+  // The most work past the end event that the timer cannot tell from noise (0 on the
+  // host, where there are no streams); known after the first timer_start.
+  virtual double off_stream_slack_ms() const = 0;
   // Releases peers' mappings and the heap (collective); not called after a fatal error.
   virtual void shutdown() = 0;
 };

@@ -6,6 +6,8 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -20,29 +22,40 @@ std::string cuda_msg(const char* call, cudaError_t e) {
 }
 
 // Checks one CUDA call; on failure *err names the call and the error.
-#define KF_CUDA(call_name, expr)               \
-  do {                                         \
-    cudaError_t e_ = (expr);                   \
-    if (e_ != cudaSuccess) {                   \
-      *err = cuda_msg(call_name, e_);          \
-      return false;                            \
-    }                                          \
+#define KF_CUDA(call_name, expr)      \
+  do {                                \
+    cudaError_t e_ = (expr);          \
+    if (e_ != cudaSuccess) {          \
+      *err = cuda_msg(call_name, e_); \
+      return false;                   \
+    }                                 \
   } while (0)
 
-#define KF_NCCL(call_name, expr)                                                      \
-  do {                                                                                \
-    ncclResult_t r_ = (expr);                                                         \
-    if (r_ != ncclSuccess) {                                                          \
-      *err = std::string(call_name) + ": " + ncclGetErrorString(r_);                  \
-      return false;                                                                   \
-    }                                                                                 \
+#define KF_NCCL(call_name, expr)                                     \
+  do {                                                               \
+    ncclResult_t r_ = (expr);                                        \
+    if (r_ != ncclSuccess) {                                         \
+      *err = std::string(call_name) + ": " + ncclGetErrorString(r_); \
+      return false;                                                  \
+    }                                                                \
   } while (0)
 
 __global__ void generate_kernel(void* dst, int64_t numel, kf::DType t, uint64_t seed, int rank,
                                 int tensor_index, inputs::Init init) {
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += stride)
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += stride)
     inputs::store(dst, i, t, inputs::element_bits(seed, rank, tensor_index, i, init, t));
+}
+
+// Busy for `ns` nanoseconds of the device's clock: a stand-in for a short call while the
+// timer calibrates.
+__global__ void busy_kernel(uint64_t ns) {
+  uint64_t start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
 }
 
 class CudaBackend : public Backend {
@@ -120,6 +133,7 @@ class CudaBackend : public Backend {
   std::string device_name() const override { return name_; }
   int device_count() const override { return ndev_; }
   bool baseline_can_run() const override { return !emulated_ || cfg_.world == 1; }
+  double off_stream_slack_ms() const override { return drain_limit_ms_ > 0 ? drain_limit_ms_ : 0; }
 
   bool generate(void* dst, int64_t numel, kf::DType t, uint64_t seed, int rank, int tensor_index,
                 const inputs::Init& init, std::string* err) override {
@@ -127,7 +141,7 @@ class CudaBackend : public Backend {
     int64_t blocks = (numel + 255) / 256;
     if (blocks > 4096) blocks = 4096;
     generate_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream_>>>(dst, numel, t, seed, rank,
-                                                                         tensor_index, init);
+                                                                        tensor_index, init);
     KF_CUDA("generate_kernel launch", cudaGetLastError());
     return true;
   }
@@ -138,12 +152,39 @@ class CudaBackend : public Backend {
   bool flush_l2(std::string* err) override {
     if (!l2_) return true;
     // A different byte each time so no cache or compression can skip the writes.
-    KF_CUDA("cudaMemsetAsync (L2 flush)", cudaMemsetAsync(l2_, static_cast<int>((flushes_++ & 0x7f) + 1), l2_bytes_, stream_));
+    KF_CUDA("cudaMemsetAsync (L2 flush)",
+            cudaMemsetAsync(l2_, static_cast<int>((flushes_++ & 0x7f) + 1), l2_bytes_, stream_));
     return true;
   }
   bool to_host(void* dst, const void* src, size_t bytes, std::string* err) override {
     KF_CUDA("cudaStreamSynchronize", cudaStreamSynchronize(stream_));
     KF_CUDA("cudaMemcpy (device to host)", cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    return true;
+  }
+  // synchronize(), and the host milliseconds it took.
+  bool timed_synchronize(double* ms, std::string* err) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool ok = synchronize(err);
+    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return ok;
+  }
+  // The off-stream test, calibrated 32 times on a call that leaves nothing behind (a
+  // short kernel, its end event, then the synchronize): twice the 90th percentile of the
+  // synchronize's host time, plus 5 us, is the longest drain of an honest call. A longer
+  // one means work ran past the end event; less than that can go unseen.
+  bool calibrate(std::string* err) {
+    std::vector<double> drains;
+    for (int i = 0; i < 32; ++i) {
+      busy_kernel<<<1, 32, 0, stream_>>>(20000);
+      KF_CUDA("busy_kernel launch", cudaGetLastError());
+      KF_CUDA("cudaEventRecord (calibration)", cudaEventRecord(ev_end_, stream_));
+      KF_CUDA("cudaEventSynchronize", cudaEventSynchronize(ev_end_));
+      double ms = 0;
+      if (!timed_synchronize(&ms, err)) return false;
+      drains.push_back(ms);
+    }
+    std::sort(drains.begin(), drains.end());
+    drain_limit_ms_ = 2 * drains[drains.size() * 9 / 10] + 0.005;
     return true;
   }
   bool synchronize(std::string* err) override {
@@ -154,16 +195,31 @@ class CudaBackend : public Backend {
     return true;
   }
   bool timer_start(std::string* err) override {
+    if (drain_limit_ms_ < 0 && !calibrate(err)) return false;
     KF_CUDA("cudaEventRecord (start)", cudaEventRecord(ev_start_, stream_));
     return true;
   }
-  bool timer_stop(double* ms, std::string* err) override {
+  bool timer_stop(Timed* t, std::string* err) override {
     KF_CUDA("cudaEventRecord (end)", cudaEventRecord(ev_end_, stream_));
     KF_CUDA("cudaEventSynchronize", cudaEventSynchronize(ev_end_));
-    if (!synchronize(err)) return false;
+    double drain_ms = 0;
+    if (!timed_synchronize(&drain_ms, err)) return false;
     float f = 0;
     KF_CUDA("cudaEventElapsedTime", cudaEventElapsedTime(&f, ev_start_, ev_end_));
-    *ms = f;
+    t->ms = f;
+    // comm.stream() was done at the end event. If the device then took longer to go
+    // idle than it does with nothing left, the call hid work elsewhere (another stream,
+    // a graph, the copy engine), and its time runs to an event recorded once the host
+    // saw the device idle: an upper bound of the work, late by the host's round trip
+    // (a few microseconds), which an off-stream call pays and an honest one does not.
+    t->off_stream = drain_ms > drain_limit_ms_;
+    if (t->off_stream) {
+      KF_CUDA("cudaEventRecord (idle)", cudaEventRecord(ev_idle_, stream_));
+      KF_CUDA("cudaEventSynchronize", cudaEventSynchronize(ev_idle_));
+      float g = 0;
+      KF_CUDA("cudaEventElapsedTime", cudaEventElapsedTime(&g, ev_start_, ev_idle_));
+      t->ms = std::max(f, g);
+    }
     return true;
   }
   void shutdown() override {
@@ -177,6 +233,7 @@ class CudaBackend : public Backend {
     if (l2_) cudaFree(l2_);
     if (ev_start_) cudaEventDestroy(ev_start_);
     if (ev_end_) cudaEventDestroy(ev_end_);
+    if (ev_idle_) cudaEventDestroy(ev_idle_);
     if (stream_) cudaStreamDestroy(stream_);
     heap_ = nullptr;
     l2_ = nullptr;
@@ -203,10 +260,12 @@ class CudaBackend : public Backend {
     stream_ = s;
     KF_CUDA("cudaEventCreate", cudaEventCreate(&ev_start_));
     KF_CUDA("cudaEventCreate", cudaEventCreate(&ev_end_));
+    KF_CUDA("cudaEventCreate", cudaEventCreate(&ev_idle_));
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, cfg_.heap_bytes);
     if (e != cudaSuccess) {
-      *err = cuda_msg("cudaMalloc", e) + " for a heap of " + std::to_string(cfg_.heap_bytes) + " bytes";
+      *err = cuda_msg("cudaMalloc", e) + " for a heap of " + std::to_string(cfg_.heap_bytes) +
+             " bytes";
       return false;
     }
     heap_ = static_cast<char*>(p);
@@ -225,7 +284,7 @@ class CudaBackend : public Backend {
   bool emulated_ = false;
   std::string name_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t ev_start_ = nullptr, ev_end_ = nullptr;
+  cudaEvent_t ev_start_ = nullptr, ev_end_ = nullptr, ev_idle_ = nullptr;
   char* heap_ = nullptr;
   cudaIpcMemHandle_t handle_{};
   std::vector<char*> bases_;
@@ -234,10 +293,13 @@ class CudaBackend : public Backend {
   size_t l2_bytes_ = 0;
   unsigned flushes_ = 0;
   void* nccl_ = nullptr;
+  double drain_limit_ms_ = -1;  // set by calibrate() before the first timed call
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+std::unique_ptr<Backend> make_cuda_backend() {
+  return std::make_unique<CudaBackend>();
+}
 
 }  // namespace sandbox::rank

@@ -1,16 +1,16 @@
 // sandbox/rank/backend_host.cpp: the CPU backend. The symmetric heap is one POSIX
 // shared-memory object per rank, mapped by every rank; kf_run runs synchronously on the
 // calling thread, so synchronizing is a no-op and times come from steady_clock.
+#include <fcntl.h>
+#include <mpi.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
-
-#include <fcntl.h>
-#include <mpi.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "backend.h"
 
@@ -46,8 +46,8 @@ class HostBackend : public Backend {
     if (!ok) why = "shm_open(" + mine + "): " + std::strerror(errno);
     if (ok && ftruncate(fd, static_cast<off_t>(cfg.heap_bytes)) != 0) {
       ok = false;
-      why = "ftruncate(" + mine + ", " + std::to_string(cfg.heap_bytes) + "): " + std::strerror(errno) +
-            " (is /dev/shm large enough?)";
+      why = "ftruncate(" + mine + ", " + std::to_string(cfg.heap_bytes) +
+            "): " + std::strerror(errno) + " (is /dev/shm large enough?)";
     }
     bases_.assign(cfg.world, nullptr);
     if (ok) ok = map(fd, cfg.rank, mine, &why);
@@ -99,12 +99,15 @@ class HostBackend : public Backend {
     return true;
   }
   bool synchronize(std::string*) override { return true; }
+  double off_stream_slack_ms() const override { return 0; }
   bool timer_start(std::string*) override {
     t0_ = std::chrono::steady_clock::now();
     return true;
   }
-  bool timer_stop(double* ms, std::string*) override {
-    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  bool timer_stop(Timed* t, std::string*) override {
+    t->ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    t->off_stream = false;
     return true;
   }
   void shutdown() override {
@@ -144,6 +147,8 @@ class HostBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_host_backend() { return std::make_unique<HostBackend>(); }
+std::unique_ptr<Backend> make_host_backend() {
+  return std::make_unique<HostBackend>();
+}
 
 }  // namespace sandbox::rank

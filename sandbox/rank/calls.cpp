@@ -8,7 +8,7 @@
 namespace sandbox::rank {
 
 Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
-               double limit_s, bool restart, double* ms, int calls) {
+               double limit_s, bool restart, Timed* timed, int calls) {
   EntryFn fn = setup ? lib.setup : lib.run;
   if (!fn) return kOk;
   const char* name = setup ? "kf_setup" : "kf_run";
@@ -22,7 +22,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
   };
   std::string err;
   status_set(phase, detail, true, limit_s, restart);
-  if (ms && !c.be->timer_start(&err)) {
+  if (timed && !c.be->timer_start(&err)) {
     status_set(phase, detail, false, limit_s, false);
     add_failure(c, "crash", lib.who, phase, "before " + std::string(name) + ": " + err);
     return kFatal;
@@ -32,8 +32,8 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
     fresh();
     rc = fn(c.comm_call, c.tensors);
   }
-  bool ok = ms ? c.be->timer_stop(ms, &err) : c.be->synchronize(&err);
-  if (ok && ms) *ms /= calls;
+  bool ok = timed ? c.be->timer_stop(timed, &err) : c.be->synchronize(&err);
+  if (ok && timed) timed->ms /= calls;
   status_set(phase, detail, false, limit_s, false);
   if (!ok) {
     add_failure(c, "crash", lib.who, phase,

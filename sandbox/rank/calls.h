@@ -12,10 +12,10 @@ namespace sandbox::rank {
 // tensors and of lib's Comm, then synchronizes. Marks the status in_candidate from just
 // before the call until the synchronize returns. A nonzero return is a failure
 // (setup_error for kf_setup, crash for kf_run); a device error after it is a crash and
-// kFatal. With `ms`, the call is timed (events on the GPU). `calls` > 1 makes that many
-// calls back to back (kf_run only), stopping at a nonzero return; *ms is then their
-// time over `calls`.
+// kFatal. With `timed`, the call is timed (Backend::timer_stop: all the work it caused,
+// on any stream). `calls` > 1 makes that many calls back to back (kf_run only), stopping
+// at a nonzero return; timed->ms is then their time over `calls`.
 Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
-               double limit_s, bool restart, double* ms = nullptr, int calls = 1);
+               double limit_s, bool restart, Timed* timed = nullptr, int calls = 1);
 
 }  // namespace sandbox::rank

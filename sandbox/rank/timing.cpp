@@ -20,13 +20,26 @@ constexpr int kTimingBatches = 5;  // samples of timing "batched"
 // One timed (or warm-up) sample of `lib` on the inputs of `seed`: one call behind a
 // barrier with L2 flushed, or (batched) `calls` calls back to back.
 Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail,
-                   double* ms) {
+                   Timed* timed) {
   std::string err;
   bool flush = calls == 1;
   if (!prepare(c, seed, &err) || (flush && !c.be->flush_l2(&err)) || !c.be->synchronize(&err))
     return device_error(c, "time", "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  return invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, ms, calls);
+  return invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, timed, calls);
+}
+
+// Rank 0's statistics of one library's samples: each sample's time is the slowest
+// rank's, and it ran off the stream if it did on any rank.
+TimeStats reduce_samples(const std::vector<double>& ms, const std::vector<int>& off) {
+  const int n = static_cast<int>(ms.size());
+  std::vector<double> ms_max(n, 0.0);
+  std::vector<int> off_any(n, 0);
+  MPI_Reduce(ms.data(), ms_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(off.data(), off_any.data(), n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+  TimeStats s = time_stats(ms_max);
+  s.off_stream = static_cast<int>(std::count(off_any.begin(), off_any.end(), 1));
+  return s;
 }
 }  // namespace
 
@@ -46,6 +59,7 @@ Outcome run_timing(Ctx& c) {
   const int warm_calls = batched ? job.warmup : 1;
   const int every = batched ? 1 : job.verify_every > 0 ? job.verify_every : iters;
   std::vector<double> cand_ms(iters, 0.0), base_ms(iters, 0.0);
+  std::vector<int> cand_off(iters, 0), base_off(iters, 0);
   int verified = 0;
   for (int it = -warmup; it < iters; ++it) {
     // Fresh inputs for every sample, warm-ups included: a kernel that remembers outputs
@@ -65,17 +79,17 @@ Outcome run_timing(Ctx& c) {
                       : batched ? fmt::format("batch {} of {} calls", it, per)
                                 : fmt::format("iter {}", it);
     const int calls = it < 0 ? warm_calls : per;
-    double ms = 0;
+    Timed t;
     Outcome o = kOk;
     if (c.base_runs) {
-      o = timed_call(c, c.base, seed, calls, "baseline " + tag, &ms);
+      o = timed_call(c, c.base, seed, calls, "baseline " + tag, &t);
       if (o == kFatal) return o;
-      if (it >= 0) base_ms[it] = ms;
+      if (it >= 0) base_ms[it] = t.ms, base_off[it] = t.off_stream;
     }
     if (o == kOk) {
-      o = timed_call(c, c.cand, seed, calls, "candidate " + tag, &ms);
+      o = timed_call(c, c.cand, seed, calls, "candidate " + tag, &t);
       if (o == kFatal) return o;
-      if (it >= 0) cand_ms[it] = ms;
+      if (it >= 0) cand_ms[it] = t.ms, cand_off[it] = t.off_stream;
     }
     if (o == kOk && verify) {
       Values got;
@@ -95,15 +109,16 @@ Outcome run_timing(Ctx& c) {
     if ((o = agree(o)) != kOk) return o;
   }
 
-  std::vector<double> cand_max(iters, 0.0), base_max(iters, 0.0);
-  MPI_Reduce(cand_ms.data(), cand_max.data(), iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(base_ms.data(), base_max.data(), iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  TimeStats cand = reduce_samples(cand_ms, cand_off), base = reduce_samples(base_ms, base_off);
+  double slack = c.be->off_stream_slack_ms(), slack_max = 0;
+  MPI_Reduce(&slack, &slack_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (c.rank == 0) {
     c.run.timed = iters > 0;
-    c.run.candidate = time_stats(cand_max);
+    c.run.candidate = cand;
     c.run.baseline_timed = c.base_runs && iters > 0;
-    if (c.run.baseline_timed) c.run.baseline = time_stats(base_max);
+    if (c.run.baseline_timed) c.run.baseline = base;
     c.run.timed_calls_verified = verified;
+    c.run.off_stream_slack_ms = slack_max;
   }
   return kOk;
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/gpu_faults.sh: the CUDA fault suite (tests/faults/cuda/) on a GPU machine.
+# Every case names, on its first line, the problem, the worlds, the verdict it must get
+# and any extra arguments (as tests/faults/ does for the host suite run by the test
+# command). Each runs through the real kforge; after each, no kforge-rank may be left and
+# the shipped UVA kernel's eval at the same world must be correct. The route_* cases do
+# the same half-millisecond of GPU work per call by different routes (comm.stream(),
+# streams of their own, the per-thread and legacy streams by handle, a graph) and end in
+# a table of the times the timer gave them: none may be faster than the honest route.
+# On the lent machine:  bash bench/gpu_deps.sh .debs && bash bench/gpu_faults.sh
+set -u
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export PATH="$PATH:/usr/local/cuda/bin"
+out="${OUT:-/tmp/kf-gpu}"
+mkdir -p "$out/f"
+build="${KF_BUILD_DIR:-build-gpu}"
+if [ -z "${KF_SKIP_BUILD:-}" ]; then source bench/gpu_build.sh || exit 1; fi
+K="$build/kforge"
+export KFORGE_RUNS="$out/runs"
+cases=tests/faults/cuda
+src=/tmp/kf-faults-cuda
+mkdir -p "$src"
+only="${FAULTS:-}"  # e.g. FAULTS="route_graph hang_all": only these
+
+# A candidate is one file: paste common.cuh in where it is included.
+paste_common() {
+  python3 - "$1" "$cases/common.cuh" "$2" <<'PY'
+import sys
+case, common, dst = sys.argv[1:]
+text = open(case).read().replace('#include "common.cuh"', open(common).read(), 1)
+open(dst, "w").write(text)
+PY
+}
+
+# verdict FILE: status, then the fields the table needs, on one line.
+verdict() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    v = json.load(open(sys.argv[1]))
+except Exception:
+    print("no-json - - - - - -"); sys.exit()
+t = v.get("candidate_time", {})
+b = v.get("baseline_time", {})
+print(v.get("status", "?"), f'{t.get("median_ms", 0):.4f}', f'{t.get("p10_ms", 0):.4f}',
+      f'{t.get("off_stream", 0)}/{t.get("n", 0)}', f'{v.get("off_stream_slack_ms", 0)*1000:.1f}',
+      ",".join(v.get("flags", [])) or "-", f'{b.get("median_ms", 0):.4f}')
+PY
+}
+
+pass=0; fail=0; table=""
+echo "== the CUDA fault cases ($(ls $cases/*.cu | wc -l) files)"
+for f in $cases/*.cu; do
+  name=$(basename "$f" .cu)
+  [ -n "$only" ] && [[ " $only " != *" $name "* ]] && continue
+  read -r _ _ problem rest < "$f"
+  worlds=1; expect=""; timed=no; args=()
+  for w in $rest; do
+    case "$w" in
+      world=*) worlds="${w#world=}" ;;
+      expect=*) expect="${w#expect=}" ;;
+      timed) timed=yes ;;
+      args=*) IFS=, read -r -a args <<<"${w#args=}" ;;
+    esac
+  done
+  paste_common "$f" "$src/$name.cu"
+  for w in ${worlds//,/ }; do
+    label="$name-w$w"
+    time_args=(--no-time); [ "$timed" = yes ] && time_args=()
+    t0=$(date +%s.%N)
+    "$K" eval "$problem" "$src/$name.cu" --world "$w" "${time_args[@]}" "${args[@]}" --json \
+      >"$out/f/$label.json" 2>"$out/f/$label.err"
+    secs=$(python3 -c "import sys; print(f'{float(sys.argv[2])-float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
+    read -r st med p10 off slack flags bmed <<<"$(verdict "$out/f/$label.json")"
+    left=$(pgrep -c kforge-rank || true)
+    "$K" eval all_reduce problems/all_reduce/examples/uva.cu --world "$w" --no-time --json \
+      >"$out/f/$label-next.json" 2>/dev/null
+    read -r next _ <<<"$(verdict "$out/f/$label-next.json")"
+    ok=ok; { [ "$st" = "$expect" ] && [ "$left" = 0 ] && [ "$next" = correct ]; } || ok=BAD
+    [ "$ok" = ok ] && pass=$((pass + 1)) || fail=$((fail + 1))
+    summary=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('summary','')[:110])" "$out/f/$label.json" 2>/dev/null)
+    printf '%s %-28s %-9s (want %-9s) left=%s next=%-8s %5ss  %s\n' "$ok" "$label" "$st" "$expect" "$left" "$next" "$secs" "$summary"
+    [ "$timed" = yes ] && table+=$(printf '%-26s %-8s %9s %9s %8s %9s %9s  %s' "$name" "$st" "$med" "$p10" "$off" "$slack" "$bmed" "$flags")$'\n'
+  done
+done
+echo "== $pass of $((pass + fail)) cases as expected, nothing left, next eval correct"
+if [ -n "$table" ]; then
+  echo "== the same 500 us of GPU work per call, by route (world 1, isolated timing, ms)"
+  printf '%-26s %-8s %9s %9s %8s %9s %9s  %s\n' route status median p10 off/n slack_us nccl flags
+  printf '%s' "$table"
+fi
+[ "$fail" = 0 ]
