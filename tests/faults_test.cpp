@@ -1,7 +1,7 @@
 // tests/faults_test.cpp: the fault suite. Every candidate in tests/faults/ names, in its
 // first line, the problem, the worlds, the verdict it must get and any extra arguments:
-//   // fault: all_reduce world=2,4 expect=unstable [timed] [args=--call-limit,3]
-// A case is one file at one world.
+//   // fault: all_reduce world=2,4 expect=unstable [timed] [args=--call-limit,3] [env=K=V,...]
+// (env: added to kforge's environment for that case). A case is one file at one world.
 // Each runs through the real kforge on the host backend; after each, no rank process may
 // be left and an honest kernel's eval must be correct. Adding a case is adding a file.
 #include <doctest/doctest.h>
@@ -27,6 +27,7 @@ struct Fault {
   std::vector<int> worlds;
   bool timed = false;
   std::vector<std::string> args;
+  std::vector<std::string> env;
   std::string source;  // with common.h pasted in: a candidate is one file
 };
 
@@ -52,6 +53,9 @@ bool parse_fault(const fs::path& p, Fault* f, std::string* err) {
     else if (word.rfind("args=", 0) == 0) {
       std::istringstream list(word.substr(5));
       for (std::string a; std::getline(list, a, ',');) f->args.push_back(a);
+    } else if (word.rfind("env=", 0) == 0) {
+      std::istringstream list(word.substr(4));
+      for (std::string a; std::getline(list, a, ',');) f->env.push_back(a);
     }
   }
   const std::string include = "#include \"common.h\"";
@@ -123,7 +127,9 @@ TEST_CASE(
       CAPTURE(f.name);
       CAPTURE(world);
       std::string out;
+      h.extra_env = f.env;
       json v = eval(h, f.problem, f.source, world, f.timed, f.args, &out);
+      h.extra_env.clear();
       INFO(out);
       CHECK(v.value("status", "no verdict") == f.expect);
       // No process of this eval (rank, mpirun, bwrap, supervisor: all name its folder).
