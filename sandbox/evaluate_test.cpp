@@ -87,6 +87,45 @@ TEST_CASE("evaluate: a timed correct run gets speedup, busbw and roofline") {
   CHECK(summarize(hv).find("not a speed measurement") != std::string::npos);
 }
 
+TEST_CASE("evaluate: samples timed past comm.stream()'s end are noted and flagged on a GPU") {
+  RunResult r = ok_run();
+  RunReport rr;
+  rr.timed = true;
+  rr.candidate.n = 50;
+  rr.candidate.median_ms = 0.5;
+  rr.candidate.off_stream = 50;
+  rr.off_stream_slack_ms = 0.008;
+  // What the rank writes is what kforge reads: the new fields survive result.json.
+  nlohmann::json j = rr;
+  r.result = j.get<RunReport>();
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(v.status == "correct");
+  CHECK(v.candidate_time.off_stream == 50);
+  CHECK(v.off_stream_slack_ms == doctest::Approx(0.008));
+  CHECK(v.flags == std::vector<std::string>{"work_off_stream"});
+  auto noted = [](const Verdict& x) {
+    for (auto& n : x.notes)
+      if (n.find("50 of 50 timed samples left work running") != std::string::npos) return true;
+    return false;
+  };
+  CHECK(noted(v));
+  // A few late drains are noise: no note, no flag.
+  r.result->candidate.off_stream = 3;
+  Verdict few;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &few, &err));
+  CHECK(few.flags.empty());
+  CHECK(!noted(few));
+  // Emulated ranks' times are no speed: nothing said either.
+  r.result->candidate.off_stream = 50;
+  r.result->emulated = true;
+  Verdict emu;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &emu, &err));
+  CHECK(emu.flags.empty());
+  CHECK(!noted(emu));
+}
+
 TEST_CASE("evaluate: crash files win over the watchdog") {
   RunResult r = ok_run();
   r.reports[1].reset();
@@ -149,7 +188,8 @@ TEST_CASE("evaluate: a rank without a report is a crash quoting mpirun") {
   RunResult r = ok_run();
   r.reports[1].reset();
   r.exit_code = 137;
-  r.output = "mpirun noticed that process rank 1 with PID 4242 on node box exited on signal 9 (Killed).\n";
+  r.output =
+      "mpirun noticed that process rank 1 with PID 4242 on node box exited on signal 9 (Killed).\n";
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
