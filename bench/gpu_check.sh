@@ -10,9 +10,7 @@
 #   bash bench/gpu_deps.sh .debs && PARTS="uva wrong ..." bash bench/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export PATH="$PATH:/usr/local/cuda/bin"
+source bench/gpu_env.sh
 out="${OUT:-/tmp/kf-gpu}"
 mkdir -p "$out/j"
 build="${KF_BUILD_DIR:-build-gpu}"

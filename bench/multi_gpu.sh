@@ -17,9 +17,7 @@
 # output in bench/RESULTS.md.
 set -u
 cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export PATH="$PATH:/usr/local/cuda/bin"
+source bench/gpu_env.sh
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 world="${1:-$gpus}"
 out="${OUT:-/tmp/kf-multi}"

@@ -18,11 +18,9 @@ inline int setup(kf::Comm& comm) {
 }
 
 __global__ void busy_kernel(uint64_t ns) {
-  uint64_t start = 0, now = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
+  const uint64_t start = kf::globaltimer();
+  while (kf::globaltimer() - start < ns) {
+  }
 }
 
 __global__ void sum_kernel(kf::Peers<const float> x, float* y, int64_t n, int world) {
