@@ -83,7 +83,7 @@ echo "== simple UVA kernels (world 1 real; 2 and 4 emulated: correctness only)"
 for p in $problems; do
   for w in $worlds; do run "$p-uva-w$w" correct eval "$p" "problems/$p/examples/uva.cu" --world "$w"; done
 done
-run "all_reduce-uva-bf16-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16
+run "all_reduce-uva-bf16-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 1
 run "all_reduce-uva-bf16-w2" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 2
 fi
 
@@ -98,8 +98,8 @@ if want deadlock; then
 echo "== deadlock, then the next eval on the same GPU"
 run "deadlock-w2" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --world 2 --call-limit 5
 echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes $(ps -o pid=,stat= -C kforge-rank | tr '\n' ' ')"
-run "after-deadlock-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
-run "deadlock-w1" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --call-limit 5
+run "after-deadlock-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 1
+run "deadlock-w1" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --world 1 --call-limit 5
 run "after-deadlock-w1b" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 2
 fi
 
@@ -109,12 +109,12 @@ for w in 1 2; do
   run "deadline-w$w" crash eval all_reduce tests/kernels/cuda/deadline.cu --world "$w" --call-limit 20
   python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print('   ', json.dumps(v)[:1500])" "$out/j/deadline-w$w.json"
 done
-run "after-deadline-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu
+run "after-deadline-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 1
 fi
 
 if want baselines; then
 echo "== NCCL baselines (world 1)"
-for p in $problems; do run "$p-baseline-w1" correct baseline "$p"; done
+for p in $problems; do run "$p-baseline-w1" correct baseline "$p" --world 1; done
 fi
 
 if want solutions; then

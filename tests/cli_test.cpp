@@ -3,16 +3,14 @@
 // CUDA sources (compiled, not run: there is no GPU here). Exit codes, messages that name
 // the bad input, and JSON that parses.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <string>
-
-#include <sys/wait.h>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace {
 
@@ -93,8 +91,18 @@ TEST_CASE("cli: bad input exits 2 with a message that names it") {
   CHECK(twice.code == 2);
   CHECK(twice.out.find("n is given twice (n=1 and n=7)") != std::string::npos);
 
+  // The same refusal from every command that evaluates (one reader of the options).
+  for (const char* cmd :
+       {"baseline all_reduce", "tune all_reduce", "solve all_reduce --model builtin"}) {
+    Run t = kforge(std::string(cmd) + " --backend host n=1 --size n=7");
+    CHECK_MESSAGE(t.code == 2, cmd);
+    CHECK_MESSAGE(t.out.find("n is given twice (n=1 and n=7)") != std::string::npos,
+                  cmd << ": " << t.out);
+  }
+
   // A .cu cannot run without a GPU: the message says what can be done instead.
-  Run cu = kforge("eval all_reduce " + kRoot + "/problems/all_reduce/examples/uva.cu --backend host");
+  Run cu =
+      kforge("eval all_reduce " + kRoot + "/problems/all_reduce/examples/uva.cu --backend host");
   CHECK(cu.code == 2);
   CHECK(cu.out.find("--compile-only") != std::string::npos);
 }
@@ -102,7 +110,8 @@ TEST_CASE("cli: bad input exits 2 with a message that names it") {
 TEST_CASE("cli: a malformed problem file is named, with the field") {
   std::string root = temp_dir("problems");
   fs::create_directories(root + "/broken");
-  std::ofstream(root + "/broken/problem.json") << "{\"name\": \"broken\", \"category\": \"collective\",";
+  std::ofstream(root + "/broken/problem.json")
+      << "{\"name\": \"broken\", \"category\": \"collective\",";
   Run r = kforge("eval broken --backend host", "KFORGE_PROBLEMS=" + root);
   CHECK(r.code == 2);
   CHECK(r.out.find(root + "/broken/problem.json") != std::string::npos);
@@ -123,7 +132,8 @@ TEST_CASE("cli: eval of the shipped host example is correct; a wrong kernel is n
   CHECK(v["backend"] == "host");
   CHECK(v["speedup"] == 0);  // host times are not a speed measurement
 
-  Run bad = kforge("eval all_reduce " + kRoot + "/tests/kernels/host/wrong_rank.cpp --backend host --world 2");
+  Run bad = kforge("eval all_reduce " + kRoot +
+                   "/tests/kernels/host/wrong_rank.cpp --backend host --world 2");
   CHECK(bad.code == 1);
   CHECK(bad.out.find("mismatch") != std::string::npos);
   CHECK(bad.out.find("rank") != std::string::npos);
@@ -153,10 +163,12 @@ TEST_CASE("cli: --timing batched times batches of back-to-back calls, as nccl-te
   nlohmann::json v = json_of(b);
   CHECK(v["status"] == "correct");
   CHECK(v["candidate_time"]["n"].get<int>() == 5);
-  CHECK(v["notes"].dump().find("timing: batched, nccl-tests' method (5 samples") != std::string::npos);
+  CHECK(v["notes"].dump().find("timing: batched, nccl-tests' method (5 samples") !=
+        std::string::npos);
   // Fewer iterations than batches: one call a sample. The candidate is checked after
   // every batch as well, so a batched eval still says correct only for correct outputs.
-  Run e = kforge("eval all_reduce --backend host --world 2 --size small --iters 3 --timing batched --json");
+  Run e = kforge(
+      "eval all_reduce --backend host --world 2 --size small --iters 3 --timing batched --json");
   REQUIRE_MESSAGE(e.code == 0, e.out);
   nlohmann::json ev = json_of(e);
   CHECK(ev["candidate_time"]["n"].get<int>() == 3);
@@ -181,18 +193,38 @@ TEST_CASE("cli: every CUDA baseline, example and fault kernel builds for sm_90 (
     CHECK_MESSAGE(w.code == 0, wrong, ": ", w.out);
   }
   for (const char* f : {"deadlock.cu", "deadline.cu"}) {
-    Run dl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/" + f + " --compile-only", env);
+    Run dl =
+        kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/" + f + " --compile-only", env);
     CHECK_MESSAGE(dl.code == 0, f, ": ", dl.out);
   }
 
-  Run nccl = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/rejected_nccl.cu --compile-only", env);
+  Run nccl = kforge(
+      "eval all_reduce " + kRoot + "/tests/kernels/cuda/rejected_nccl.cu --compile-only", env);
   CHECK(nccl.code == 1);
   CHECK(nccl.out.find("rejected") != std::string::npos);
   CHECK(nccl.out.find("rejected_nccl.cu:") != std::string::npos);  // names file and line
 
-  Run ce = kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/compile_error.cu --compile-only", env);
+  Run ce = kforge(
+      "eval all_reduce " + kRoot + "/tests/kernels/cuda/compile_error.cu --compile-only", env);
   CHECK(ce.code == 1);
   CHECK(ce.out.find("compile_error") != std::string::npos);
   CHECK(ce.out.find("compile_error.cu(") != std::string::npos);  // nvcc's file(line) kept
   fs::remove_all(cache);
+}
+
+// The helps of the four commands list one option group with the same words, so their
+// options and defaults cannot drift apart again (eval said world 1, solve and tune 2).
+TEST_CASE("cli: eval, baseline, tune and solve share one Evaluation option group") {
+  auto group = [](const std::string& help) {
+    size_t at = help.find("Evaluation:");
+    REQUIRE_MESSAGE(at != std::string::npos, help);
+    size_t end = help.find("\n\n", at);
+    return help.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  };
+  const std::string want = group(kforge("eval --help").out);
+  CHECK(want.find("--world") != std::string::npos);
+  CHECK(want.find("default 2") != std::string::npos);
+  CHECK(want.find("--timing") != std::string::npos);
+  for (const char* cmd : {"baseline", "tune", "solve"})
+    CHECK_MESSAGE(group(kforge(std::string(cmd) + " --help").out) == want, cmd);
 }

@@ -1,10 +1,10 @@
 // src/cli/cmd_eval.cpp: `kforge eval` and `kforge baseline`: resolve the problem into
 // instances (small: checked against the oracle; full: checked against the baseline and
 // timed), hand them to the sandbox, print the verdict.
+#include <fmt/core.h>
+
 #include <cstdio>
 #include <filesystem>
-
-#include <fmt/core.h>
 
 #include "agent/eval.h"
 #include "cli/commands.h"
@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Does the kernel's language fit the backend? A .cu needs a GPU to run; a host .cpp
@@ -54,16 +55,19 @@ bool kernel_fits_backend(const std::string& kernel, const std::string& backend, 
 
 int print_build(const sandbox::BuildResult& b, bool json) {
   if (json) {
-    nlohmann::json j = {{"status", b.ok ? "built" : b.status},
-                        {"summary", b.summary()},
-                        {"lib", b.lib_path},
-                        {"cached", b.cached},
-                        {"log", b.log},
-                        {"seconds", {{"static", b.static_s}, {"compile", b.compile_s}, {"symbols", b.symbols_s}}}};
+    nlohmann::json j = {
+        {"status", b.ok ? "built" : b.status},
+        {"summary", b.summary()},
+        {"lib", b.lib_path},
+        {"cached", b.cached},
+        {"log", b.log},
+        {"seconds", {{"static", b.static_s}, {"compile", b.compile_s}, {"symbols", b.symbols_s}}}};
     std::puts(j.dump(2).c_str());
   } else {
-    fmt::print("{}\n", b.ok ? fmt::format("built: {} ({})", b.lib_path, b.cached ? "cached" : fmt::format("{:.1f} s", b.compile_s))
-                            : b.summary());
+    fmt::print("{}\n", b.ok
+                           ? fmt::format("built: {} ({})", b.lib_path,
+                                         b.cached ? "cached" : fmt::format("{:.1f} s", b.compile_s))
+                           : b.summary());
     if (!b.ok && !b.log.empty()) fmt::print("{}\n", b.log);
   }
   return b.ok ? kOk : kNotCorrect;
@@ -84,8 +88,8 @@ int cmd_eval(const EvalArgs& a) {
     suite::load_all_problems(paths.problems_dir, &all, &ignored);
     std::string names;
     for (auto& p : all) names += (names.empty() ? "" : ", ") + p.name;
-    fmt::print(stderr, "{}: no problem '{}' in {} (problems: {}); `kforge problems` lists them\n", cmd,
-               a.problem, paths.problems_dir, names);
+    fmt::print(stderr, "{}: no problem '{}' in {} (problems: {}); `kforge problems` lists them\n",
+               cmd, a.problem, paths.problems_dir, names);
     return kBadInput;
   }
   if (!suite::load_problem(dir, &problem, &err)) {
@@ -93,7 +97,12 @@ int cmd_eval(const EvalArgs& a) {
     return kBadInput;
   }
 
-  std::string backend = a.backend.empty() ? suite::detect_backend() : a.backend;
+  agent::EvalConfig cfg;
+  if (!apply_eval_options(a.opt, a.params, &cfg, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kBadInput;
+  }
+  const std::string backend = cfg.backend;
   std::string kernel = a.kernel;
   if (kernel.empty()) {
     kernel = agent::default_kernel(problem, backend, a.is_baseline);
@@ -110,25 +119,9 @@ int cmd_eval(const EvalArgs& a) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }
-  agent::EvalConfig cfg;
   cfg.problem = problem;
   cfg.paths = paths;
   cfg.backend = ends_with(kernel, ".cu") ? "cuda" : "host";
-  cfg.world = a.world;
-  cfg.sizes = a.sizes;
-  cfg.overrides = a.overrides;
-  cfg.iters = a.iters;
-  cfg.timing = a.timing;
-  cfg.warmup = a.warmup;
-  cfg.trials = a.trials;
-  cfg.seed = a.seed;
-  cfg.call_limit_s = a.call_limit_s;
-  cfg.no_time = a.no_time;
-  cfg.machine = suite::default_h200();
-  if (!a.machine_file.empty() && !suite::load_machine(a.machine_file, &cfg.machine, &err)) {
-    fmt::print(stderr, "{}: {}\n", cmd, err);
-    return kBadInput;
-  }
   sandbox::Role role = a.is_baseline ? sandbox::Role::baseline : sandbox::Role::candidate;
 
   if (a.compile_only) {

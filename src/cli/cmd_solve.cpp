@@ -1,12 +1,11 @@
 // cli/cmd_solve.cpp: see cmd_solve.h.
 #include "cli/cmd_solve.h"
 
-#include <filesystem>
-#include <fstream>
-
+#include <fmt/core.h>
 #include <unistd.h>
 
-#include <fmt/core.h>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "agent/loop.h"
@@ -48,8 +47,8 @@ class LineObserver : public agent::Observer {
       std::fflush(stdout);
       return;
     }
-    json j = {{"event", ev.phase}, {"turn", ev.turn}, {"detail", ev.detail}, {"tokens", ev.tokens},
-              {"cost_usd", ev.cost_usd}, {"elapsed_s", ev.elapsed_s}};
+    json j = {{"event", ev.phase},   {"turn", ev.turn},         {"detail", ev.detail},
+              {"tokens", ev.tokens}, {"cost_usd", ev.cost_usd}, {"elapsed_s", ev.elapsed_s}};
     if (ev.verdict) j["status"] = ev.verdict->status, j["summary"] = ev.verdict->summary;
     print_json_line(j);
   }
@@ -59,33 +58,42 @@ class LineObserver : public agent::Observer {
   std::string model_;
 };
 
-std::string baseline_time_text(const agent::EvalConfig& cfg, const suite::Topology& topo, bool headless) {
+std::string baseline_time_text(const agent::EvalConfig& cfg, const suite::Topology& topo,
+                               bool headless) {
   if (cfg.backend != "cuda")
-    return "The baseline's time is not measured here: this is the host backend, where times are not a speed measurement.";
+    return "The baseline's time is not measured here: this is the host backend, where times are "
+           "not a speed measurement.";
   if (static_cast<int>(topo.gpus.size()) < cfg.world)
-    return fmt::format("The baseline's time is not measured here: {} ranks on {} GPUs is emulation.", cfg.world, topo.gpus.size());
+    return fmt::format(
+        "The baseline's time is not measured here: {} ranks on {} GPUs is emulation.", cfg.world,
+        topo.gpus.size());
   agent::EvalConfig b = cfg;
   b.sizes = {"full"};
   b.no_time = false;
   sandbox::Verdict v;
   std::string err;
   if (!headless) fmt::print(stderr, "kforge solve: timing the baseline once ...\n");
-  if (!agent::evaluate_file(b, agent::default_kernel(cfg.problem, cfg.backend, true), sandbox::Role::baseline, &v, &err) ||
+  if (!agent::evaluate_file(b, agent::default_kernel(cfg.problem, cfg.backend, true),
+                            sandbox::Role::baseline, &v, &err) ||
       v.status != "correct" || !v.timed)
-    return "The baseline's time could not be measured here (" + (err.empty() ? v.summary : err) + ").";
-  std::string s = fmt::format("The baseline takes {:.4g} ms (median; p10 {:.4g}, p90 {:.4g}) at size full on this machine",
-                              v.candidate_time.median_ms, v.candidate_time.p10_ms, v.candidate_time.p90_ms);
+    return "The baseline's time could not be measured here (" + (err.empty() ? v.summary : err) +
+           ").";
+  std::string s = fmt::format(
+      "The baseline takes {:.4g} ms (median; p10 {:.4g}, p90 {:.4g}) at size full on this machine",
+      v.candidate_time.median_ms, v.candidate_time.p10_ms, v.candidate_time.p90_ms);
   if (v.busbw_gbps > 0) s += fmt::format(", busbw {:.3g} GB/s", v.busbw_gbps);
-  if (v.roofline_ms > 0) s += fmt::format(", {:.0f}% of the roofline", 100 * v.roofline_ms / v.candidate_time.median_ms);
+  if (v.roofline_ms > 0)
+    s += fmt::format(", {:.0f}% of the roofline", 100 * v.roofline_ms / v.candidate_time.median_ms);
   return s + ".";
 }
 
 // The model named by --model, the config file, or builtin. Null with *err, *code.
-std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalConfig& ecfg, bool* used_default,
-                                         std::string* err, int* code) {
+std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalConfig& ecfg,
+                                         bool* used_default, std::string* err, int* code) {
   llm::LlmConfig file;
   bool explicit_cfg = !a.config_file.empty();
-  if (!llm::load_llm_config(explicit_cfg ? a.config_file : llm::default_config_path(), explicit_cfg, &file, err)) {
+  if (!llm::load_llm_config(explicit_cfg ? a.config_file : llm::default_config_path(), explicit_cfg,
+                            &file, err)) {
     *code = kBadInput;
     return nullptr;
   }
@@ -97,7 +105,9 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalCo
     if (!m) *code = kInternal;
     return m;
 #else
-    *err = "no model configured and the builtin template search is not in this build: pass --model provider:name";
+    *err =
+        "no model configured and the builtin template search is not in this build: pass --model "
+        "provider:name";
     *code = kBadInput;
     return nullptr;
 #endif
@@ -124,10 +134,12 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalCo
   return agent::wrap_provider(std::move(p));
 }
 
-bool load_problem_named(const std::string& name, const suite::Paths& paths, suite::Problem* p, std::string* err) {
+bool load_problem_named(const std::string& name, const suite::Paths& paths, suite::Problem* p,
+                        std::string* err) {
   std::string dir = paths.problems_dir + "/" + name;
   if (!fs::exists(dir + "/problem.json")) {
-    *err = fmt::format("no problem '{}' in {}; `kforge problems` lists them", name, paths.problems_dir);
+    *err = fmt::format("no problem '{}' in {}; `kforge problems` lists them", name,
+                       paths.problems_dir);
     return false;
   }
   return suite::load_problem(dir, p, err);
@@ -237,19 +249,28 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
 }  // namespace
 
 CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
-  CLI::App* s = app.add_subcommand("solve", "write a kernel for a problem with a model, until it is correct and faster than NCCL");
+  CLI::App* s = app.add_subcommand(
+      "solve",
+      "write a kernel for a problem with a model, until it is correct and faster than NCCL");
   s->add_option("args", a->positionals, "PROBLEM (default all_reduce), then PARAM=V overrides");
-  s->add_option("--model,-m", a->model, "provider:name (openai:gpt-5, anthropic:claude-..., replay:FILE, builtin); default: the config file's, else builtin");
+  s->add_option("--model,-m", a->model,
+                "provider:name (openai:gpt-5, anthropic:claude-..., replay:FILE, builtin); "
+                "default: the config file's, else builtin");
   s->add_option("--base-url", a->base_url, "the provider's base URL (vLLM, SGLang, a proxy)");
   s->add_option(
       "--api-key-env", a->api_key_env,
       "the environment variable that holds the API key (default: the config file's key_env, else "
       "the provider's, e.g. OPENAI_API_KEY); none: send no key (a local server)");
-  s->add_option("--config", a->config_file, "model configuration file (default ~/.config/kforge/config.json)");
-  s->add_option("--mode", a->mode, "direct (the model answers with a kernel) or agent (one bash command per turn)")
+  s->add_option("--config", a->config_file,
+                "model configuration file (default ~/.config/kforge/config.json)");
+  s->add_option("--mode", a->mode,
+                "direct (the model answers with a kernel) or agent (one bash command per turn)")
       ->check(CLI::IsMember({"direct", "agent"}));
-  s->add_option("--target", a->target, "speedup over the baseline to stop at (default 1.0; where none can be measured, correct is enough)");
-  s->add_option("--max-turns", a->max_turns, "model calls at most (default 10)")->check(CLI::Range(1, 100000));
+  s->add_option("--target", a->target,
+                "speedup over the baseline to stop at (default 1.0; where none can be measured, "
+                "correct is enough)");
+  s->add_option("--max-turns", a->max_turns, "model calls at most (default 10)")
+      ->check(CLI::Range(1, 100000));
   s->add_option("--max-tokens", a->max_tokens,
                 "input+output tokens over the run at most; each reply is capped at what is left "
                 "(default: no limit)");
@@ -259,23 +280,19 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
   s->add_option("--max-wall", a->max_wall,
                 "seconds of wall time at most; cuts a model call, eval or command still running "
                 "(default: no limit)");
-  s->add_option("--world,-w", a->world, "number of ranks (default 2)")->check(CLI::Range(1, 64));
-  s->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")->check(CLI::IsMember({"cuda", "host"}));
-  s->add_flag("--headless", a->headless, "no menu: JSON lines on stdout, best kernel and verdict.json in --out");
-  s->add_option("--out,-o", a->out, "where best.cu|.cpp and verdict.json go (default: the run's folder under runs/)");
-  s->add_option("--topology", a->topology_file, "the machine's topology as JSON, for a machine kforge is not running on");
-  s->add_option("--machine", a->machine_file, "machine description (JSON) for the roofline");
-  s->add_option("--size,-s", a->sizes, "small, full, or PARAM=V (repeatable; default small then full)")
-      ->allow_extra_args(false);
-  s->add_flag("--no-time", a->no_time, "check candidates only, do not time them");
-  s->add_option("--iters", a->iters, "timed iterations per side");
-  s->add_option("--warmup", a->warmup, "warm-up iterations per side");
-  s->add_option("--trials", a->trials, "checking trials");
-  s->add_option("--seed", a->seed, "base seed of the random inputs (default 42)");
-  s->add_option("--call-limit", a->call_limit_s, "seconds one checked kf_run may take");
-  s->add_option("--idle-timeout", a->idle_timeout_s, "seconds without a byte from the model's server before giving up on a request");
-  s->add_option("--command-timeout", a->command_timeout_s, "agent mode: seconds one command may run (default 120)");
-  s->add_option("--reply-max-tokens", a->reply_max_tokens, "output tokens per reply (default: the provider's)");
+  s->add_flag("--headless", a->headless,
+              "no menu: JSON lines on stdout, best kernel and verdict.json in --out");
+  s->add_option("--out,-o", a->out,
+                "where best.cu|.cpp and verdict.json go (default: the run's folder under runs/)");
+  s->add_option("--topology", a->topology_file,
+                "the machine's topology as JSON, for a machine kforge is not running on");
+  s->add_option("--idle-timeout", a->idle_timeout_s,
+                "seconds without a byte from the model's server before giving up on a request");
+  s->add_option("--command-timeout", a->command_timeout_s,
+                "agent mode: seconds one command may run (default 120)");
+  s->add_option("--reply-max-tokens", a->reply_max_tokens,
+                "output tokens per reply (default: the provider's)");
+  add_eval_options(s, &a->opt);
   return s;
 }
 
@@ -283,7 +300,9 @@ int cmd_solve(const SolveArgs& a) {
   const bool interactive = !a.headless && isatty(0) && isatty(1);
   auto fail = [&](int code, const std::string& kind, const std::string& msg) {
     fmt::print(stderr, "kforge solve: {}\n", msg);
-    if (a.headless) print_json_line({{"event", "result"}, {"exit_code", code}, {"error", kind}, {"message", msg}});
+    if (a.headless)
+      print_json_line(
+          {{"event", "result"}, {"exit_code", code}, {"error", kind}, {"message", msg}});
     return code;
   };
   suite::Paths paths = suite::default_paths();
@@ -291,27 +310,14 @@ int cmd_solve(const SolveArgs& a) {
   agent::EvalConfig& e = cfg.eval;
   std::string err;
   std::string name = a.positionals.empty() ? "all_reduce" : a.positionals[0];
-  for (size_t i = 1; i < a.positionals.size(); ++i) {
-    if (a.positionals[i].find('=') == std::string::npos)
-      return fail(kBadInput, "bad_input", "unexpected argument '" + a.positionals[i] + "': expected PARAM=V");
-    e.overrides.push_back(a.positionals[i]);
-  }
-  for (auto& s : a.sizes) (s.find('=') != std::string::npos ? e.overrides : e.sizes).push_back(s);
   if (!load_problem_named(name, paths, &e.problem, &err)) return fail(kBadInput, "bad_input", err);
   e.paths = paths;
-  e.backend = a.backend.empty() ? suite::detect_backend() : a.backend;
-  e.world = a.world;
-  e.iters = a.iters;
-  e.warmup = a.warmup;
-  e.trials = a.trials;
-  e.seed = a.seed;
-  e.call_limit_s = a.call_limit_s;
-  e.no_time = a.no_time;
-  e.machine = suite::default_h200();
-  if (!a.machine_file.empty() && !suite::load_machine(a.machine_file, &e.machine, &err))
-    return fail(kBadInput, "bad_input", err);
+  std::vector<std::string> params;
+  if (a.positionals.size() > 1) params.assign(a.positionals.begin() + 1, a.positionals.end());
+  if (!apply_eval_options(a.opt, params, &e, &err)) return fail(kBadInput, "bad_input", err);
   sandbox::EvalRequest probe;  // checks the world and the overrides before any model call
-  if (!agent::make_request(e, "/dev/null", sandbox::Role::candidate, &probe, &err)) return fail(kBadInput, "bad_input", err);
+  if (!agent::make_request(e, "/dev/null", sandbox::Role::candidate, &probe, &err))
+    return fail(kBadInput, "bad_input", err);
 
   cfg.mode = a.mode;
   cfg.target = a.target;
@@ -328,7 +334,8 @@ int cmd_solve(const SolveArgs& a) {
   cfg.agent_env.push_back("KFORGE_ROOT=" + paths.source_root);
 
   if (!a.topology_file.empty()) {
-    if (!suite::load_topology(a.topology_file, &cfg.topology, &err)) return fail(kBadInput, "bad_input", err);
+    if (!suite::load_topology(a.topology_file, &cfg.topology, &err))
+      return fail(kBadInput, "bad_input", err);
   } else if (e.backend == "host") {
     cfg.topology = suite::host_topology();
   } else if (!suite::detect_topology(&cfg.topology, &err)) {
@@ -343,19 +350,27 @@ int cmd_solve(const SolveArgs& a) {
   auto model = make_model(a, e, &used_default, &err, &code);
   if (!model) return fail(code, code == kBadInput ? "bad_input" : "provider", err);
   if (used_default)
-    fmt::print(stderr, "kforge solve: no model configured (--model or {}): using builtin, the template search\n",
-               llm::default_config_path());
+    fmt::print(
+        stderr,
+        "kforge solve: no model configured (--model or {}): using builtin, the template search\n",
+        llm::default_config_path());
 
   trace::Writer tw;
-  if (!tw.open(paths.runs_dir, e.problem.name, model->name(), &err)) return fail(kInternal, "internal", err);
+  if (!tw.open(paths.runs_dir, e.problem.name, model->name(), &err))
+    return fail(kInternal, "internal", err);
   std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
   cfg.workspace = run_dir;
   cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
-  tw.header({{"problem", e.problem.name}, {"model", model->name()}, {"mode", cfg.mode},
+  tw.header({{"problem", e.problem.name},
+             {"model", model->name()},
+             {"mode", cfg.mode},
              {"config", agent::solve_config_json(cfg)},
              {"versions", {{"kforge", KF_VERSION}, {"trajectory", trace::kFormat}}},
-             {"topology", suite::topology_json(cfg.topology)}, {"baseline_time", cfg.baseline_time}});
-  if (!interactive) fmt::print(stderr, "kforge solve: {} with {}, trajectory {}\n", e.problem.name, model->name(), tw.path());
+             {"topology", suite::topology_json(cfg.topology)},
+             {"baseline_time", cfg.baseline_time}});
+  if (!interactive)
+    fmt::print(stderr, "kforge solve: {} with {}, trajectory {}\n", e.problem.name, model->name(),
+               tw.path());
 
   LineObserver lines(a.headless, model->name());
   LiveView live(stdin, stdout, std::getenv("NO_COLOR") == nullptr);

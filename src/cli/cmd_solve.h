@@ -8,16 +8,18 @@
 // after the summary and the result line were written.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli/eval_options.h"
 
 namespace cli {
 
 struct SolveArgs {
   std::vector<std::string> positionals;  // PROBLEM, then PARAM=V
+  EvalOptions opt;
   std::string model, base_url, config_file;
   std::string api_key_env;  // "" the config's or the provider's; "none": send no key
   std::string mode = "direct";
@@ -25,15 +27,8 @@ struct SolveArgs {
   int max_turns = 10;
   int64_t max_tokens = 0;
   double max_cost = 0, max_wall = 0;
-  int world = 2;
-  std::string backend;
   bool headless = false;
-  std::string out, topology_file, machine_file;
-  std::vector<std::string> sizes;
-  bool no_time = false;
-  int iters = 0, warmup = -1, trials = 0;
-  uint64_t seed = 42;
-  double call_limit_s = 0;
+  std::string out, topology_file;
   double idle_timeout_s = 0;  // 0: the provider's configured idle time-out
   double command_timeout_s = 120;
   int reply_max_tokens = 0;

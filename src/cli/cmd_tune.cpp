@@ -1,11 +1,11 @@
 // cli/cmd_tune.cpp: `kforge tune`, the builtin search without a conversation.
 #include "cli/cmd_tune.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/builtin.h"
@@ -36,90 +36,91 @@ bool write_file(const std::string& path, const std::string& text, std::string* e
 std::string slug(const std::string& name) {
   std::string s;
   for (char c : name) {
-    if (c == '/' || c == ' ') s += '-';
-    else if (c != '=') s += c;
+    if (c == '/' || c == ' ')
+      s += '-';
+    else if (c != '=')
+      s += c;
   }
   return s;
 }
 
 bool load(const TuneArgs& a, agent::EvalConfig* cfg, std::string* err) {
-  if (a.positionals.empty()) return (*err = "name a problem: kforge tune PROBLEM (`kforge problems` lists them)", false);
+  if (a.positionals.empty())
+    return (*err = "name a problem: kforge tune PROBLEM (`kforge problems` lists them)", false);
   cfg->paths = suite::default_paths();
   const std::string dir = cfg->paths.problems_dir + "/" + a.positionals[0];
   if (!fs::exists(dir + "/problem.json"))
-    return (*err = fmt::format("no problem '{}' in {}; `kforge problems` lists them", a.positionals[0],
-                               cfg->paths.problems_dir), false);
+    return (*err = fmt::format("no problem '{}' in {}; `kforge problems` lists them",
+                               a.positionals[0], cfg->paths.problems_dir),
+            false);
   if (!suite::load_problem(dir, &cfg->problem, err)) return false;
-  for (size_t i = 1; i < a.positionals.size(); ++i) {
-    if (a.positionals[i].find('=') == std::string::npos)
-      return (*err = fmt::format("unexpected argument '{}': expected PARAM=V", a.positionals[i]), false);
-    cfg->overrides.push_back(a.positionals[i]);
-  }
-  for (const std::string& s : a.sizes)
-    (s.find('=') != std::string::npos ? cfg->overrides : cfg->sizes).push_back(s);
-  cfg->backend = a.backend.empty() ? suite::detect_backend() : a.backend;
-  cfg->world = a.world;
-  cfg->iters = a.iters;
-  cfg->warmup = a.warmup;
-  cfg->trials = a.trials;
-  cfg->seed = a.seed;
-  cfg->call_limit_s = a.call_limit_s;
-  cfg->machine = suite::default_h200();
-  if (!a.machine_file.empty() && !suite::load_machine(a.machine_file, &cfg->machine, err)) return false;
-  return true;
+  if (a.opt.no_time)
+    return (*err = "tune picks the fastest correct template: it needs the times (drop --no-time)",
+            false);
+  return apply_eval_options(a.opt, {a.positionals.begin() + 1, a.positionals.end()}, cfg, err);
 }
 
 json trial_json(const agent::Trial& t) {
-  return json{{"template", t.pred.tmpl.name()}, {"source", t.pred.tmpl.source},
-              {"predicted_ms", t.pred.ms},      {"median_ms", t.timed ? json(t.median_ms) : json(nullptr)},
-              {"speedup", t.speedup},           {"status", t.status},
+  return json{{"template", t.pred.tmpl.name()},
+              {"source", t.pred.tmpl.source},
+              {"predicted_ms", t.pred.ms},
+              {"median_ms", t.timed ? json(t.median_ms) : json(nullptr)},
+              {"speedup", t.speedup},
+              {"status", t.status},
               {"summary", t.summary}};
 }
 
-std::string cell(double v, bool known) { return known && v > 0 ? fmt::format("{:.4f}", v) : "-"; }
+std::string cell(double v, bool known) {
+  return known && v > 0 ? fmt::format("{:.4f}", v) : "-";
+}
 
 // --predict: the prompt's analysis and the whole ranking.
 int print_predictions(const agent::EvalConfig& cfg, bool as_json) {
   suite::Instance inst;
   std::string err;
-  if (!agent::search_instance(cfg, &inst, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
-  const auto ranked = suite::rank_templates(suite::template_space(cfg.problem, inst, cfg.backend), inst, cfg.machine);
+  if (!agent::search_instance(cfg, &inst, &err))
+    return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
+  const auto ranked = suite::rank_templates(suite::template_space(cfg.problem, inst, cfg.backend),
+                                            inst, cfg.machine);
   if (as_json) {
-    json j = {{"problem", cfg.problem.name}, {"instance", suite::instance_label(inst)},
-              {"analysis", suite::analysis_text(cfg.problem, inst, cfg.machine)}, {"templates", json::array()}};
+    json j = {{"problem", cfg.problem.name},
+              {"instance", suite::instance_label(inst)},
+              {"analysis", suite::analysis_text(cfg.problem, inst, cfg.machine)},
+              {"templates", json::array()}};
     for (const suite::Prediction& p : ranked)
-      j["templates"].push_back({{"template", p.tmpl.name()}, {"source", p.tmpl.source}, {"predicted_ms", p.ms},
-                                {"bound", p.bound}, {"blocks", p.blocks}, {"bw_gbps", p.bw_gbps}});
+      j["templates"].push_back({{"template", p.tmpl.name()},
+                                {"source", p.tmpl.source},
+                                {"predicted_ms", p.ms},
+                                {"bound", p.bound},
+                                {"blocks", p.blocks},
+                                {"bw_gbps", p.bw_gbps}});
     std::puts(j.dump(2).c_str());
     return kOk;
   }
-  fmt::print("{}\n{:<48} {:>10} {:>8} {:>7} {:>8}\n", suite::analysis_text(cfg.problem, inst, cfg.machine),
-             "template (" + cfg.backend + ")", "pred ms", "bound", "blocks", "GB/s");
+  fmt::print("{}\n{:<48} {:>10} {:>8} {:>7} {:>8}\n",
+             suite::analysis_text(cfg.problem, inst, cfg.machine), "template (" + cfg.backend + ")",
+             "pred ms", "bound", "blocks", "GB/s");
   for (const suite::Prediction& p : ranked)
-    fmt::print("{:<48} {:>10.4f} {:>8} {:>7} {:>8.0f}\n", p.tmpl.name(), p.ms, p.bound, p.blocks, p.bw_gbps);
+    fmt::print("{:<48} {:>10.4f} {:>8} {:>7} {:>8.0f}\n", p.tmpl.name(), p.ms, p.bound, p.blocks,
+               p.bw_gbps);
   return kOk;
 }
 
 }  // namespace
 
 CLI::App* add_tune_command(CLI::App& app, TuneArgs* a) {
-  CLI::App* s = app.add_subcommand(
-      "tune", "search the expert kernels' templates (mechanism, algorithm, blocks, chunk) for the fastest correct one");
+  CLI::App* s = app.add_subcommand("tune",
+                                   "search the expert kernels' templates (mechanism, algorithm, "
+                                   "blocks, chunk) for the fastest correct one");
   s->add_option("args", a->positionals, "PROBLEM, then PARAM=V overrides")->required();
-  s->add_option("--world,-w", a->world, "number of ranks (default 2)")->check(CLI::Range(1, 64));
-  s->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")
-      ->check(CLI::IsMember({"cuda", "host"}));
-  s->add_option("--budget,-n", a->budget, "templates to evaluate at most (default 8)")->check(CLI::Range(1, 10000));
-  s->add_option("--size,-s", a->sizes, "small, full, or PARAM=V overrides (repeatable; default: small then full)");
+  s->add_option("--budget,-n", a->budget, "templates to evaluate at most (default 8)")
+      ->check(CLI::Range(1, 10000));
   s->add_flag("--json", a->json, "print the result as JSON");
-  s->add_flag("--predict", a->predict_only, "print the cost model's analysis and every template's prediction; run nothing");
-  s->add_option("--out,-o", a->out, "where to write the best kernel (default runs/tune/PROBLEM-best.cu|.cpp)");
-  s->add_option("--machine", a->machine_file, "machine description (JSON) for the cost model");
-  s->add_option("--iters", a->iters, "timed iterations per side");
-  s->add_option("--warmup", a->warmup, "warm-up iterations per side");
-  s->add_option("--trials", a->trials, "checking trials");
-  s->add_option("--seed", a->seed, "base seed of the random inputs (default 42)");
-  s->add_option("--call-limit", a->call_limit_s, "seconds one checked kf_run may take before it counts as a hang");
+  s->add_flag("--predict", a->predict_only,
+              "print the cost model's analysis and every template's prediction; run nothing");
+  s->add_option("--out,-o", a->out,
+                "where to write the best kernel (default runs/tune/PROBLEM-best.cu|.cpp)");
+  add_eval_options(s, &a->opt);
   return s;
 }
 
@@ -128,46 +129,59 @@ int cmd_tune(const TuneArgs& a) {
   std::string err;
   if (!load(a, &cfg, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
   std::unique_ptr<agent::TemplateSearch> search;
-  if (!agent::make_search(cfg, &search, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
+  if (!agent::make_search(cfg, &search, &err))
+    return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
 
   if (a.predict_only) return print_predictions(cfg, a.json);
 
   const std::string ext = agent::kernel_extension(cfg.backend);
   const std::string work = sandbox::make_eval_dir(cfg.paths.runs_dir + "/tune");
-  if (work.empty()) return fmt::print(stderr, "kforge tune: cannot create a folder under {}/tune\n", cfg.paths.runs_dir), kInternal;
+  if (work.empty())
+    return fmt::print(stderr, "kforge tune: cannot create a folder under {}/tune\n",
+                      cfg.paths.runs_dir),
+           kInternal;
   bool emulated = cfg.backend == "host";
   int index = 0;
-  auto eval = [&](const suite::Prediction& p, const std::string& source, sandbox::Verdict* v, std::string* e) {
+  auto eval = [&](const suite::Prediction& p, const std::string& source, sandbox::Verdict* v,
+                  std::string* e) {
     const std::string path = fmt::format("{}/{:02d}-{}{}", work, ++index, slug(p.tmpl.name()), ext);
     if (!write_file(path, source, e)) return false;
-    if (!agent::evaluate_file(cfg, fs::absolute(path).string(), sandbox::Role::candidate, v, e)) return false;
+    if (!agent::evaluate_file(cfg, fs::absolute(path).string(), sandbox::Role::candidate, v, e))
+      return false;
     if (sandbox::interrupted()) return (*e = "interrupted: the search was stopped", false);
     emulated = emulated || v->emulated;
     return true;
   };
   auto show = [&](const agent::Trial& t) {
     if (!a.json)
-      fmt::print("{:>2}  {:<48} {:>10} {:>10} {:>8}  {}\n", search->trials().size(), t.pred.tmpl.name(),
-                 cell(t.pred.ms, true), cell(t.median_ms, t.timed), cell(t.speedup, true), t.status);
+      fmt::print("{:>2}  {:<48} {:>10} {:>10} {:>8}  {}\n", search->trials().size(),
+                 t.pred.tmpl.name(), cell(t.pred.ms, true), cell(t.median_ms, t.timed),
+                 cell(t.speedup, true), t.status);
   };
   if (!a.json)
-    fmt::print("kforge tune {} world={} backend={}: {} templates, budget {}\n{:>2}  {:<48} {:>10} {:>10} {:>8}  {}\n",
-               cfg.problem.name, cfg.world, cfg.backend, search->space_size(), a.budget, "#", "template",
-               "pred ms", "median ms", "speedup", "status");
+    fmt::print(
+        "kforge tune {} world={} backend={}: {} templates, budget {}\n{:>2}  {:<48} {:>10} {:>10} "
+        "{:>8}  {}\n",
+        cfg.problem.name, cfg.world, cfg.backend, search->space_size(), a.budget, "#", "template",
+        "pred ms", "median ms", "speedup", "status");
   if (!agent::run_search(cfg.problem, search.get(), a.budget, eval, &err, show))
     return fmt::print(stderr, "kforge tune: {}\n", err), kInternal;
 
   const agent::Trial* best = search->best();
-  std::string out = a.out.empty() ? fmt::format("{}/tune/{}-best{}", cfg.paths.runs_dir, cfg.problem.name, ext) : a.out;
+  std::string out =
+      a.out.empty() ? fmt::format("{}/tune/{}-best{}", cfg.paths.runs_dir, cfg.problem.name, ext)
+                    : a.out;
   if (best) {
     std::string source;
-    if (!suite::instantiate_file(cfg.problem, best->pred.tmpl, &source, &err) || !write_file(out, source, &err))
+    if (!suite::instantiate_file(cfg.problem, best->pred.tmpl, &source, &err) ||
+        !write_file(out, source, &err))
       return fmt::print(stderr, "kforge tune: {}\n", err), kInternal;
   }
-  const char* note = "times on the host backend or with emulated ranks are not a speed measurement: "
-                     "the ranking follows them anyway";
+  const char* note =
+      "times on the host backend or with emulated ranks are not a speed measurement: "
+      "the ranking follows them anyway";
   if (a.json) {
-    json j = {{"problem", cfg.problem.name}, {"world", cfg.world}, {"backend", cfg.backend},
+    json j = {{"problem", cfg.problem.name},   {"world", cfg.world},      {"backend", cfg.backend},
               {"space", search->space_size()}, {"trials", json::array()}, {"work_dir", work}};
     for (const agent::Trial& t : search->trials()) j["trials"].push_back(trial_json(t));
     j["best"] = best ? trial_json(*best) : json(nullptr);
@@ -180,8 +194,8 @@ int cmd_tune(const TuneArgs& a) {
       fmt::print("best: {}{} -> {}\n", best->pred.tmpl.name(),
                  best->timed ? fmt::format(" (median {:.4f} ms)", best->median_ms) : "", out);
     else
-      fmt::print("no template was correct ({} tried); see the verdicts under {}\n", search->trials().size(),
-                 cfg.paths.runs_dir + "/evals");
+      fmt::print("no template was correct ({} tried); see the verdicts under {}\n",
+                 search->trials().size(), cfg.paths.runs_dir + "/evals");
   }
   return best ? kOk : kNotCorrect;
 }

@@ -5,27 +5,22 @@
 // cost model's analysis and ranking only (no sandbox, so CUDA templates work without a GPU).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli/eval_options.h"
 
 namespace cli {
 
 struct TuneArgs {
   std::vector<std::string> positionals;  // PROBLEM, then PARAM=V
-  std::vector<std::string> sizes;        // small, full, or PARAM=V
-  int world = 2;
-  std::string backend;  // cuda | host | "" (detect)
-  int budget = 8;       // templates evaluated at most
+  EvalOptions opt;
+  int budget = 8;  // templates evaluated at most
   bool json = false;
   bool predict_only = false;  // --predict: the analysis and the ranked predictions, no runs
-  std::string out;      // default runs/tune/<problem>-best.cu|.cpp
-  std::string machine_file;
-  int iters = 0, warmup = -1, trials = 0;
-  uint64_t seed = 42;
-  double call_limit_s = 0;
+  std::string out;            // default runs/tune/<problem>-best.cu|.cpp
 };
 
 // Adds the `tune` subcommand to app.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/eval_options.h"
+
 namespace cli {
 
 enum ExitCode { kOk = 0, kNotCorrect = 1, kBadInput = 2, kInternal = 3 };
@@ -17,21 +19,11 @@ int cmd_problems(const ProblemsArgs& a);
 
 struct EvalArgs {
   std::string problem;
-  std::string kernel;                  // empty: the problem's shipped example
-  std::vector<std::string> overrides;  // PARAM=V
-  std::vector<std::string> sizes;      // small, full (default: both, in that order)
-  int world = 1;
+  std::string kernel;               // empty: the problem's shipped example
+  std::vector<std::string> params;  // PARAM=V
+  EvalOptions opt;
   bool json = false;
   bool compile_only = false;
-  bool no_time = false;
-  std::string backend;  // cuda | host | "" (detect)
-  int iters = 0;        // 0: the default
-  std::string timing;   // --timing: isolated (default) or batched
-  int warmup = -1;
-  int trials = 0;
-  uint64_t seed = 42;
-  double call_limit_s = 0;  // 0: the default
-  std::string machine_file;
   bool is_baseline = false;  // `kforge baseline`: evaluate the problem's baseline itself
 };
 int cmd_eval(const EvalArgs& a);

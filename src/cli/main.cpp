@@ -1,11 +1,10 @@
 // kforge: the command line. Subcommands live in src/cli/cmd_*.cpp; this file only
 // parses arguments and dispatches. Exit codes: see src/cli/commands.h and the README.
-#include <cstdio>
-#include <map>
-#include <string>
+#include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
+#include <cstdio>
+#include <string>
 
 #include "cli/cmd_replay.h"
 #include "cli/cmd_show.h"
@@ -17,27 +16,10 @@
 
 namespace {
 
-// Adds the options `eval` and `baseline` share.
+// Adds the options `eval` and `baseline` share: the evaluation's, and their own.
 void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
-  app->add_option("--world,-w", a->world, "number of ranks (more than GPUs is emulation)")
-      ->check(CLI::Range(1, 64));
-  app->add_option("--size,-s", a->sizes,
-                  "small, full, or PARAM=V overrides (repeatable; default: small then full)");
+  cli::add_eval_options(app, &a->opt);
   app->add_flag("--json", a->json, "print the verdict as JSON");
-  app->add_option("--backend", a->backend, "cuda or host (default: cuda when a GPU is present)")
-      ->check(CLI::IsMember({"cuda", "host"}));
-  app->add_option("--iters", a->iters, "timed iterations per side (default 50)");
-  app->add_option("--timing", a->timing,
-                  "isolated (default: each call alone, behind a barrier, L2 flushed) or batched "
-                  "(nccl-tests' method: back-to-back calls between two events)")
-      ->check(CLI::IsMember({"isolated", "batched"}));
-  app->add_option("--warmup", a->warmup, "warm-up iterations per side (default 5)");
-  app->add_option("--trials", a->trials, "checking trials (default 2, 3 calls each)");
-  app->add_option("--seed", a->seed, "base seed of the random inputs (default 42)");
-  app->add_flag("--no-time", a->no_time, "check only");
-  app->add_option("--call-limit", a->call_limit_s,
-                  "seconds one checked kf_run may take before it counts as a hang (default 10)");
-  app->add_option("--machine", a->machine_file, "machine description (JSON) for the roofline");
   app->add_flag("--compile-only", a->compile_only,
                 "stop after the static checks, the build and the symbol check (no GPU needed)");
 }
@@ -71,15 +53,18 @@ int dispatch(int argc, char** argv) {
   cli::EvalArgs eval_args;
   std::vector<std::string> eval_pos;
   CLI::App* eval = app.add_subcommand(
-      "eval", "check and time one kernel in the sandbox: kforge eval PROBLEM [KERNEL] [PARAM=V ...]");
-  eval->add_option("args", eval_pos, "PROBLEM, then the kernel file (default: the shipped example), then PARAM=V overrides")
+      "eval",
+      "check and time one kernel in the sandbox: kforge eval PROBLEM [KERNEL] [PARAM=V ...]");
+  eval->add_option(
+          "args", eval_pos,
+          "PROBLEM, then the kernel file (default: the shipped example), then PARAM=V overrides")
       ->required();
   add_instance_options(eval, &eval_args);
 
   cli::EvalArgs base_args;
   std::vector<std::string> base_pos;
-  CLI::App* baseline = app.add_subcommand(
-      "baseline", "time the NCCL baseline: its time, busbw and the roofline");
+  CLI::App* baseline =
+      app.add_subcommand("baseline", "time the NCCL baseline: its time, busbw and the roofline");
   baseline->add_option("args", base_pos, "PROBLEM, then PARAM=V overrides")->required();
   add_instance_options(baseline, &base_args);
 
@@ -105,45 +90,23 @@ int dispatch(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    std::string which = app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    std::string which =
+        app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
     fmt::print(stderr, "run `kforge{} --help` for the options\n", which);
     return cli::kBadInput;
   }
 
-  // Positional words: the problem, then a kernel path unless it looks like PARAM=V.
-  auto split_positionals = [](std::vector<std::string>& pos, cli::EvalArgs* a, bool kernel_allowed) {
+  // Positional words: the problem, then a kernel path unless it looks like PARAM=V; the
+  // PARAM=V words are checked with the options (cli/eval_options.h).
+  auto split_positionals = [](std::vector<std::string>& pos, cli::EvalArgs* a,
+                              bool kernel_allowed) {
     a->problem = pos[0];
     for (size_t i = 1; i < pos.size(); ++i) {
-      if (pos[i].find('=') != std::string::npos) {
-        a->overrides.push_back(pos[i]);
-      } else if (kernel_allowed && a->kernel.empty()) {
+      if (kernel_allowed && a->kernel.empty() && pos[i].find('=') == std::string::npos)
         a->kernel = pos[i];
-      } else {
-        fmt::print(stderr, "kforge: unexpected argument '{}': expected PARAM=V\n", pos[i]);
-        return false;
-      }
-    }
-    // --size takes small/full or PARAM=V.
-    std::vector<std::string> sizes;
-    for (auto& s : a->sizes) {
-      if (s.find('=') != std::string::npos)
-        a->overrides.push_back(s);
       else
-        sizes.push_back(s);
+        a->params.push_back(pos[i]);
     }
-    a->sizes = sizes;
-    // One value per parameter: a second would silently win over the first.
-    std::map<std::string, std::string> seen;
-    for (auto& o : a->overrides) {
-      std::string name = o.substr(0, o.find('='));
-      if (seen.count(name)) {
-        fmt::print(stderr, "kforge: {} is given twice ({} and {}): give each parameter once; "
-                   "for several sizes, run the command once per size\n", name, seen[name], o);
-        return false;
-      }
-      seen[name] = o;
-    }
-    return true;
   };
 
   if (problems->parsed()) return cli::cmd_problems(problems_args);
@@ -152,11 +115,11 @@ int dispatch(int argc, char** argv) {
   if (show->parsed()) return cli::cmd_show(show_args);
   if (tune->parsed()) return cli::cmd_tune(tune_args);
   if (eval->parsed()) {
-    if (!split_positionals(eval_pos, &eval_args, true)) return cli::kBadInput;
+    split_positionals(eval_pos, &eval_args, true);
     return cli::cmd_eval(eval_args);
   }
   if (baseline->parsed()) {
-    if (!split_positionals(base_pos, &base_args, false)) return cli::kBadInput;
+    split_positionals(base_pos, &base_args, false);
     base_args.is_baseline = true;
     return cli::cmd_eval(base_args);
   }

@@ -1,0 +1,80 @@
+// src/cli/eval_options.cpp: see eval_options.h.
+#include "cli/eval_options.h"
+
+#include <fmt/core.h>
+
+#include <map>
+
+#include "suite/machine.h"
+#include "suite/paths.h"
+
+namespace cli {
+
+void add_eval_options(CLI::App* app, EvalOptions* o) {
+  const std::string g = "Evaluation";
+  app->add_option("--world,-w", o->world,
+                  "number of ranks (default 2; more than GPUs is emulation: correctness only)")
+      ->check(CLI::Range(1, 64))
+      ->group(g);
+  app->add_option("--backend", o->backend, "cuda or host (default: cuda when a GPU is present)")
+      ->check(CLI::IsMember({"cuda", "host"}))
+      ->group(g);
+  app->add_option("--size,-s", o->sizes,
+                  "small, full, or PARAM=V overrides (repeatable; default: small then full)")
+      ->allow_extra_args(false)
+      ->group(g);
+  app->add_option("--iters", o->iters, "timed iterations per side (default 50)")->group(g);
+  app->add_option("--timing", o->timing,
+                  "isolated (default: each call alone, behind a barrier, L2 flushed) or batched "
+                  "(nccl-tests' method: back-to-back calls between two events)")
+      ->check(CLI::IsMember({"isolated", "batched"}))
+      ->group(g);
+  app->add_option("--warmup", o->warmup, "warm-up iterations per side (default 5)")->group(g);
+  app->add_option("--trials", o->trials, "checking trials (default 2, 3 calls each)")->group(g);
+  app->add_option("--seed", o->seed, "base seed of the random inputs (default 42)")->group(g);
+  app->add_flag("--no-time", o->no_time, "check only, do not time")->group(g);
+  app->add_option("--call-limit", o->call_limit_s,
+                  "seconds one checked kf_run may take before it counts as a hang (default 10)")
+      ->group(g);
+  app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
+      ->group(g);
+}
+
+bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
+                        agent::EvalConfig* cfg, std::string* err) {
+  std::vector<std::string> overrides;
+  for (const std::string& p : params) {
+    if (p.find('=') == std::string::npos)
+      return (*err = fmt::format("unexpected argument '{}': expected PARAM=V", p), false);
+    overrides.push_back(p);
+  }
+  std::vector<std::string> sizes;
+  for (const std::string& s : o.sizes)
+    (s.find('=') != std::string::npos ? overrides : sizes).push_back(s);
+  // One value per parameter: a second would silently win over the first.
+  std::map<std::string, std::string> seen;
+  for (const std::string& v : overrides) {
+    std::string name = v.substr(0, v.find('='));
+    if (seen.count(name))
+      return (*err = fmt::format("{} is given twice ({} and {}): give each parameter once; for "
+                                 "several sizes, run the command once per size",
+                                 name, seen[name], v),
+              false);
+    seen[name] = v;
+  }
+  cfg->overrides = overrides;
+  cfg->sizes = sizes;
+  cfg->backend = o.backend.empty() ? suite::detect_backend() : o.backend;
+  cfg->world = o.world;
+  cfg->iters = o.iters;
+  cfg->timing = o.timing;
+  cfg->warmup = o.warmup;
+  cfg->trials = o.trials;
+  cfg->seed = o.seed;
+  cfg->call_limit_s = o.call_limit_s;
+  cfg->no_time = o.no_time;
+  cfg->machine = suite::default_h200();
+  return o.machine_file.empty() || suite::load_machine(o.machine_file, &cfg->machine, err);
+}
+
+}  // namespace cli

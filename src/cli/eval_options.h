@@ -1,0 +1,42 @@
+// src/cli/eval_options.h: the options of every command that evaluates kernels (eval,
+// baseline, tune, solve): one struct, one CLI11 option group, one set of defaults, and one
+// reader into agent::EvalConfig, so that the commands cannot drift apart.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/eval.h"
+
+namespace cli {
+
+struct EvalOptions {
+  // Two ranks unless told: at one rank a collective moves nothing between GPUs, so its
+  // check says nothing about the communication (on one GPU, two ranks are emulation:
+  // correctness only; pass --world 1 for a time).
+  int world = 2;
+  std::string backend;             // cuda | host | "" (detect)
+  std::vector<std::string> sizes;  // --size: small, full, or PARAM=V
+  int iters = 0;                   // 0: the default (50; host 10)
+  std::string timing;              // isolated (default) or batched
+  int warmup = -1;                 // -1: the default (5; host 2)
+  int trials = 0;                  // 0: the default (2)
+  uint64_t seed = 42;
+  double call_limit_s = 0;  // 0: the default (10 s)
+  bool no_time = false;
+  std::string machine_file;
+};
+
+// Adds the options to `app`, in a group named "Evaluation".
+void add_eval_options(CLI::App* app, EvalOptions* o);
+
+// Fills cfg's evaluation fields from `o` and `params` (the PARAM=V words after the problem
+// and kernel): --size words with '=' join the overrides, the backend is detected when not
+// given, the machine file is loaded. False with a message naming the bad input: a word
+// that is not PARAM=V, a parameter given twice, a machine file that does not load.
+bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
+                        agent::EvalConfig* cfg, std::string* err);
+
+}  // namespace cli
