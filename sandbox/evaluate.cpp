@@ -90,6 +90,10 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   for (auto& t : job.tensors)
     if (t.output) v->tolerances.push_back({t.name, t.atol, t.rtol});
   for (auto& n : run.notes) add_note(v, n);
+  if (job.fixed_inputs)
+    add_note(v, fmt::format("inputs: from --seed {}, reproducible, and so derivable by a kernel "
+                            "(without --seed each rank's inputs come from a secret of its own)",
+                            job.seed));
   if (!run.isolation.empty()) add_note(v, "sandbox: " + run.isolation);
 
   // Everything the ranks reported.

@@ -1,9 +1,10 @@
 // sandbox/inputs.h: the counter-based input generator and the dtype codecs.
 //
 // An input element is a pure function of (seed, rank, tensor index, element index) and
-// the tensor's distribution, so kforge-rank generates a tensor on the GPU while any
-// process rebuilds every rank's inputs on the CPU (for the oracle, and to check that
-// kf_run left its inputs alone) without talking to the others. Both sides must agree
+// the tensor's distribution, so kforge-rank generates a tensor on the GPU and rebuilds
+// it on the CPU (for the oracle, which receives the other ranks' from them, and to check
+// that kf_run left its inputs alone). The seeds come from a secret each rank keeps to
+// itself (rank/context.h), so that no kernel can rebuild a peer's inputs. Both sides must agree
 // to the bit: everything here is integer arithmetic, exact floating-point operations,
 // or single correctly rounded ones (no transcendental functions, no library calls).
 // kforge-rank's .cu files are built with --fmad=false and device code uses the _rn
@@ -66,7 +67,9 @@ KF_HD float bits_float(uint32_t u) {
 #endif
 }
 // 2^e for -1022 <= e <= 1023, built from its bits (exact).
-KF_HD double pow2(int e) { return bits_double(static_cast<uint64_t>(e + 1023) << 52); }
+KF_HD double pow2(int e) {
+  return bits_double(static_cast<uint64_t>(e + 1023) << 52);
+}
 
 // One rounding each, never fused into an FMA (a fused multiply-add rounds once and so
 // differs from the two-step result in the last bit).
@@ -101,12 +104,15 @@ KF_HD uint64_t mix64(uint64_t z) {
 KF_HD uint64_t hash4(uint64_t seed, int rank, int tensor_index, int64_t index) {
   uint64_t h = mix64(seed + 0x9e3779b97f4a7c15ull);
   h = mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(rank)) + 0x632be59bd9b4e019ull));
-  h = mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(tensor_index)) + 0x8cb92ba72f3d8dd7ull));
+  h = mix64(h ^
+            (static_cast<uint64_t>(static_cast<uint32_t>(tensor_index)) + 0x8cb92ba72f3d8dd7ull));
   return mix64(h ^ static_cast<uint64_t>(index));
 }
 
 // Uniform in [0, 1) from the top 53 bits (exact: an integer times a power of two).
-KF_HD double unit53(uint64_t h) { return static_cast<double>(h >> 11) * pow2(-53); }
+KF_HD double unit53(uint64_t h) {
+  return static_cast<double>(h >> 11) * pow2(-53);
+}
 
 // The value of one element, before rounding to the tensor's dtype.
 KF_HD double value(uint64_t seed, int rank, int tensor_index, int64_t index, const Init& init) {
@@ -135,7 +141,9 @@ KF_HD double value(uint64_t seed, int rank, int tensor_index, int64_t index, con
   return 0.0;
 }
 
-// The seed of one checked or timed call: stage 0 is checking, stage 1 timing.
+// The seed of one checked or timed call from a rank's secret: stage 0 is checking, 1
+// timing, 2 the race pass, 5 the generator's self-check; 3 draws the race pass's delays
+// and 4 a rank's secret from a fixed seed (--seed) instead of at random.
 KF_HD uint64_t call_seed(uint64_t base, int stage, int trial, int call) {
   uint64_t h = mix64(base ^ 0x243f6a8885a308d3ull);
   h = mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(stage)) << 32 |
@@ -152,10 +160,18 @@ struct Mini {
   bool fn;
 };
 // (Functions rather than constants: device code cannot read host constexpr objects.)
-KF_HD Mini f16_format() { return Mini{5, 10, false}; }
-KF_HD Mini bf16_format() { return Mini{8, 7, false}; }
-KF_HD Mini e4m3_format() { return Mini{4, 3, true}; }
-KF_HD Mini e5m2_format() { return Mini{5, 2, false}; }
+KF_HD Mini f16_format() {
+  return Mini{5, 10, false};
+}
+KF_HD Mini bf16_format() {
+  return Mini{8, 7, false};
+}
+KF_HD Mini e4m3_format() {
+  return Mini{4, 3, true};
+}
+KF_HD Mini e5m2_format() {
+  return Mini{5, 2, false};
+}
 
 // Rounds x to the nearest value of the format (ties to even), integer arithmetic only.
 KF_HD uint32_t encode_mini(double x, Mini f) {
@@ -166,14 +182,16 @@ KF_HD uint32_t encode_mini(double x, Mini f) {
   const int bias = (1 << (f.ebits - 1)) - 1;
   const uint32_t emax_field = (1u << f.ebits) - 1;
   const uint32_t mmask = (1u << f.mbits) - 1;
-  const uint32_t nan = f.fn ? (emax_field << f.mbits) | mmask : (emax_field << f.mbits) | (1u << (f.mbits - 1));
+  const uint32_t nan =
+      f.fn ? (emax_field << f.mbits) | mmask : (emax_field << f.mbits) | (1u << (f.mbits - 1));
   // The largest finite encoding (e4m3fn: 0x7e = 448) and infinity where there is one.
-  const uint32_t maxfin = f.fn ? (emax_field << f.mbits) | (mmask - 1) : ((emax_field - 1) << f.mbits) | mmask;
+  const uint32_t maxfin =
+      f.fn ? (emax_field << f.mbits) | (mmask - 1) : ((emax_field - 1) << f.mbits) | mmask;
   const uint32_t inf = f.fn ? maxfin : emax_field << f.mbits;
   if (dexp == 0x7ff) return dman ? nan : sign | inf;
   if (dexp == 0) return sign;  // zero or a double subnormal: far below every format here
   const uint64_t full = dman | (uint64_t{1} << 52);  // 53 significant bits
-  int te = dexp - 1023 + bias;                        // the target's biased exponent
+  int te = dexp - 1023 + bias;                       // the target's biased exponent
   // Normal: keep mbits+1 significant bits; subnormal (te <= 0): shift further right.
   const int shift = 52 - f.mbits + (te <= 0 ? 1 - te : 0);
   uint64_t q;
@@ -225,8 +243,8 @@ KF_HD int64_t round_int(double x, int64_t lo, int64_t hi) {
   if (x != x) return 0;
   if (x <= static_cast<double>(lo)) return lo;
   if (x >= static_cast<double>(hi)) return hi;  // (double)hi may round up; clamp first
-  int64_t t = static_cast<int64_t>(x);           // truncation toward zero
-  double d = x - static_cast<double>(t);         // exact for |x| < 2^63
+  int64_t t = static_cast<int64_t>(x);          // truncation toward zero
+  double d = x - static_cast<double>(t);        // exact for |x| < 2^63
   if (d > 0.5 || (d == 0.5 && (t & 1))) ++t;
   if (d < -0.5 || (d == -0.5 && (t & 1))) --t;
   return t;
@@ -236,17 +254,25 @@ KF_HD int64_t round_int(double x, int64_t lo, int64_t hi) {
 // x rounded to `t`, as the bits stored in memory (in the low dtype_size(t) bytes).
 KF_HD uint64_t encode(double x, kf::DType t) {
   switch (t) {
-    case kf::DType::f32: return float_bits(static_cast<float>(x));
-    case kf::DType::f16: return encode_mini(x, f16_format());
+    case kf::DType::f32:
+      return float_bits(static_cast<float>(x));
+    case kf::DType::f16:
+      return encode_mini(x, f16_format());
     // bf16 is rounded from the float, as __float2bfloat16 of a float result would be.
-    case kf::DType::bf16: return encode_mini(static_cast<double>(static_cast<float>(x)), bf16_format());
-    case kf::DType::f64: return double_bits(x);
+    case kf::DType::bf16:
+      return encode_mini(static_cast<double>(static_cast<float>(x)), bf16_format());
+    case kf::DType::f64:
+      return double_bits(x);
     case kf::DType::i32:
       return static_cast<uint32_t>(static_cast<int32_t>(round_int(x, INT32_MIN, INT32_MAX)));
-    case kf::DType::i64: return static_cast<uint64_t>(round_int(x, INT64_MIN, INT64_MAX));
-    case kf::DType::u8: return static_cast<uint64_t>(round_int(x, 0, 255));
-    case kf::DType::e4m3: return encode_mini(x, e4m3_format());
-    case kf::DType::e5m2: return encode_mini(x, e5m2_format());
+    case kf::DType::i64:
+      return static_cast<uint64_t>(round_int(x, INT64_MIN, INT64_MAX));
+    case kf::DType::u8:
+      return static_cast<uint64_t>(round_int(x, 0, 255));
+    case kf::DType::e4m3:
+      return encode_mini(x, e4m3_format());
+    case kf::DType::e5m2:
+      return encode_mini(x, e5m2_format());
   }
   return 0;
 }
@@ -254,15 +280,24 @@ KF_HD uint64_t encode(double x, kf::DType t) {
 // The value stored as `bits` in type `t` (exact, except i64 beyond 2^53).
 KF_HD double decode(uint64_t bits, kf::DType t) {
   switch (t) {
-    case kf::DType::f32: return static_cast<double>(bits_float(static_cast<uint32_t>(bits)));
-    case kf::DType::f16: return decode_mini(static_cast<uint32_t>(bits & 0xffff), f16_format());
-    case kf::DType::bf16: return decode_mini(static_cast<uint32_t>(bits & 0xffff), bf16_format());
-    case kf::DType::f64: return bits_double(bits);
-    case kf::DType::i32: return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(bits)));
-    case kf::DType::i64: return static_cast<double>(static_cast<int64_t>(bits));
-    case kf::DType::u8: return static_cast<double>(bits & 0xff);
-    case kf::DType::e4m3: return decode_mini(static_cast<uint32_t>(bits & 0xff), e4m3_format());
-    case kf::DType::e5m2: return decode_mini(static_cast<uint32_t>(bits & 0xff), e5m2_format());
+    case kf::DType::f32:
+      return static_cast<double>(bits_float(static_cast<uint32_t>(bits)));
+    case kf::DType::f16:
+      return decode_mini(static_cast<uint32_t>(bits & 0xffff), f16_format());
+    case kf::DType::bf16:
+      return decode_mini(static_cast<uint32_t>(bits & 0xffff), bf16_format());
+    case kf::DType::f64:
+      return bits_double(bits);
+    case kf::DType::i32:
+      return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(bits)));
+    case kf::DType::i64:
+      return static_cast<double>(static_cast<int64_t>(bits));
+    case kf::DType::u8:
+      return static_cast<double>(bits & 0xff);
+    case kf::DType::e4m3:
+      return decode_mini(static_cast<uint32_t>(bits & 0xff), e4m3_format());
+    case kf::DType::e5m2:
+      return decode_mini(static_cast<uint32_t>(bits & 0xff), e5m2_format());
   }
   return 0;
 }
@@ -274,10 +309,18 @@ KF_HD void store(void* base, int64_t i, kf::DType t, uint64_t bits) {
   char* p = static_cast<char*>(base) + static_cast<size_t>(i) * n;
 #if defined(__CUDA_ARCH__)
   switch (n) {
-    case 1: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(bits); break;
-    case 2: *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>(bits); break;
-    case 4: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(bits); break;
-    default: *reinterpret_cast<uint64_t*>(p) = bits; break;
+    case 1:
+      *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(bits);
+      break;
+    case 2:
+      *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>(bits);
+      break;
+    case 4:
+      *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(bits);
+      break;
+    default:
+      *reinterpret_cast<uint64_t*>(p) = bits;
+      break;
   }
 #else
   std::memcpy(p, &bits, n);  // little-endian: the low n bytes
@@ -288,10 +331,14 @@ KF_HD uint64_t load(const void* base, int64_t i, kf::DType t) {
   const char* p = static_cast<const char*>(base) + static_cast<size_t>(i) * n;
 #if defined(__CUDA_ARCH__)
   switch (n) {
-    case 1: return *reinterpret_cast<const uint8_t*>(p);
-    case 2: return *reinterpret_cast<const uint16_t*>(p);
-    case 4: return *reinterpret_cast<const uint32_t*>(p);
-    default: return *reinterpret_cast<const uint64_t*>(p);
+    case 1:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case 2:
+      return *reinterpret_cast<const uint16_t*>(p);
+    case 4:
+      return *reinterpret_cast<const uint32_t*>(p);
+    default:
+      return *reinterpret_cast<const uint64_t*>(p);
   }
 #else
   uint64_t bits = 0;
@@ -309,7 +356,8 @@ KF_HD uint64_t element_bits(uint64_t seed, int rank, int tensor_index, int64_t i
 // Fills `numel` elements of type t at `dst` (host code; the GPU runs the same per element).
 inline void generate_host(void* dst, int64_t numel, kf::DType t, uint64_t seed, int rank,
                           int tensor_index, const Init& init) {
-  for (int64_t i = 0; i < numel; ++i) store(dst, i, t, element_bits(seed, rank, tensor_index, i, init, t));
+  for (int64_t i = 0; i < numel; ++i)
+    store(dst, i, t, element_bits(seed, rank, tensor_index, i, init, t));
 }
 
 }  // namespace sandbox::inputs

@@ -117,6 +117,7 @@ void to_json(json& j, const Job& v) {
            {"str_params", v.str_params},
            {"tensors", v.tensors},
            {"seed", v.seed},
+           {"fixed_inputs", v.fixed_inputs},
            {"trials", v.trials},
            {"calls", v.calls},
            {"stagger_ms", v.stagger_ms},
@@ -144,6 +145,7 @@ void from_json(const json& j, Job& v) {
   opt(j, "str_params", v.str_params);
   opt(j, "tensors", v.tensors);
   opt(j, "seed", v.seed);
+  opt(j, "fixed_inputs", v.fixed_inputs);
   opt(j, "trials", v.trials);
   opt(j, "calls", v.calls);
   opt(j, "stagger_ms", v.stagger_ms);

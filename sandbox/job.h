@@ -70,7 +70,11 @@ struct Job {
   std::map<std::string, double> params;           // numeric parameters, passed to kf_run
   std::map<std::string, std::string> str_params;  // e.g. dtype=bf16 (already applied)
   std::vector<JobTensor> tensors;                 // in problem order
+  // The random delays' seed. Inputs come from a secret each rank draws for itself and
+  // never shares (no rank can rebuild a peer's inputs instead of reading them), unless
+  // fixed_inputs: then from this seed, reproducible, and derivable by a kernel.
   uint64_t seed = 42;
+  bool fixed_inputs = false;
 
   // Checking: `trials` rounds of `calls` back-to-back kf_run calls, fresh inputs and
   // poisoned outputs before each call, every output compared, inputs checked unchanged.

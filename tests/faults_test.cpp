@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "sandbox/process.h"
@@ -30,6 +31,24 @@ struct Fault {
   std::vector<std::string> env;
   std::string source;  // with common.h pasted in: a candidate is one file
 };
+
+// A candidate is one file: each #include "NAME" of a header beside the cases (and of
+// "inputs.h", the public input generator) is replaced by its text, once, recursively.
+std::string paste_includes(std::string text) {
+  std::set<std::string> done;
+  for (size_t at; (at = text.find("#include \"")) != std::string::npos;) {
+    size_t end = text.find('"', at + 10);
+    const std::string name = text.substr(at + 10, end - at - 10);
+    const std::string path = name == "inputs.h" ? std::string(KF_SOURCE_ROOT) + "/sandbox/inputs.h"
+                                                : kFaults + "/" + name;
+    // Pasted once; a header found nowhere here (inputs.h's "kf/abi.h", which <kf/kf.h>
+    // brings) is dropped.
+    std::string body =
+        done.insert(name).second && fs::exists(path) ? solve_test::read_file(path) : "";
+    text.replace(at, end + 1 - at, body);
+  }
+  return text;
+}
 
 bool parse_fault(const fs::path& p, Fault* f, std::string* err) {
   std::string text = solve_test::read_file(p.string());
@@ -58,11 +77,7 @@ bool parse_fault(const fs::path& p, Fault* f, std::string* err) {
       for (std::string a; std::getline(list, a, ',');) f->env.push_back(a);
     }
   }
-  const std::string include = "#include \"common.h\"";
-  size_t at = text.find(include);
-  if (at != std::string::npos)
-    text.replace(at, include.size(), solve_test::read_file(kFaults + "/common.h"));
-  f->source = text;
+  f->source = paste_includes(text);
   if (f->expect.empty() || f->worlds.empty())
     *err = p.string() + ": no world=N[,N...] or expect=STATUS on its first line";
   return !f->expect.empty() && !f->worlds.empty();

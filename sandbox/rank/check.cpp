@@ -61,11 +61,12 @@ Outcome device_error(Ctx& c, const char* phase, const std::string& what, const s
   return kFatal;
 }
 
-Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string& detail,
-                     Values* want) {
+Outcome expected_after(Ctx& c, uint64_t seed, const char* phase, const std::string& detail,
+                       Values* want) {
   std::string err;
   if (c.use_oracle) {
-    if (oracle_expected(c, seed, want, &err)) return kOk;
+    AllInputs all;
+    if (gather_inputs(c, seed, &all, &err) && oracle_expected(c, all, want, &err)) return kOk;
     c.report.notes.push_back("sandbox error: " + err);
     return kInternal;
   }
@@ -97,15 +98,8 @@ double chain_delay_ms(const Job& job, int rank, int call) {
 Outcome run_chained(Ctx& c) {
   const Limits& lim = c.job.limits;
   std::vector<uint64_t> seeds(c.job.race_calls);
-  std::vector<Values> want(c.job.race_calls);
-  for (int k = 0; k < c.job.race_calls; ++k) {
-    seeds[k] = inputs::call_seed(c.job.seed, 2, 0, k);
-    std::string err;
-    if (!oracle_expected(c, seeds[k], &want[k], &err)) {
-      c.report.notes.push_back("sandbox error: " + err);
-      return agree(kInternal);
-    }
-  }
+  std::vector<Values> got(c.job.race_calls);
+  for (int k = 0; k < c.job.race_calls; ++k) seeds[k] = inputs::call_seed(c.secret, 2, 0, k);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = kOk;
   for (int k = 0; k < c.job.race_calls && o != kFatal; ++k) {
@@ -124,10 +118,22 @@ Outcome run_chained(Ctx& c) {
       o = o == kOk ? r : o;
       continue;
     }
-    Values got;
-    if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the outputs", err);
+    if (!read_outputs(c, &got[k], &err))
+      return device_error(c, "check", "reading the outputs", err);
+  }
+  if ((o = agree(o)) != kOk) return o;
+  // Only now, with every chained call over, the expected outputs of each.
+  status_set("check", "chained calls: comparing", false, lim.call_s);
+  for (int k = 0; k < c.job.race_calls && o == kOk; ++k) {
+    AllInputs all;
+    Values want;
+    std::string err;
+    if (!gather_inputs(c, seeds[k], &all, &err) || !oracle_expected(c, all, &want, &err)) {
+      c.report.notes.push_back("sandbox error: " + err);
+      return agree(kInternal);
+    }
     Failure f;
-    if (!compare_outputs(c, got, want[k], &f)) {
+    if (!compare_outputs(c, got[k], want, &f)) {
       f.kind = "unstable";
       f.who = "candidate";
       f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
@@ -135,6 +141,7 @@ Outcome run_chained(Ctx& c) {
       c.report.failures.push_back(f);
       o = kFailed;
     }
+    o = agree(o);
   }
   return o == kFatal ? o : agree(o);
 }
@@ -146,15 +153,9 @@ Outcome run_barriered_checks(Ctx& c) {
   for (int trial = 0; trial < c.job.trials; ++trial) {
     bool call0_ok = false;
     for (int call = 0; call < c.job.calls; ++call) {
-      uint64_t seed = inputs::call_seed(c.job.seed, 0, trial, call);
+      uint64_t seed = inputs::call_seed(c.secret, 0, trial, call);
       std::string detail = fmt::format("trial {} call {}", trial, call);
       status_set("check", detail + ": preparing", false, lim.call_s);
-      Values want;
-      Outcome o = expected_for(c, seed, "check", detail, &want);
-      if (o == kOk && c.use_oracle && c.base_runs)
-        o = check_baseline(c, seed, want, trial, call, detail);
-      if (o == kFatal || (o = agree(o)) != kOk) return o;
-
       std::string err;
       if (!prepare(c, seed, &err)) return device_error(c, "check", "preparing the inputs", err);
       if (!c.be->synchronize(&err)) return device_error(c, "check", "preparing the inputs", err);
@@ -164,38 +165,47 @@ Outcome run_barriered_checks(Ctx& c) {
       if (call % 2 == 1 && c.job.stagger_ms > 0 && c.rank > 0)
         std::this_thread::sleep_for(
             std::chrono::duration<double, std::milli>(c.rank * c.job.stagger_ms));
-      o = run_lib(c, c.cand, "check", detail, lim.call_s, true);
+      Outcome o = run_lib(c, c.cand, "check", detail, lim.call_s, true);
       if (o == kFatal) return o;
       if (o == kFailed) {
         c.report.failures.back().trial = trial;
         c.report.failures.back().call = call;
-      } else {
-        status_set("check", detail + ": comparing", false, lim.call_s);
-        Values got;
-        if (!read_outputs(c, &got, &err))
-          return device_error(c, "check", "reading the outputs", err);
-        Failure f;
-        bool same = true;
-        if (!compare_outputs(c, got, want, &f)) {
-          if (call > 0 && call0_ok) {
-            f.kind = "unstable";
-            f.message = fmt::format(
-                "call 0 was correct, call {} differs: a flag or counter not reset between "
-                "calls? ({})",
-                call, f.message);
-          }
-          same = false;
-        } else if (!inputs_unchanged(c, seed, &f, &same, &err)) {
-          return device_error(c, "check", "reading the inputs back", err);
+      }
+      if ((o = agree(o)) != kOk) return o;
+
+      // What the call left (outputs, and inputs that must be unchanged), then what it
+      // should have left, worked out only now.
+      status_set("check", detail + ": comparing", false, lim.call_s);
+      Values got, want;
+      Failure changed;
+      bool same = true;
+      if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the outputs", err);
+      if (!inputs_unchanged(c, seed, &changed, &same, &err))
+        return device_error(c, "check", "reading the inputs back", err);
+      o = expected_after(c, seed, "check", detail, &want);
+      if (o == kOk && c.use_oracle && c.base_runs)
+        o = check_baseline(c, seed, want, trial, call, detail);
+      if (o == kFatal || (o = agree(o)) != kOk) return o;
+      Failure f;
+      if (!compare_outputs(c, got, want, &f)) {
+        if (call > 0 && call0_ok) {
+          f.kind = "unstable";
+          f.message = fmt::format(
+              "call 0 was correct, call {} differs: a flag or counter not reset between "
+              "calls? ({})",
+              call, f.message);
         }
-        if (!same) {
-          f.who = "candidate";
-          f.phase = "check";
-          f.trial = trial;
-          f.call = call;
-          c.report.failures.push_back(f);
-          o = kFailed;
-        }
+        same = false;
+      } else if (!same) {
+        f = changed;
+      }
+      if (!same) {
+        f.who = "candidate";
+        f.phase = "check";
+        f.trial = trial;
+        f.call = call;
+        c.report.failures.push_back(f);
+        o = kFailed;
       }
       if ((o = agree(o)) != kOk) return o;
       if (call == 0) call0_ok = true;

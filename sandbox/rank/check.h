@@ -8,9 +8,13 @@
 
 namespace sandbox::rank {
 
-// This rank's expected outputs for `seed`: the oracle's, or (reference "baseline") the
-// baseline's outputs on the same inputs, which runs it on every rank (collective).
-Outcome expected_for(Ctx& c, uint64_t seed, const char* phase, const std::string& detail, Values* want);
+// This rank's expected outputs of the call just made on the inputs of `seed`, worked out
+// only now, after it (so that no expected output and no peer's input sits in this
+// process while a kernel runs): the oracle's from every rank's gathered inputs, or
+// (reference "baseline") the baseline's outputs on the same inputs, which runs it on
+// every rank. Collective. Overwrites the inputs and outputs on the device.
+Outcome expected_after(Ctx& c, uint64_t seed, const char* phase, const std::string& detail,
+                       Values* want);
 
 // A device error outside a library call (the context broke, most likely in the last
 // call): a crash of whoever ran last; kFatal.

@@ -31,7 +31,7 @@ struct Bump {
   size_t cap = 0;
   size_t used = 0;
   bool exhausted = false;
-  size_t asked = 0;  // the request that did not fit
+  size_t asked = 0;       // the request that did not fit
   Backend* be = nullptr;  // comm.barrier synchronizes it first
 };
 
@@ -49,29 +49,34 @@ struct Ctx {
   bool base_runs = false;  // ... and can run here
   bool use_oracle = true;  // expected outputs come from the oracle (else the baseline)
   OracleFn oracle = nullptr;
+  // The base of this rank's input seeds: drawn by this rank alone (job.fixed_inputs:
+  // from job.seed), never sent to another (rank/data.h gather_inputs).
+  uint64_t secret = 0;
 
   std::deque<std::string> strings;   // storage behind every const char* handed out
   std::vector<kf::Tensor> pristine;  // this rank's tensors, as handed to each call
   std::vector<kf::Param> params;
-  std::vector<kf::Tensor> items;     // the copy a call receives (it may scribble on it)
+  std::vector<kf::Tensor> items;  // the copy a call receives (it may scribble on it)
   kf::Tensors tensors{};
   kf::Comm comm_cand{}, comm_base{};  // pristine Comms: the candidate's has nccl_ null
   kf::Comm comm_call{};               // the copy a call receives
   Bump bump;
 
   RankReport report;
-  RunReport run;       // rank 0 only
+  RunReport run;  // rank 0 only
   Outcome outcome = kOk;
 
   const JobTensor& jt(size_t i) const { return job.tensors[i]; }
-  const std::vector<int64_t>& shape(size_t i, int r) const { return job.tensors[i].shape_by_rank[r]; }
+  const std::vector<int64_t>& shape(size_t i, int r) const {
+    return job.tensors[i].shape_by_rank[r];
+  }
 };
 
 // Agrees on the worst outcome across ranks (collective).
 Outcome agree(Outcome mine);
 
 // Records a failure of `who` in this rank's report.
-Failure& add_failure(Ctx& c, const std::string& kind, const std::string& who, const std::string& phase,
-                     const std::string& message);
+Failure& add_failure(Ctx& c, const std::string& kind, const std::string& who,
+                     const std::string& phase, const std::string& message);
 
 }  // namespace sandbox::rank

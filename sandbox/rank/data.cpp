@@ -1,10 +1,11 @@
 // sandbox/rank/data.cpp: see data.h.
 #include "data.h"
 
+#include <fmt/format.h>
+#include <mpi.h>
+
 #include <cmath>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "compare.h"
 
@@ -21,24 +22,28 @@ inputs::Init init_of(const JobTensor& t) {
 }
 
 bool generator_selfcheck(Ctx& c, std::string* err) {
-  uint64_t seed = inputs::call_seed(c.job.seed, 2, 0, 0);
+  uint64_t seed = inputs::call_seed(c.secret, 5, 0, 0);
   std::vector<uint8_t> got, want;
   for (size_t i = 0; i < c.pristine.size(); ++i) {
     if (c.jt(i).output) continue;
     const kf::Tensor& t = c.pristine[i];
-    if (!c.be->generate(t.data, t.numel, t.dtype, seed, c.rank, static_cast<int>(i), init_of(c.jt(i)), err) ||
+    if (!c.be->generate(t.data, t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
+                        init_of(c.jt(i)), err) ||
         !c.be->synchronize(err))
       return false;
     got.resize(t.bytes());
     want.resize(t.bytes());
     if (!c.be->to_host(got.data(), t.data, got.size(), err)) return false;
-    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.rank, static_cast<int>(i), init_of(c.jt(i)));
+    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
+                          init_of(c.jt(i)));
     for (int64_t k = 0; k < t.numel; ++k) {
       uint64_t g = inputs::load(got.data(), k, t.dtype), w = inputs::load(want.data(), k, t.dtype);
       if (g != w) {
-        *err = fmt::format("the device generated {:#x} for element {} of '{}' where the CPU generates {:#x}: "
-                           "sandbox/inputs.h is not bit-identical on this device (was it built with --fmad=false?)",
-                           g, k, t.name, w);
+        *err = fmt::format(
+            "the device generated {:#x} for element {} of '{}' where the CPU generates {:#x}: "
+            "sandbox/inputs.h is not bit-identical on this device (was it built with "
+            "--fmad=false?)",
+            g, k, t.name, w);
         return false;
       }
     }
@@ -50,8 +55,8 @@ bool prepare(Ctx& c, uint64_t seed, std::string* err) {
   for (size_t i = 0; i < c.pristine.size(); ++i) {
     const kf::Tensor& t = c.pristine[i];
     bool ok = c.jt(i).output ? c.be->poison(t.data, t.bytes(), err)
-                             : c.be->generate(t.data, t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
-                                              init_of(c.jt(i)), err);
+                             : c.be->generate(t.data, t.numel, t.dtype, seed, c.rank,
+                                              static_cast<int>(i), init_of(c.jt(i)), err);
     if (!ok) return false;
   }
   return true;
@@ -67,12 +72,46 @@ bool read_outputs(Ctx& c, Values* out, std::string* err) {
     if (!c.be->to_host(raw.data(), t.data, raw.size(), err)) return false;
     std::vector<double>& v = (*out)[c.jt(i).name];
     v.resize(static_cast<size_t>(t.numel));
-    for (int64_t k = 0; k < t.numel; ++k) v[k] = inputs::decode(inputs::load(raw.data(), k, t.dtype), t.dtype);
+    for (int64_t k = 0; k < t.numel; ++k)
+      v[k] = inputs::decode(inputs::load(raw.data(), k, t.dtype), t.dtype);
   }
   return true;
 }
 
-bool oracle_expected(Ctx& c, uint64_t seed, Values* want, std::string* err) {
+bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
+  all->clear();
+  for (size_t i = 0; i < c.job.tensors.size(); ++i) {
+    const JobTensor& t = c.jt(i);
+    if (t.output) continue;
+    std::vector<int> counts(c.world), offsets(c.world);
+    int total = 0;
+    for (int r = 0; r < c.world; ++r) {
+      int64_t n = numel_of(t.shape_by_rank[r]);
+      if (n > (int64_t(1) << 30) || total > (1 << 30)) {
+        *err = fmt::format("input '{}' is too large to gather for the oracle", t.name);
+        return false;
+      }
+      counts[r] = static_cast<int>(n);
+      offsets[r] = total;
+      total += counts[r];
+    }
+    // This rank's values, rebuilt on the CPU from its own seed (the device's are the
+    // candidate's to have changed; the input check compares the two).
+    std::vector<double> mine(static_cast<size_t>(counts[c.rank]));
+    inputs::Init init = init_of(t);
+    for (int64_t k = 0; k < counts[c.rank]; ++k)
+      mine[k] = inputs::decode(
+          inputs::element_bits(seed, c.rank, static_cast<int>(i), k, init, t.dtype), t.dtype);
+    std::vector<double> flat(static_cast<size_t>(total));
+    MPI_Allgatherv(mine.data(), counts[c.rank], MPI_DOUBLE, flat.data(), counts.data(),
+                   offsets.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int r = 0; r < c.world; ++r)
+      (*all)[{i, r}].assign(flat.begin() + offsets[r], flat.begin() + offsets[r] + counts[r]);
+  }
+  return true;
+}
+
+bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* err) {
   if (!c.oracle) {
     *err = "no oracle for problem '" + c.job.problem + "'";
     return false;
@@ -81,10 +120,10 @@ bool oracle_expected(Ctx& c, uint64_t seed, Values* want, std::string* err) {
   for (size_t i = 0; i < c.job.tensors.size(); ++i) index[c.jt(i).name] = i;
   auto find = [&](const std::string& name) -> size_t {
     auto it = index.find(name);
-    if (it == index.end()) throw std::runtime_error("the oracle asked for tensor '" + name + "', which the job lacks");
+    if (it == index.end())
+      throw std::runtime_error("the oracle asked for tensor '" + name + "', which the job lacks");
     return it->second;
   };
-  std::map<std::pair<size_t, int>, std::vector<double>> cache;
   want->clear();
   for (size_t i = 0; i < c.job.tensors.size(); ++i)
     if (c.jt(i).output)  // NaN: an element the oracle forgets to write fails loudly
@@ -97,27 +136,23 @@ bool oracle_expected(Ctx& c, uint64_t seed, Values* want, std::string* err) {
   io.str_params = c.job.str_params;
   io.input = [&](const std::string& name, int r) -> const std::vector<double>& {
     size_t i = find(name);
-    if (c.jt(i).output) throw std::runtime_error("the oracle asked for output '" + name + "' as an input");
-    if (r < 0 || r >= c.world) throw std::runtime_error(fmt::format("the oracle asked for '{}' of rank {}", name, r));
-    auto [it, fresh] = cache.try_emplace({i, r});
-    if (fresh) {  // generated lazily: an oracle that needs only its own rank pays for one
-      const JobTensor& t = c.jt(i);
-      int64_t n = numel_of(t.shape_by_rank[r]);
-      inputs::Init init = init_of(t);
-      it->second.resize(static_cast<size_t>(n));
-      for (int64_t k = 0; k < n; ++k)
-        it->second[k] = inputs::decode(inputs::element_bits(seed, r, static_cast<int>(i), k, init, t.dtype), t.dtype);
-    }
-    return it->second;
+    if (c.jt(i).output)
+      throw std::runtime_error("the oracle asked for output '" + name + "' as an input");
+    if (r < 0 || r >= c.world)
+      throw std::runtime_error(fmt::format("the oracle asked for '{}' of rank {}", name, r));
+    return all.at({i, r});
   };
   io.shape = [&](const std::string& name, int r) -> const std::vector<int64_t>& {
     size_t i = find(name);
-    if (r < 0 || r >= c.world) throw std::runtime_error(fmt::format("the oracle asked for the shape of '{}' on rank {}", name, r));
+    if (r < 0 || r >= c.world)
+      throw std::runtime_error(
+          fmt::format("the oracle asked for the shape of '{}' on rank {}", name, r));
     return c.shape(i, r);
   };
   io.out = [&](const std::string& name) -> std::vector<double>& {
     auto it = want->find(name);
-    if (it == want->end()) throw std::runtime_error("the oracle wrote '" + name + "', which is not an output");
+    if (it == want->end())
+      throw std::runtime_error("the oracle wrote '" + name + "', which is not an output");
     return it->second;
   };
   try {
@@ -158,7 +193,8 @@ bool inputs_unchanged(Ctx& c, uint64_t seed, Failure* f, bool* same, std::string
     got.resize(t.bytes());
     want.resize(t.bytes());
     if (!c.be->to_host(got.data(), t.data, got.size(), err)) return false;
-    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.rank, static_cast<int>(i), init_of(c.jt(i)));
+    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
+                          init_of(c.jt(i)));
     if (got == want) continue;
     Comparison cmp = compare_bits(got, want, t.dtype, c.shape(i, c.rank));
     f->kind = "mismatch";

@@ -2,7 +2,10 @@
 // reading outputs back, the oracle's expected outputs, the unchanged-inputs check.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "context.h"
 
@@ -22,9 +25,17 @@ bool prepare(Ctx& c, uint64_t seed, std::string* err);
 // This rank's outputs, copied back and decoded.
 bool read_outputs(Ctx& c, Values* out, std::string* err);
 
-// The oracle's expected outputs of this rank for `seed`, from every rank's inputs
-// rebuilt on the CPU.
-bool oracle_expected(Ctx& c, uint64_t seed, Values* want, std::string* err);
+// Every rank's inputs of one call, by (tensor index, rank), decoded to doubles.
+using AllInputs = std::map<std::pair<size_t, int>, std::vector<double>>;
+
+// Every rank's inputs of the call whose inputs on this rank came from `seed` (collective):
+// this rank's rebuilt on the CPU, the others' received from their ranks. A rank never
+// holds another's seed, so no kernel can rebuild a peer's inputs instead of reading them;
+// and this runs after the call, so no peer's inputs sit in this process during it.
+bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err);
+
+// The oracle's expected outputs of this rank for the inputs `all`.
+bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* err);
 
 // Compares `got` with `want`, output by output, with each tensor's tolerance; the first
 // output that fails fills *f (kind "mismatch"). True when all pass.

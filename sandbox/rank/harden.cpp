@@ -1,16 +1,16 @@
 // sandbox/rank/harden.cpp: see harden.h.
 #include "harden.h"
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #if __has_include(<linux/landlock.h>)
 #include <linux/landlock.h>
@@ -21,9 +21,12 @@ namespace sandbox::rank {
 
 namespace {
 bool set_limit(int what, rlim_t v, const char* name, std::vector<std::string>* notes) {
-  struct rlimit rl{v, v};
+  struct rlimit rl {
+    v, v
+  };
   if (setrlimit(what, &rl) == 0) return true;
-  notes->push_back(std::string("isolation: setrlimit(") + name + ") failed: " + std::strerror(errno));
+  notes->push_back(std::string("isolation: setrlimit(") + name +
+                   ") failed: " + std::strerror(errno));
   return false;
 }
 }  // namespace
@@ -42,7 +45,7 @@ constexpr uint64_t kRefer = 1ull << 13;     // LANDLOCK_ACCESS_FS_REFER (ABI 2)
 bool apply_landlock(const std::vector<std::string>& writable, std::string* why) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 0) {
-    *why = errno == ENOSYS ? "the kernel has no Landlock"
+    *why = errno == ENOSYS       ? "the kernel has no Landlock"
            : errno == EOPNOTSUPP ? "Landlock is disabled at boot"
                                  : std::string("landlock_create_ruleset: ") + std::strerror(errno);
     return false;
@@ -56,7 +59,7 @@ bool apply_landlock(const std::vector<std::string>& writable, std::string* why) 
                      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
   if (abi >= 2) handled |= kRefer;
   if (abi >= 3) handled |= kTruncate;
-  struct landlock_ruleset_attr attr{};
+  struct landlock_ruleset_attr attr {};
   attr.handled_access_fs = handled;
   int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
   if (fd < 0) {
@@ -66,12 +69,14 @@ bool apply_landlock(const std::vector<std::string>& writable, std::string* why) 
   for (const std::string& p : writable) {
     int pfd = open(p.c_str(), O_PATH | O_CLOEXEC);
     if (pfd < 0) continue;  // a path that does not exist needs no rule
-    struct stat st{};
+    struct stat st {};
     fstat(pfd, &st);
-    struct landlock_path_beneath_attr rule{};
+    struct landlock_path_beneath_attr rule {};
     // On a file only file rights apply; beneath a directory, all of them.
-    rule.allowed_access = S_ISDIR(st.st_mode) ? handled
-                                              : handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0));
+    rule.allowed_access =
+        S_ISDIR(st.st_mode)
+            ? handled
+            : handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0));
     rule.parent_fd = pfd;
     long r = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
     int e = errno;
@@ -110,14 +115,22 @@ void harden(const Job& job, std::vector<std::string>* notes) {
     notes->push_back("isolation: cannot chdir into " + scratch + ": " + std::strerror(errno));
 
   set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE", notes);
+  // Not dumpable: a peer rank (same user, no CAP_SYS_PTRACE in the sandbox) cannot open
+  // this process's /proc/<pid>/mem, where this rank's input secret lives.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    notes->push_back(std::string("isolation: prctl(PR_SET_DUMPABLE) failed: ") +
+                     std::strerror(errno));
   set_limit(RLIMIT_FSIZE, rlim_t{1} << 30, "RLIMIT_FSIZE", notes);
   {
     // A CPU-time backstop behind the host's watchdog: SIGXCPU at the soft limit,
     // SIGKILL at the hard one.
     rlim_t soft = static_cast<rlim_t>(job.limits.total_s > 0 ? job.limits.total_s : 600) + 60;
-    struct rlimit rl{soft, soft + 5};
+    struct rlimit rl {
+      soft, soft + 5
+    };
     if (setrlimit(RLIMIT_CPU, &rl) != 0)
-      notes->push_back(std::string("isolation: setrlimit(RLIMIT_CPU) failed: ") + std::strerror(errno));
+      notes->push_back(std::string("isolation: setrlimit(RLIMIT_CPU) failed: ") +
+                       std::strerror(errno));
   }
 
   std::vector<std::string> writable = {job.dir, "/dev"};
@@ -142,8 +155,10 @@ void harden(const Job& job, std::vector<std::string>* notes) {
   }
   // Last: Landlock's set-up needs calls the filter does not forbid, but nothing after
   // this line should need what it does.
-  if (apply_seccomp(&why)) notes->push_back("isolation: seccomp (no exec, fork, raw sockets, or signals to others)");
-  else notes->push_back("isolation: seccomp unavailable (" + why + ")");
+  if (apply_seccomp(&why))
+    notes->push_back("isolation: seccomp (no exec, fork, raw sockets, or signals to others)");
+  else
+    notes->push_back("isolation: seccomp unavailable (" + why + ")");
 }
 
 }  // namespace sandbox::rank

@@ -12,7 +12,9 @@ namespace sandbox::rank {
 
 constexpr size_t kHeapAlign = 256;
 
-inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+inline size_t align_up(size_t x, size_t a) {
+  return (x + a - 1) / a * a;
+}
 
 inline int64_t numel_of(const std::vector<int64_t>& shape) {
   int64_t n = 1;

@@ -7,15 +7,17 @@
 // rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap set-up: see the
 // notes and stderr); a CUDA error that leaves the context unusable is a crash in
 // rank<R>.json followed by MPI_Abort (status 3).
+#include <fmt/format.h>
+#include <mpi.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-
-#include <mpi.h>
-#include <sys/prctl.h>
-#include <unistd.h>
-
-#include <fmt/format.h>
+#include <cstring>
 
 #include "check.h"
 #include "context.h"
@@ -63,11 +65,27 @@ bool read_job(const std::string& path, Job* job, std::string* err) {
   return true;
 }
 
+// This rank's input secret, before any candidate code is loaded.
+bool draw_secret(Ctx& c, std::string* err) {
+  if (c.job.fixed_inputs) {
+    c.secret = inputs::call_seed(c.job.seed, 4, c.rank, 0);
+    return true;
+  }
+  if (getrandom(&c.secret, sizeof c.secret, 0) != static_cast<ssize_t>(sizeof c.secret)) {
+    *err = std::string("getrandom: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 Outcome bootstrap(Ctx& c) {
   const Job& job = c.job;
   if (job.world != c.world)
-    return internal(c, fmt::format("job.json says world {} but mpirun started {} ranks", job.world, c.world));
-  if (job.world > kf::kMaxWorld) return internal(c, fmt::format("world {} exceeds kf::kMaxWorld ({})", job.world, kf::kMaxWorld));
+    return internal(
+        c, fmt::format("job.json says world {} but mpirun started {} ranks", job.world, c.world));
+  if (job.world > kf::kMaxWorld)
+    return internal(c,
+                    fmt::format("world {} exceeds kf::kMaxWorld ({})", job.world, kf::kMaxWorld));
   if (job.backend == "host")
     c.be = make_host_backend();
   else if (job.backend == "cuda")
@@ -91,9 +109,10 @@ Outcome bootstrap(Ctx& c) {
   c.report.emulated = c.be->emulated();
   c.base_runs = !job.baseline_lib.empty() && c.be->baseline_can_run();
   if (job.candidate_is_baseline && !c.be->baseline_can_run())
-    return internal(c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
-                                   "ranks on one GPU; run it with --world {} or less here",
-                                   c.local_size, c.be->device_count(), c.be->device_count()));
+    return internal(
+        c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
+                       "ranks on one GPU; run it with --world {} or less here",
+                       c.local_size, c.be->device_count(), c.be->device_count()));
   if ((c.base_runs || job.candidate_is_baseline) && job.backend == "cuda") {
     Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
     if ((o = agree(o)) != kOk) return o;
@@ -119,16 +138,19 @@ Outcome load(Ctx& c) {
     c.have_base = o == kOk;
   }
   if (!job.baseline_lib.empty() && !c.base_runs)
-    c.report.notes.push_back(fmt::format("baseline not run: {} ranks share {} GPU(s) and NCCL refuses two ranks on one GPU",
-                                         c.local_size, c.be->device_count()));
+    c.report.notes.push_back(fmt::format(
+        "baseline not run: {} ranks share {} GPU(s) and NCCL refuses two ranks on one GPU",
+        c.local_size, c.be->device_count()));
   c.use_oracle = job.reference != "baseline" || !c.base_runs;
   if (job.reference == "baseline" && !c.base_runs)
-    c.report.notes.push_back("reference: the baseline cannot run here, so expected outputs come from the oracle");
+    c.report.notes.push_back(
+        "reference: the baseline cannot run here, so expected outputs come from the oracle");
   c.oracle = find_oracle(job.problem);
   if (o == kOk && c.use_oracle && !c.oracle) {
     std::string names;
     for (const auto& n : oracle_names()) names += (names.empty() ? "" : ", ") + n;
-    o = internal(c, "no oracle registered for problem '" + job.problem + "' (oracles: " + names + ")");
+    o = internal(c,
+                 "no oracle registered for problem '" + job.problem + "' (oracles: " + names + ")");
   }
   c.report.reference_used = c.use_oracle ? "oracle" : "baseline";
   c.report.baseline_ran = c.base_runs;
@@ -143,8 +165,9 @@ void fill_run_report(Ctx& c) {
   r.device_name = c.be ? c.be->device_name() : "";
   r.devices = c.be ? c.be->device_count() : 0;
   if (r.emulated)
-    r.notes.push_back(fmt::format("emulated: {} ranks share {} GPU(s); times are not a speed measurement",
-                                  c.local_size, r.devices));
+    r.notes.push_back(
+        fmt::format("emulated: {} ranks share {} GPU(s); times are not a speed measurement",
+                    c.local_size, r.devices));
   for (const auto& n : c.report.notes)
     if (n.rfind("baseline not run", 0) == 0 || n.rfind("reference:", 0) == 0) r.notes.push_back(n);
 }
@@ -187,6 +210,10 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  if (!draw_secret(c, &err)) {
+    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
+    return 2;
+  }
   Outcome o = agree(bootstrap(c));
   mark(c, "bootstrap");
   if (o == kOk) {
@@ -209,7 +236,8 @@ int run(int argc, char** argv) {
   }
   if (o == kFatal) {
     write_reports(c, false);
-    std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank, c.report.failures.back().message.c_str());
+    std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank,
+                 c.report.failures.back().message.c_str());
     MPI_Abort(MPI_COMM_WORLD, 3);
     return 3;
   }

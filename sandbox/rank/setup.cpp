@@ -1,9 +1,8 @@
 // sandbox/rank/setup.cpp: see setup.h.
 #include "setup.h"
 
-#include <mpi.h>
-
 #include <fmt/format.h>
+#include <mpi.h>
 
 #include "calls.h"
 #include "status.h"
@@ -43,14 +42,16 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
   MPI_Allreduce(&ex, &any_ex, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   Outcome o = kOk;
   if (c.bump.exhausted) {
-    add_failure(c, "setup_error", lib.who, "setup",
-                fmt::format("comm.alloc asked for {} bytes with {} of the {} bytes of workspace in use: "
-                            "workspace exhausted (the problem's workspace_bytes is {})",
-                            c.bump.asked, c.bump.used, c.bump.cap, c.job.workspace_bytes));
+    add_failure(
+        c, "setup_error", lib.who, "setup",
+        fmt::format("comm.alloc asked for {} bytes with {} of the {} bytes of workspace in use: "
+                    "workspace exhausted (the problem's workspace_bytes is {})",
+                    c.bump.asked, c.bump.used, c.bump.cap, c.job.workspace_bytes));
     o = kFailed;
   } else if (!any_ex && lo != hi) {
     std::vector<unsigned long long> all(c.world);
-    MPI_Gather(&used, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    MPI_Gather(&used, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, 0,
+               MPI_COMM_WORLD);
     if (c.rank == 0) {
       int other = 1;
       for (int r = 1; r < c.world; ++r)
@@ -58,10 +59,12 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
           other = r;
           break;
         }
-      add_failure(c, "setup_error", lib.who, "setup",
-                  fmt::format("comm.alloc calls differ between ranks (rank 0 allocated {} bytes, rank {} {}): "
-                              "every rank must make the same calls in the same order",
-                              all[0], other, all[other]));
+      add_failure(
+          c, "setup_error", lib.who, "setup",
+          fmt::format(
+              "comm.alloc calls differ between ranks (rank 0 allocated {} bytes, rank {} {}): "
+              "every rank must make the same calls in the same order",
+              all[0], other, all[other]));
       o = kFailed;
     }
   } else if (any_ex) {
@@ -77,14 +80,15 @@ bool plan_heap(Ctx& c, std::string* err) {
     if (t.shape_by_rank.size() == 1 && c.world > 1)  // one shape for every rank
       t.shape_by_rank.assign(c.world, t.shape_by_rank[0]);
     if (static_cast<int>(t.shape_by_rank.size()) != c.world) {
-      *err = fmt::format("job.json: tensor '{}' has {} entries in shape_by_rank for a world of {}", t.name,
-                         t.shape_by_rank.size(), c.world);
+      *err = fmt::format("job.json: tensor '{}' has {} entries in shape_by_rank for a world of {}",
+                         t.name, t.shape_by_rank.size(), c.world);
       return false;
     }
     for (const auto& s : t.shape_by_rank) {
       if (s.size() != t.shape_by_rank[0].size() || s.size() > static_cast<size_t>(kf::kMaxDims)) {
-        *err = fmt::format("job.json: tensor '{}' has shapes of differing or too many (> {}) dimensions",
-                           t.name, kf::kMaxDims);
+        *err = fmt::format(
+            "job.json: tensor '{}' has shapes of differing or too many (> {}) dimensions", t.name,
+            kf::kMaxDims);
         return false;
       }
       for (int64_t d : s)
@@ -117,7 +121,8 @@ void build_views(Ctx& c) {
   }
   set_known_tensors(known);
   c.params.clear();
-  for (const auto& [name, v] : c.job.params) c.params.push_back({c.strings.emplace_back(name).c_str(), v});
+  for (const auto& [name, v] : c.job.params)
+    c.params.push_back({c.strings.emplace_back(name).c_str(), v});
   c.items = c.pristine;
   c.tensors.count = static_cast<int32_t>(c.items.size());
   c.tensors.items = c.items.data();

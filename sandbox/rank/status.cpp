@@ -1,17 +1,15 @@
 // sandbox/rank/status.cpp: see status.h.
 #include "status.h"
 
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-
-#include <chrono>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace sandbox::rank {
@@ -36,11 +34,16 @@ void copy_trunc(char* dst, size_t cap, const std::string& s) {
 
 const char* sig_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
   }
   return "signal";
 }
@@ -111,11 +114,13 @@ void status_set(const char* phase, const std::string& detail, bool in_candidate,
   g_phase = phase;
   if (restart || g_since == 0) g_since = now_ms();
   int next = 1 - g_where_cur;
-  copy_trunc(g_where[next], sizeof g_where[next], detail.empty() ? g_phase : g_phase + " " + detail);
+  copy_trunc(g_where[next], sizeof g_where[next],
+             detail.empty() ? g_phase : g_phase + " " + detail);
   g_where_cur = next;
   if (g_status_path.empty()) return;
-  nlohmann::json j = {{"pid", getpid()},           {"phase", g_phase},    {"detail", detail},
-                      {"in_candidate", in_candidate}, {"since_ms", g_since}, {"limit_s", limit_s}};
+  nlohmann::json j = {{"pid", getpid()},     {"phase", g_phase},
+                      {"detail", detail},    {"in_candidate", in_candidate},
+                      {"since_ms", g_since}, {"limit_s", limit_s}};
   std::string line = j.dump() + "\n";
   int fd = open(g_tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;  // best effort: the watchdog then sees an older status
@@ -124,7 +129,9 @@ void status_set(const char* phase, const std::string& detail, bool in_candidate,
   std::rename(g_tmp_path.c_str(), g_status_path.c_str());
 }
 
-const char* status_phase() { return g_phase.c_str(); }
+const char* status_phase() {
+  return g_phase.c_str();
+}
 
 void install_crash_handlers() {
   static char altstack[1 << 16];
@@ -132,16 +139,20 @@ void install_crash_handlers() {
   ss.ss_sp = altstack;
   ss.ss_size = sizeof altstack;
   sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_fatal;
   sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(s, &sa, nullptr);
 }
 
-void set_crash_note(const std::string& note) { copy_trunc(g_note, sizeof g_note, note); }
+void set_crash_note(const std::string& note) {
+  copy_trunc(g_note, sizeof g_note, note);
+}
 
-void set_known_tensors(const std::string& known) { g_known = known; }
+void set_known_tensors(const std::string& known) {
+  g_known = known;
+}
 
 void missing_tensor(const char* name) {
   std::string msg = std::string("kf::Tensors: no tensor named '") + (name ? name : "(null)") +

@@ -65,16 +65,9 @@ Outcome run_timing(Ctx& c) {
     // Fresh inputs for every sample, warm-ups included: a kernel that remembers outputs
     // by input content never sees the same inputs twice. (A batch's calls share one
     // set: batched timing runs them back to back with nothing between.) The expected
-    // outputs are computed only for the samples that are verified, before their call.
-    const uint64_t seed = inputs::call_seed(job.seed, 1, 0, it + warmup);
+    // outputs of a verified sample are worked out after its call, outside the window.
+    const uint64_t seed = inputs::call_seed(c.secret, 1, 0, it + warmup);
     bool verify = it >= 0 && ((it + 1) % every == 0 || it == iters - 1);
-    Values want;
-    if (verify) {
-      Outcome o =
-          expected_for(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
-      if (o == kFatal || (o = agree(o)) != kOk) return o;
-      status_set("time", "start", false, job.limits.time_s, false);
-    }
     std::string tag = it < 0    ? fmt::format("warmup {}", it + warmup)
                       : batched ? fmt::format("batch {} of {} calls", it, per)
                                 : fmt::format("iter {}", it);
@@ -91,10 +84,14 @@ Outcome run_timing(Ctx& c) {
       if (o == kFatal) return o;
       if (it >= 0) cand_ms[it] = t.ms, cand_off[it] = t.off_stream;
     }
-    if (o == kOk && verify) {
-      Values got;
+    if ((o = agree(o)) != kOk) return o;
+    if (verify) {
+      Values got, want;
       std::string err;
       if (!read_outputs(c, &got, &err)) return device_error(c, "time", "reading the outputs", err);
+      o = expected_after(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
+      if (o == kFatal || (o = agree(o)) != kOk) return o;
+      status_set("time", "start", false, job.limits.time_s, false);
       Failure f;
       if (!compare_outputs(c, got, want, &f)) {
         f.who = "candidate";

@@ -47,7 +47,9 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     si.label = size;
     suite::apply_instance(inst, &si.job);
     si.job.backend = cfg.backend;
-    si.job.seed = cfg.seed;
+    // A seed given makes the inputs reproducible (and derivable); none: each rank's secret.
+    si.job.fixed_inputs = cfg.seed != 0;
+    if (cfg.seed != 0) si.job.seed = cfg.seed;
     // small is held against the oracle; full against the baseline's outputs (the ranks
     // fall back to the oracle when the baseline cannot run, e.g. in emulation).
     si.job.reference = size == "small" || is_baseline ? "oracle" : "baseline";

@@ -21,7 +21,7 @@ struct EvalConfig {
   suite::Problem problem;
   suite::Paths paths;
   suite::Machine machine;
-  std::string backend;                 // cuda | host
+  std::string backend;  // cuda | host
   int world = 1;
   std::vector<std::string> sizes;      // default: small then full
   std::vector<std::string> overrides;  // PARAM=V
@@ -29,7 +29,7 @@ struct EvalConfig {
   std::string timing;                  // "" or "isolated": one call at a time; "batched"
   int warmup = -1;                     // -1: the default (host: 2)
   int trials = 0;                      // 0: the default
-  uint64_t seed = 42;
+  uint64_t seed = 0;        // 0: inputs from each rank's secret; else reproducible from this
   double call_limit_s = 0;  // 0: the default
   bool no_time = false;
   // Progress of each evaluation ("compiling", "running 2 ranks: full"), for live views.

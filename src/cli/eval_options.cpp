@@ -31,7 +31,10 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
       ->group(g);
   app->add_option("--warmup", o->warmup, "warm-up iterations per side (default 5)")->group(g);
   app->add_option("--trials", o->trials, "checking trials (default 2, 3 calls each)")->group(g);
-  app->add_option("--seed", o->seed, "base seed of the random inputs (default 42)")->group(g);
+  app->add_option("--seed", o->seed,
+                  "seed of the inputs, to reproduce them (default: a secret each rank draws for "
+                  "itself, so that no kernel can rebuild a peer's inputs instead of reading them)")
+      ->group(g);
   app->add_flag("--no-time", o->no_time, "check only, do not time")->group(g);
   app->add_option("--call-limit", o->call_limit_s,
                   "seconds one checked kf_run may take before it counts as a hang (default 10)")

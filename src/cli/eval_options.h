@@ -23,8 +23,8 @@ struct EvalOptions {
   std::string timing;              // isolated (default) or batched
   int warmup = -1;                 // -1: the default (5; host 2)
   int trials = 0;                  // 0: the default (2)
-  uint64_t seed = 42;
-  double call_limit_s = 0;  // 0: the default (10 s)
+  uint64_t seed = 0;               // 0: each rank's secret
+  double call_limit_s = 0;         // 0: the default (10 s)
   bool no_time = false;
   std::string machine_file;
 };
