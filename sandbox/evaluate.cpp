@@ -53,6 +53,21 @@ void add_note(Verdict* v, const std::string& n) {
   if (std::find(v->notes.begin(), v->notes.end(), n) == v->notes.end()) v->notes.push_back(n);
 }
 
+// Every crashed rank had its report written (it was reporting or done) and some report
+// holds a failure of the candidate's.
+bool crashed_after_failing(const RunResult& run, const std::vector<Failure>& failures) {
+  bool candidate_failed = false;
+  for (const Failure& f : failures) candidate_failed = candidate_failed || f.who != "baseline";
+  if (!candidate_failed) return false;
+  for (const auto& [r, what] : run.crashes) {
+    bool reported = r < static_cast<int>(run.reports.size()) && run.reports[r];
+    bool late = r < static_cast<int>(run.statuses.size()) &&
+                (run.statuses[r].phase == "report" || run.statuses[r].phase == "done");
+    if (!reported || !late) return false;
+  }
+  return true;
+}
+
 int kind_rank(const std::string& k) {
   static const char* order[] = {"load_error", "setup_error", "crash", "mismatch", "unstable"};
   for (int i = 0; i < 5; ++i)
@@ -130,13 +145,20 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     return true;
   }
   // 1. A rank that died by a signal left a crash file: the clearest story, even when the
-  //    watchdog then found its peers waiting for it.
-  if (!run.crashes.empty()) {
+  //    watchdog then found its peers waiting for it. Unless every crashed rank had
+  //    already written its report and the reports name the candidate's failures: then a
+  //    thread it left running hit the process as it shut down, and the failures it was
+  //    reported for come first.
+  if (!run.crashes.empty() && !crashed_after_failing(run, v->failures)) {
     v->status = "crash";
     for (auto& [r, what] : run.crashes) v->crashes.push_back({r, what});
     v->log = mpirun_tail;
     return true;
   }
+  for (auto& [r, what] : run.crashes)
+    add_note(v, fmt::format("rank {} then died by {} after its report (work left running "
+                            "after kf_run returned?)",
+                            r, what));
   if (run.lingering) add_note(v, run.kill_reason);
   // 2. The watchdog.
   if (!run.lingering && (run.killed_by_watchdog || (run.signal != 0 && !run.stuck.empty()))) {

@@ -140,6 +140,36 @@ TEST_CASE("evaluate: crash files win over the watchdog") {
   CHECK(v.crashes[0].rank == 1);
 }
 
+TEST_CASE("evaluate: a crash after the report does not hide the failure reported") {
+  // Rank 1 reported a mismatch, then a thread the kernel left behind hit it while it
+  // shut down: the mismatch decides, the crash is a note.
+  RunResult r = ok_run();
+  Failure f;
+  f.kind = "mismatch";
+  f.who = "candidate";
+  f.message = "y is wrong";
+  r.reports[1]->failures = {f};
+  r.crashes = {{1, "signal 11 (SIGSEGV) in done"}};
+  Verdict v;
+  std::string err;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(v.status == "mismatch");
+  bool noted = false;
+  for (auto& n : v.notes) noted = noted || n.find("after its report") != std::string::npos;
+  CHECK(noted);
+  // A crash before the report (still checking) is the story.
+  r.statuses[1].phase = "check";
+  Verdict c;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &c, &err));
+  CHECK(c.status == "crash");
+  // So is one after a clean report: the kernel left work that crashed the process.
+  r.statuses[1].phase = "done";
+  r.reports[1]->failures.clear();
+  Verdict d;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &d, &err));
+  CHECK(d.status == "crash");
+}
+
 TEST_CASE("evaluate: the watchdog is a timeout naming stuck and other ranks") {
   RunResult r = ok_run();
   r.killed_by_watchdog = true;
