@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "suite/test_util.h"
 
 using suite::test::all_reduce_json;
@@ -285,7 +288,8 @@ TEST_CASE("suite: load_problem checks sizes, tolerances, names and files") {
 
 TEST_CASE("suite: load_problem names the line and column of a JSON syntax error") {
   TempDir tmp;
-  std::string dir = write_problem(tmp.path, "all_reduce", "{\n  \"name\": \"all_reduce\",\n  \"category\" \"collective\"\n}\n");
+  std::string dir = write_problem(
+      tmp.path, "all_reduce", "{\n  \"name\": \"all_reduce\",\n  \"category\" \"collective\"\n}\n");
   suite::Problem p;
   std::string err;
   CHECK_FALSE(suite::load_problem(dir, &p, &err));
@@ -328,4 +332,25 @@ TEST_CASE("suite: load_all_problems sorts, skips and reports") {
   CHECK_FALSE(suite::load_all_problems(tmp.path, &ps, &err));
   CHECK(ps.size() == 2);  // the valid ones are still returned
   has(err, "c_problem/problem.json: bogus: unknown key");
+}
+
+// The format's documentation shows the real all_reduce spec (its description shortened):
+// an example that drifted from the file once (bf16 atol, hbm_bytes, flops, workspace) now
+// fails here instead.
+TEST_CASE("suite: problems/README.md's example is problems/all_reduce/problem.json") {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE_MESSAGE(in, path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string root = KF_SOURCE_ROOT;
+  const std::string doc = read(root + "/problems/README.md");
+  const size_t start = doc.find("```json\n");
+  REQUIRE(start != std::string::npos);
+  const size_t end = doc.find("```", start + 8);
+  ojson shown = ojson::parse(doc.substr(start + 8, end - start - 8));
+  ojson real = ojson::parse(read(root + "/problems/all_reduce/problem.json"));
+  shown.erase("description");
+  real.erase("description");
+  CHECK(shown == real);
 }
