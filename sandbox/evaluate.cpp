@@ -279,9 +279,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
       add_note(v, job.backend == "cuda"
                       ? "emulated ranks: times are not a speed measurement"
                       : job.backend + " backend: times are not a speed measurement");
-    // A few samples past the end event are noise (a late wake-up); most of them are a
-    // kernel built around hiding work.
-    if (meaningful && rr.candidate.off_stream * 2 > rr.candidate.n)
+    if (meaningful && mostly_off_stream(rr.candidate))
       add_note(v, fmt::format("timing: {} of {} timed samples left work running on the GPU after "
                               "comm.stream() was done (another stream, the copy engine, a graph); "
                               "they were timed to the device being idle. Enqueue everything on "

@@ -253,9 +253,8 @@ void flag_suspicious(Verdict* v) {
     if (std::find(v->flags.begin(), v->flags.end(), f) == v->flags.end()) v->flags.push_back(f);
   };
   if (v->status != "correct" || !v->timed || !times_meaningful(*v)) return;
-  // Most samples did work the stream did not see: the time counts it, but the kernel
-  // is built around hiding it.
-  if (v->candidate_time.off_stream * 2 > v->candidate_time.n) add("work_off_stream");
+  // The time counts the hidden work, but the kernel is built around hiding it.
+  if (mostly_off_stream(v->candidate_time)) add("work_off_stream");
   if (v->roofline_ms > 0 && v->candidate_time.median_ms > 0 &&
       v->candidate_time.median_ms < 0.9 * v->roofline_ms)
     add("faster_than_roofline");

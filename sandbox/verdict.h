@@ -65,6 +65,12 @@ std::string summarize(const Verdict& v);
 // notes and flags.
 std::string render_text(const Verdict& v);
 
+// Most of the timed samples ran past comm.stream()'s end event: a kernel built around
+// hiding work (a few such samples are a late wake-up). The flag and the note use this.
+inline bool mostly_off_stream(const TimeStats& t) {
+  return t.off_stream * 2 > t.n;
+}
+
 // Sets the faster_than_roofline / excessive_speedup / work_off_stream flags from the
 // figures.
 void flag_suspicious(Verdict* v);

@@ -143,7 +143,7 @@ Outcome run_chained(Ctx& c) {
     }
     o = agree(o);
   }
-  return o == kFatal ? o : agree(o);
+  return o;  // agreed: after the chained calls, then after each comparison
 }
 
 // `trials` rounds of `calls` calls, each behind a barrier; stops at the first failing

@@ -87,7 +87,7 @@ bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
     int total = 0;
     for (int r = 0; r < c.world; ++r) {
       int64_t n = numel_of(t.shape_by_rank[r]);
-      if (n > (int64_t(1) << 30) || total > (1 << 30)) {
+      if (total + n > (int64_t(1) << 30)) {  // MPI counts and offsets are ints
         *err = fmt::format("input '{}' is too large to gather for the oracle", t.name);
         return false;
       }

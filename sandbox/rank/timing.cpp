@@ -102,8 +102,8 @@ Outcome run_timing(Ctx& c) {
         o = kFailed;
       }
       ++verified;
+      if ((o = agree(o)) != kOk) return o;
     }
-    if ((o = agree(o)) != kOk) return o;
   }
 
   TimeStats cand = reduce_samples(cand_ms, cand_off), base = reduce_samples(base_ms, base_off);
