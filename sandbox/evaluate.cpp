@@ -262,6 +262,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     v->candidate_time = rr.candidate;
     if (rr.baseline_timed) v->baseline_time = rr.baseline;
     v->off_stream_slack_ms = rr.off_stream_slack_ms;
+    v->timer_margin_ms = rr.timer_margin_ms;
     bool meaningful = job.backend == "cuda" && !v->emulated;
     if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
       v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
@@ -285,6 +286,12 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
                               "they were timed to the device being idle. Enqueue everything on "
                               "comm.stream()",
                               rr.candidate.off_stream, rr.candidate.n));
+    if (meaningful && mostly_unconfirmed(rr.candidate))
+      add_note(v, fmt::format("timing: for {} of {} timed samples the candidate's process "
+                              "reported a time that its rank's own round trip refutes (forged, "
+                              "or a process too busy to answer); they were timed by the round "
+                              "trip instead",
+                              rr.candidate.unconfirmed, rr.candidate.n));
     if (job.timing == "batched")
       add_note(v,
                fmt::format(

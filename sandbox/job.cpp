@@ -225,7 +225,8 @@ void to_json(json& j, const TimeStats& v) {
            {"p90_ms", v.p90_ms},
            {"min_ms", v.min_ms},
            {"max_ms", v.max_ms},
-           {"off_stream", v.off_stream}};
+           {"off_stream", v.off_stream},
+           {"unconfirmed", v.unconfirmed}};
 }
 void from_json(const json& j, TimeStats& v) {
   opt(j, "n", v.n);
@@ -235,6 +236,7 @@ void from_json(const json& j, TimeStats& v) {
   opt(j, "min_ms", v.min_ms);
   opt(j, "max_ms", v.max_ms);
   opt(j, "off_stream", v.off_stream);
+  opt(j, "unconfirmed", v.unconfirmed);
 }
 
 void to_json(json& j, const RankReport& v) {
@@ -270,6 +272,7 @@ void to_json(json& j, const RunReport& v) {
            {"baseline", v.baseline},
            {"timed_calls_verified", v.timed_calls_verified},
            {"off_stream_slack_ms", v.off_stream_slack_ms},
+           {"timer_margin_ms", v.timer_margin_ms},
            {"phase_s", v.phase_s},
            {"notes", v.notes}};
 }
@@ -285,6 +288,7 @@ void from_json(const json& j, RunReport& v) {
   opt(j, "baseline", v.baseline);
   opt(j, "timed_calls_verified", v.timed_calls_verified);
   opt(j, "off_stream_slack_ms", v.off_stream_slack_ms);
+  opt(j, "timer_margin_ms", v.timer_margin_ms);
   opt(j, "phase_s", v.phase_s);
   opt(j, "notes", v.notes);
 }

@@ -132,6 +132,9 @@ struct TimeStats {
   // Samples whose work ran past comm.stream()'s end event on some rank (another stream,
   // the copy engine, ...): timed to the device being idle instead.
   int off_stream = 0;
+  // Samples whose time the candidate's process claimed and its judge's round trip
+  // refuted (rank/runner_link.h): timed by the round trip instead.
+  int unconfirmed = 0;
 };
 
 struct RankReport {
@@ -160,6 +163,9 @@ struct RunReport {
   // The most work past comm.stream()'s end that the timer cannot tell from noise (the
   // largest over ranks; 0 on the host backend).
   double off_stream_slack_ms = 0;
+  // The most a candidate's process can take off its own time unrefuted: the round trip's
+  // calibrated spread (the largest over ranks; 0 when the candidate ran in the judge).
+  double timer_margin_ms = 0;
   // Rank 0's wall seconds per phase (mpi_init, bootstrap, load, setup, check, time), in
   // order: where an eval's seconds go once the ranks are running.
   std::vector<std::pair<std::string, double>> phase_s;

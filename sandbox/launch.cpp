@@ -2,6 +2,9 @@
 // the collection of what the ranks left behind.
 #include "launch.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -9,9 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <unistd.h>
 
 #include "confine.h"
 #include "process.h"
@@ -74,8 +74,10 @@ void kill_rank(int pid) {
 
 std::string describe(const RankStatus& s) {
   std::string w = s.phase;
-  if (!s.detail.empty()) w += " (" + s.detail + (s.in_candidate ? ", inside kf_run" : "") + ")";
-  else if (s.in_candidate) w += " (inside kf_run)";
+  if (!s.detail.empty())
+    w += " (" + s.detail + (s.in_candidate ? ", inside kf_run" : "") + ")";
+  else if (s.in_candidate)
+    w += " (inside kf_run)";
   return w;
 }
 
@@ -99,9 +101,9 @@ std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_mul
     size_t eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string name = kv.substr(0, eq);
-    bool pass = name == "PATH" || name == "LD_LIBRARY_PATH" || name == "LANG" ||
-                name == "LC_ALL" || name == "CUDA_VISIBLE_DEVICES" ||
-                name.rfind("OMPI_MCA_", 0) == 0 || name.rfind("NCCL_", 0) == 0;
+    bool pass = name == "PATH" || name == "LD_LIBRARY_PATH" || name == "LANG" || name == "LC_ALL" ||
+                name == "CUDA_VISIBLE_DEVICES" || name.rfind("OMPI_MCA_", 0) == 0 ||
+                name.rfind("NCCL_", 0) == 0;
     if (pass && !looks_secret(name)) env.push_back(kv);
   }
   if (std::none_of(env.begin(), env.end(), [](auto& e) { return e.rfind("PATH=", 0) == 0; }))
@@ -128,8 +130,8 @@ std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_mul
 }
 
 std::vector<std::string> mpirun_argv(const Job& job, const LaunchOptions& opt) {
-  std::vector<std::string> a = {opt.mpirun, "-np", std::to_string(job.world), "--oversubscribe",
-                                "--bind-to", "none"};
+  std::vector<std::string> a = {opt.mpirun,        "-np",       std::to_string(job.world),
+                                "--oversubscribe", "--bind-to", "none"};
   for (auto& [k, v] : opt.mca) {
     a.push_back("--mca");
     a.push_back(k);
@@ -207,16 +209,20 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
     std::string why;
     // All done, yet still running: something the candidate started keeps mpirun waiting.
     long long done_since = 0;
-    for (auto& s : all) done_since = s.present && s.phase == "done" && done_since >= 0 ? std::max(done_since, s.since_ms) : -1;
+    for (auto& s : all)
+      done_since =
+          s.present && s.phase == "done" && done_since >= 0 ? std::max(done_since, s.since_ms) : -1;
     if (done_since > 0 && nms - done_since > 1000 * kLingerS) {
       out->lingering = true;
-      *reason = fmt::format("every rank had finished {:.1f} s before, but a process the candidate started "
-                            "kept the job open; it was killed",
-                            (nms - done_since) / 1000.0);
+      *reason = fmt::format(
+          "every rank had finished {:.1f} s before, but a process the candidate started "
+          "kept the job open; it was killed",
+          (nms - done_since) / 1000.0);
       return true;
     }
     for (auto& s : all) {
-      if (s.present && s.limit_s > 0 && nms > s.since_ms + static_cast<long long>(1000 * s.limit_s)) {
+      if (s.present && s.limit_s > 0 &&
+          nms > s.since_ms + static_cast<long long>(1000 * s.limit_s)) {
         stuck.push_back(s);
         limit = std::max(limit, s.limit_s);
       } else if (!s.present && elapsed > lim.bootstrap_s) {
@@ -231,10 +237,9 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
     if (!stuck.empty()) {
       std::vector<std::string> parts;
       for (auto& s : stuck)
-        parts.push_back(fmt::format("rank {} stuck in {} for {:.1f} s (limit {} s)", s.rank,
-                                    describe(s), s.seconds, s.phase == "bootstrap" && !s.present
-                                                                ? lim.bootstrap_s
-                                                                : s.limit_s));
+        parts.push_back(fmt::format(
+            "rank {} stuck in {} for {:.1f} s (limit {} s)", s.rank, describe(s), s.seconds,
+            s.phase == "bootstrap" && !s.present ? lim.bootstrap_s : s.limit_s));
       for (size_t i = 0; i < parts.size(); ++i) why += (i ? "; " : "") + parts[i];
     } else if (lim.total_s > 0 && elapsed > lim.total_s) {
       for (auto& s : all)
@@ -247,7 +252,8 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
     out->stuck = stuck;
     out->limit_s = limit;
     for (auto& s : all)
-      if (!private_shm && s.present && s.pid > 0 && is_rank_process(s.pid, binary_name)) kill_rank(s.pid);
+      if (!private_shm && s.present && s.pid > 0 && is_rank_process(s.pid, binary_name))
+        kill_rank(s.pid);
     *reason = why;
     return true;
   };
@@ -255,7 +261,10 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
   // OpenMPI's shared-memory segments go where the job's cleanup finds them: a rank killed
   // by the watchdog cannot unlink its own, and /dev/shm would fill up over a sweep. In
   // bubblewrap's sandbox /dev/shm is the job's own and goes with it.
-  std::string shm_name = job.shm_prefix.empty() || private_shm ? "" : (job.shm_prefix[0] == '/' ? job.shm_prefix.substr(1) : job.shm_prefix);
+  std::string shm_name =
+      job.shm_prefix.empty() || private_shm
+          ? ""
+          : (job.shm_prefix[0] == '/' ? job.shm_prefix.substr(1) : job.shm_prefix);
   LaunchOptions o = opt;
   if (private_shm) {
     o.mca.push_back({"btl_vader_backing_directory", "/dev/shm"});
@@ -275,7 +284,10 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
   spec.output_cap = opt.output_cap;
   spec.poll = watchdog;
   Confinement jail;
-  jail.read_only = {opt.rank_binary, job.candidate_lib};
+  // kforge-rank starts kforge-runner from its own folder (rank/runner_link.cpp).
+  std::string runner_binary =
+      opt.rank_binary.substr(0, opt.rank_binary.rfind('/') + 1) + "kforge-runner";
+  jail.read_only = {opt.rank_binary, runner_binary, job.candidate_lib};
   if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
   jail.writable = {job.dir};
   jail.gpu = job.backend == "cuda";
@@ -288,14 +300,16 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
   // A rank killed inside a kernel exits only once the driver has torn its GPU context
   // down, which can take seconds; the next job should not start beside it.
   if (!wait_gone(pr.killed_pids, 15.0))
-    out->notes.push_back("a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
+    out->notes.push_back(
+        "a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
   ConfinedRun cr = confined.finish();
   out->oom_killed = cr.oom_killed;
   out->memory_bytes = opt.memory_bytes;
   out->isolation = cr.how;
   if (cr.leftovers_killed > 0)
-    out->notes.push_back(fmt::format("{} process(es) of the job were still running after it and were killed",
-                                     cr.leftovers_killed));
+    out->notes.push_back(
+        fmt::format("{} process(es) of the job were still running after it and were killed",
+                    cr.leftovers_killed));
 
   out->exit_code = pr.exit_code;
   out->signal = pr.signal;
@@ -350,10 +364,12 @@ bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::stri
   for (int p : pids)
     if (is_rank_process(p, binary_name)) {
       kill_rank(p);
-      out->notes.push_back(fmt::format("rank pid {} was still alive after the job and was killed", p));
+      out->notes.push_back(
+          fmt::format("rank pid {} was still alive after the job and was killed", p));
     }
   if (!wait_gone(pids, 15.0))
-    out->notes.push_back("a rank was still exiting 15 s after the job ended (its GPU context being torn down)");
+    out->notes.push_back(
+        "a rank was still exiting 15 s after the job ended (its GPU context being torn down)");
 
   // POSIX shared memory of the host backend: a killed rank cannot unlink its segments.
   // (and OpenMPI's segments, in their directory beside them).

@@ -255,6 +255,7 @@ void flag_suspicious(Verdict* v) {
   if (v->status != "correct" || !v->timed || !times_meaningful(*v)) return;
   // The time counts the hidden work, but the kernel is built around hiding it.
   if (mostly_off_stream(v->candidate_time)) add("work_off_stream");
+  if (mostly_unconfirmed(v->candidate_time)) add("time_unconfirmed");
   if (v->roofline_ms > 0 && v->candidate_time.median_ms > 0 &&
       v->candidate_time.median_ms < 0.9 * v->roofline_ms)
     add("faster_than_roofline");
@@ -372,6 +373,7 @@ json verdict_json(const Verdict& v) {
               {"busbw_gbps", v.busbw_gbps},
               {"baseline_busbw_gbps", v.baseline_busbw_gbps},
               {"off_stream_slack_ms", v.off_stream_slack_ms},
+              {"timer_margin_ms", v.timer_margin_ms},
               {"notes", v.notes},
               {"flags", v.flags},
               {"seconds", secs}};

@@ -51,6 +51,8 @@ struct Verdict {
   double roofline_ms = 0, pct_roofline = 0, busbw_gbps = 0, baseline_busbw_gbps = 0;
   // The most work past comm.stream()'s end event the timer cannot tell from noise.
   double off_stream_slack_ms = 0;
+  // The most the candidate's process could take off its own time unrefuted.
+  double timer_margin_ms = 0;
   std::vector<std::string> notes, flags;
   // Where the time went: static, compile, launch+check small, launch+check+time full, total.
   std::vector<std::pair<std::string, double>> seconds;
@@ -71,8 +73,14 @@ inline bool mostly_off_stream(const TimeStats& t) {
   return t.off_stream * 2 > t.n;
 }
 
-// Sets the faster_than_roofline / excessive_speedup / work_off_stream flags from the
-// figures.
+// Most of the timed samples' times, as the candidate's process reported them, did not
+// fit its judge's round trip: forged, or a process too busy to answer in time.
+inline bool mostly_unconfirmed(const TimeStats& t) {
+  return t.unconfirmed * 2 > t.n;
+}
+
+// Sets the faster_than_roofline / excessive_speedup / work_off_stream / time_unconfirmed flags from
+// the figures.
 void flag_suspicious(Verdict* v);
 
 // "rank 1, tensor y, 4099 of 4099 elements wrong; first bad: y[0] = 1.25 (want 0.5), ...".

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "inputs.h"
 
@@ -21,6 +22,9 @@ struct Timed {
   // Work was still running on the device after comm.stream()'s end event (enqueued on
   // another stream or by another route): ms then runs to the device being idle.
   bool off_stream = false;
+  // The candidate's process claimed a time its judge's round trip refutes: ms is the
+  // judge's estimate instead (rank/runner_link.h).
+  bool unconfirmed = false;
 };
 
 struct BackendConfig {
@@ -65,6 +69,10 @@ class Backend {
   // The most work past the end event that the timer cannot tell from noise (0 on the
   // host, where there are no streams); known after the first timer_start.
   virtual double off_stream_slack_ms() const = 0;
+  // What the runner needs to map every rank's heap: cuda, every rank's IPC handle (hex);
+  // host, a descriptor of every rank's shared-memory object (owned by the backend).
+  virtual bool export_heaps(std::vector<std::string>* handles, std::vector<int>* fds,
+                            std::string* err) = 0;
   // Releases peers' mappings and the heap (collective); not called after a fatal error.
   virtual void shutdown() = 0;
 };

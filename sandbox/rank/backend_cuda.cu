@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "stream_timer.h"
 
 namespace sandbox::rank {
 
@@ -48,16 +49,6 @@ __global__ void generate_kernel(void* dst, int64_t numel, kf::DType t, uint64_t 
     inputs::store(dst, i, t, inputs::element_bits(seed, rank, tensor_index, i, init, t));
 }
 
-// Busy for `ns` nanoseconds of the device's clock: a stand-in for a short call while the
-// timer calibrates.
-__global__ void busy_kernel(uint64_t ns) {
-  uint64_t start = 0, now = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
-
 class CudaBackend : public Backend {
  public:
   bool init(const BackendConfig& cfg, std::string* err) override {
@@ -77,6 +68,8 @@ class CudaBackend : public Backend {
       return false;
     }
     if (!ok) return false;
+    handles_.clear();
+    for (int r = 0; r < cfg.world; ++r) handles_.push_back(all[r].h);
     for (int r = 0; r < cfg.world; ++r)
       if (!all[r].ok) {
         *err = "rank " + std::to_string(r) + " could not create its GPU heap";
@@ -133,7 +126,7 @@ class CudaBackend : public Backend {
   std::string device_name() const override { return name_; }
   int device_count() const override { return ndev_; }
   bool baseline_can_run() const override { return !emulated_ || cfg_.world == 1; }
-  double off_stream_slack_ms() const override { return drain_limit_ms_ > 0 ? drain_limit_ms_ : 0; }
+  double off_stream_slack_ms() const override { return timer_.slack_ms(); }
 
   bool generate(void* dst, int64_t numel, kf::DType t, uint64_t seed, int rank, int tensor_index,
                 const inputs::Init& init, std::string* err) override {
@@ -161,32 +154,6 @@ class CudaBackend : public Backend {
     KF_CUDA("cudaMemcpy (device to host)", cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
     return true;
   }
-  // synchronize(), and the host milliseconds it took.
-  bool timed_synchronize(double* ms, std::string* err) {
-    auto t0 = std::chrono::steady_clock::now();
-    bool ok = synchronize(err);
-    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    return ok;
-  }
-  // The off-stream test, calibrated 32 times on a call that leaves nothing behind (a
-  // short kernel, its end event, then the synchronize): twice the 90th percentile of the
-  // synchronize's host time, plus 5 us, is the longest drain of an honest call. A longer
-  // one means work ran past the end event; less than that can go unseen.
-  bool calibrate(std::string* err) {
-    std::vector<double> drains;
-    for (int i = 0; i < 32; ++i) {
-      busy_kernel<<<1, 32, 0, stream_>>>(20000);
-      KF_CUDA("busy_kernel launch", cudaGetLastError());
-      KF_CUDA("cudaEventRecord (calibration)", cudaEventRecord(ev_end_, stream_));
-      KF_CUDA("cudaEventSynchronize", cudaEventSynchronize(ev_end_));
-      double ms = 0;
-      if (!timed_synchronize(&ms, err)) return false;
-      drains.push_back(ms);
-    }
-    std::sort(drains.begin(), drains.end());
-    drain_limit_ms_ = 2 * drains[drains.size() * 9 / 10] + 0.005;
-    return true;
-  }
   bool synchronize(std::string* err) override {
     // A launch error of the candidate's (bad configuration) is not sticky: ask for it
     // first, then wait for everything it enqueued on any stream.
@@ -194,31 +161,17 @@ class CudaBackend : public Backend {
     KF_CUDA("cudaDeviceSynchronize", cudaDeviceSynchronize());
     return true;
   }
-  bool timer_start(std::string* err) override {
-    if (drain_limit_ms_ < 0 && !calibrate(err)) return false;
-    KF_CUDA("cudaEventRecord (start)", cudaEventRecord(ev_start_, stream_));
-    return true;
-  }
-  bool timer_stop(Timed* t, std::string* err) override {
-    KF_CUDA("cudaEventRecord (end)", cudaEventRecord(ev_end_, stream_));
-    KF_CUDA("cudaEventSynchronize", cudaEventSynchronize(ev_end_));
-    double drain_ms = 0;
-    if (!timed_synchronize(&drain_ms, err)) return false;
-    float f = 0;
-    KF_CUDA("cudaEventElapsedTime", cudaEventElapsedTime(&f, ev_start_, ev_end_));
-    t->ms = f;
-    // comm.stream() was done at the end event. If the device then took longer to go
-    // idle than it does with nothing left, the call hid work elsewhere (another stream,
-    // a graph, the copy engine), and its time runs to an event recorded once the host
-    // saw the device idle: an upper bound of the work, late by the host's round trip
-    // (a few microseconds), which an off-stream call pays and an honest one does not.
-    t->off_stream = drain_ms > drain_limit_ms_;
-    if (t->off_stream) {
-      KF_CUDA("cudaEventRecord (idle)", cudaEventRecord(ev_idle_, stream_));
-      KF_CUDA("cudaEventSynchronize", cudaEventSynchronize(ev_idle_));
-      float g = 0;
-      KF_CUDA("cudaEventElapsedTime", cudaEventElapsedTime(&g, ev_start_, ev_idle_));
-      t->ms = std::max(f, g);
+  bool timer_start(std::string* err) override { return timer_.start(err); }
+  bool timer_stop(Timed* t, std::string* err) override { return timer_.stop(t, err); }
+  bool export_heaps(std::vector<std::string>* handles, std::vector<int>* fds,
+                    std::string*) override {
+    fds->clear();
+    handles->clear();
+    for (const cudaIpcMemHandle_t& h : handles_) {
+      static const char* hex = "0123456789abcdef";
+      std::string s;
+      for (unsigned char b : h.reserved) s += std::string{hex[b >> 4], hex[b & 15]};
+      handles->push_back(s);
     }
     return true;
   }
@@ -231,9 +184,7 @@ class CudaBackend : public Backend {
     MPI_Barrier(MPI_COMM_WORLD);  // every peer has closed its mapping of our heap
     if (heap_) cudaFree(heap_);
     if (l2_) cudaFree(l2_);
-    if (ev_start_) cudaEventDestroy(ev_start_);
-    if (ev_end_) cudaEventDestroy(ev_end_);
-    if (ev_idle_) cudaEventDestroy(ev_idle_);
+    timer_.destroy();
     if (stream_) cudaStreamDestroy(stream_);
     heap_ = nullptr;
     l2_ = nullptr;
@@ -258,9 +209,7 @@ class CudaBackend : public Backend {
     cudaStream_t s = nullptr;
     KF_CUDA("cudaStreamCreate", cudaStreamCreate(&s));
     stream_ = s;
-    KF_CUDA("cudaEventCreate", cudaEventCreate(&ev_start_));
-    KF_CUDA("cudaEventCreate", cudaEventCreate(&ev_end_));
-    KF_CUDA("cudaEventCreate", cudaEventCreate(&ev_idle_));
+    if (!timer_.init(stream_, err)) return false;
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, cfg_.heap_bytes);
     if (e != cudaSuccess) {
@@ -284,7 +233,7 @@ class CudaBackend : public Backend {
   bool emulated_ = false;
   std::string name_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t ev_start_ = nullptr, ev_end_ = nullptr, ev_idle_ = nullptr;
+  StreamTimer timer_;
   char* heap_ = nullptr;
   cudaIpcMemHandle_t handle_{};
   std::vector<char*> bases_;
@@ -293,7 +242,7 @@ class CudaBackend : public Backend {
   size_t l2_bytes_ = 0;
   unsigned flushes_ = 0;
   void* nccl_ = nullptr;
-  double drain_limit_ms_ = -1;  // set by calibrate() before the first timed call
+  std::vector<cudaIpcMemHandle_t> handles_;  // every rank's heap, for the runner
 };
 
 }  // namespace

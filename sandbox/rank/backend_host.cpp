@@ -50,8 +50,9 @@ class HostBackend : public Backend {
             "): " + std::strerror(errno) + " (is /dev/shm large enough?)";
     }
     bases_.assign(cfg.world, nullptr);
+    fds_.assign(cfg.world, -1);
     if (ok) ok = map(fd, cfg.rank, mine, &why);
-    if (fd >= 0) close(fd);
+    if (fd >= 0) fds_[cfg.rank] = fd;
     // Everyone's object exists before anyone opens a peer's.
     if (!agree(ok, why, err)) return cleanup_fail(mine);
     for (int r = 0; r < cfg.world && ok; ++r) {
@@ -64,7 +65,7 @@ class HostBackend : public Backend {
         break;
       }
       ok = map(pfd, r, name, &why);
-      close(pfd);
+      fds_[r] = pfd;
     }
     // Every rank has mapped every object: the names can go, so nothing is left in
     // /dev/shm even if the job is killed from here on.
@@ -110,8 +111,15 @@ class HostBackend : public Backend {
     t->off_stream = false;
     return true;
   }
+  bool export_heaps(std::vector<std::string>* handles, std::vector<int>* fds,
+                    std::string*) override {
+    handles->clear();
+    *fds = fds_;
+    return true;
+  }
   void shutdown() override {
     MPI_Barrier(MPI_COMM_WORLD);  // no peer touches our memory any more
+    close_fds();
     for (char* b : bases_)
       if (b) munmap(b, cfg_.heap_bytes);
     bases_.clear();
@@ -137,11 +145,17 @@ class HostBackend : public Backend {
   }
   bool cleanup_fail(const std::string& mine) {
     shm_unlink(mine.c_str());
+    close_fds();
     return false;
+  }
+  void close_fds() {
+    for (int& fd : fds_)
+      if (fd >= 0) close(fd), fd = -1;
   }
 
   BackendConfig cfg_;
   std::vector<char*> bases_;
+  std::vector<int> fds_;  // every rank's object, kept open for the runner
   std::chrono::steady_clock::time_point t0_;
 };
 

@@ -3,16 +3,80 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "status.h"
 
 namespace sandbox::rank {
 
+namespace {
+
+// The failure of a call that returned nonzero.
+Outcome returned_nonzero(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+                         int rc) {
+  add_failure(c, setup ? "setup_error" : "crash", lib.who, phase,
+              fmt::format("{} returned {} ({}); it must return 0 on success",
+                          setup ? "kf_setup" : "kf_run", rc, detail));
+  return kFailed;
+}
+
+// The candidate, in its runner: one request, and what the judge makes of the reply.
+Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+                      Timed* timed, int calls) {
+  const char* name = setup ? "kf_setup" : "kf_run";
+  runner::Request q{};
+  q.op = setup ? runner::Op::kSetup : runner::Op::kRun;
+  q.calls = calls;
+  q.timed = timed ? 1 : 0;
+  q.bump_used = c.bump.used;
+  RunnerCall rc = call_runner(c, q);
+  if (!rc.replied && rc.signal > 0) {
+    // The crash file, as when the candidate ran in this process: "signal 11 (SIGSEGV) in
+    // check trial 0 call 2".
+    const char* abbrev = sigabbrev_np(rc.signal);
+    write_crash_file(fmt::format("signal {} (SIG{}) in {}{}", rc.signal, abbrev ? abbrev : "?",
+                                 status_where(), rc.note.empty() ? "" : ": " + rc.note));
+    c.crashed = true;
+    return kFatal;
+  }
+  if (!rc.replied) {
+    add_failure(
+        c, "crash", lib.who, phase,
+        fmt::format("the candidate's process ended during {} ({}): {}", name, detail, rc.death));
+    return kFatal;
+  }
+  const runner::Reply& r = rc.reply;
+  if (setup) {
+    c.bump.used = r.bump_used;
+    c.bump.exhausted = r.exhausted != 0;
+    c.bump.asked = r.asked;
+  }
+  if (!r.device_ok) {
+    add_failure(c, "crash", lib.who, phase,
+                fmt::format("CUDA error after {} ({}): {}", name, detail, r.text));
+    return kFatal;
+  }
+  if (timed) {
+    *timed = judge_time(c.runner, rc);
+    timed->ms /= calls;
+  }
+  return r.rc != 0 ? returned_nonzero(c, lib, setup, phase, detail, r.rc) : kOk;
+}
+
+}  // namespace
+
 Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
                double limit_s, bool restart, Timed* timed, int calls) {
+  if (setup || calls < 1) calls = 1;
+  if (lib.remote) {
+    status_set(phase, detail, true, limit_s, restart);
+    Outcome o = invoke_remote(c, lib, setup, phase, detail, timed, calls);
+    status_set(phase, detail, false, limit_s, false);
+    return o;
+  }
   EntryFn fn = setup ? lib.setup : lib.run;
   if (!fn) return kOk;
   const char* name = setup ? "kf_setup" : "kf_run";
-  if (setup || calls < 1) calls = 1;
   // Fresh copies before every call: a call that scribbles on its Tensor or Comm structs
   // cannot break the next one.
   auto fresh = [&] {
@@ -40,12 +104,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
                 fmt::format("CUDA error after {} ({}): {}", name, detail, err));
     return kFatal;
   }
-  if (rc != 0) {
-    add_failure(c, setup ? "setup_error" : "crash", lib.who, phase,
-                fmt::format("{} returned {} ({}); it must return 0 on success", name, rc, detail));
-    return kFailed;
-  }
-  return kOk;
+  return rc != 0 ? returned_nonzero(c, lib, setup, phase, detail, rc) : kOk;
 }
 
 }  // namespace sandbox::rank

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "backend.h"
+#include "bump.h"
 #include "job.h"
 #include "layout.h"
 #include "lib.h"
 #include "oracle.h"
+#include "runner_link.h"
 
 namespace sandbox::rank {
 
@@ -22,17 +24,6 @@ enum Outcome : int {
   kFailed = 1,    // a failure of the candidate or baseline, recorded in report.failures
   kInternal = 2,  // the sandbox itself failed (bad job, oracle error): exit code 2
   kFatal = 3,     // the GPU context is unusable: write the report, MPI_Abort
-};
-
-// comm.alloc's bump allocator over the workspace (zeroed once, never reused, so every
-// buffer handed out is zero; ranks making the same calls get the same offsets).
-struct Bump {
-  char* base = nullptr;
-  size_t cap = 0;
-  size_t used = 0;
-  bool exhausted = false;
-  size_t asked = 0;       // the request that did not fit
-  Backend* be = nullptr;  // comm.barrier synchronizes it first
 };
 
 // Expected or read-back outputs, by tensor name, decoded to doubles.
@@ -60,11 +51,13 @@ struct Ctx {
   kf::Tensors tensors{};
   kf::Comm comm_cand{}, comm_base{};  // pristine Comms: the candidate's has nccl_ null
   kf::Comm comm_call{};               // the copy a call receives
-  Bump bump;
+  Bump bump;                          // owner: the Backend (comm.barrier synchronizes it first)
+  RunnerLink runner;                  // the candidate's process (rank/runner_link.h)
 
   RankReport report;
   RunReport run;  // rank 0 only
   Outcome outcome = kOk;
+  bool crashed = false;  // the runner died by a signal: the crash file tells it
 
   const JobTensor& jt(size_t i) const { return job.tensors[i]; }
   const std::vector<int64_t>& shape(size_t i, int r) const {

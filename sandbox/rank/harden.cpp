@@ -155,7 +155,7 @@ void harden(const Job& job, std::vector<std::string>* notes) {
   }
   // Last: Landlock's set-up needs calls the filter does not forbid, but nothing after
   // this line should need what it does.
-  if (apply_seccomp(&why))
+  if (apply_seccomp(false, &why))
     notes->push_back("isolation: seccomp (no exec, fork, raw sockets, or signals to others)");
   else
     notes->push_back("isolation: seccomp unavailable (" + why + ")");

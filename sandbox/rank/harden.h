@@ -23,8 +23,9 @@ namespace sandbox::rank {
 // Appends one "isolation: ..." note (and notes on anything that failed) to *notes.
 void harden(const Job& job, std::vector<std::string>* notes);
 
-// The seccomp filter alone: true when loaded; otherwise *why says why not.
-bool apply_seccomp(std::string* why);
+// The seccomp filter alone: true when loaded; otherwise *why says why not. With
+// `no_sockets` (the runner), no socket of any family can be created either.
+bool apply_seccomp(bool no_sockets, std::string* why);
 
 // Landlock alone: true when the ruleset is in force; otherwise *why says why not.
 bool apply_landlock(const std::vector<std::string>& writable, std::string* why);

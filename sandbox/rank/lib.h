@@ -15,6 +15,9 @@ struct Lib {
   void* handle = nullptr;
   EntryFn setup = nullptr;  // optional
   EntryFn run = nullptr;    // required
+  // Loaded in the runner, not here (the candidate: rank/runner_link.h): handle, setup
+  // and run stay null.
+  bool remote = false;
 };
 
 // dlopen(RTLD_NOW | RTLD_LOCAL) and look up kf_run (required) and kf_setup (optional);

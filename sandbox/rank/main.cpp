@@ -23,6 +23,7 @@
 #include "context.h"
 #include "data.h"
 #include "harden.h"
+#include "runner_link.h"
 #include "setup.h"
 #include "status.h"
 #include "timing.h"
@@ -126,9 +127,22 @@ Outcome load(Ctx& c) {
   status_set("load", "", false, job.limits.load_s);
   Outcome o = kOk;
   std::string err;
-  if (!load_lib("candidate", job.candidate_lib, &c.cand, &err)) {
-    add_failure(c, "load_error", "candidate", "load", err);
-    o = kFailed;
+  if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
+    if (!load_lib("candidate", job.candidate_lib, &c.cand, &err)) {
+      add_failure(c, "load_error", "candidate", "load", err);
+      o = kFailed;
+    }
+  } else {
+    c.cand.who = "candidate";
+    c.cand.path = job.candidate_lib;
+    c.cand.remote = true;
+    std::string load_err;
+    if (!start_runner(c, &load_err, &err)) {
+      o = internal(c, err);
+    } else if (!c.runner.loaded) {
+      add_failure(c, "load_error", "candidate", "load", load_err);
+      o = kFailed;
+    }
   }
   if (!job.baseline_lib.empty()) {
     if (!load_lib("baseline", job.baseline_lib, &c.base, &err)) {
@@ -214,7 +228,9 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
     return 2;
   }
-  Outcome o = agree(bootstrap(c));
+  // The candidate's process first: its CUDA context starts while this one's does.
+  Outcome o = c.job.candidate_is_baseline || spawn_runner(c, &err) ? kOk : internal(c, err);
+  if ((o = agree(o)) == kOk) o = agree(bootstrap(c));
   mark(c, "bootstrap");
   if (o == kOk) {
     harden(c.job, &c.report.notes);
@@ -235,13 +251,17 @@ int run(int argc, char** argv) {
     mark(c, "time");
   }
   if (o == kFatal) {
-    write_reports(c, false);
+    // A runner's death by a signal is told by the crash file alone (no report), as a
+    // rank's own would be.
+    if (!c.crashed) write_reports(c, false);
     std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank,
-                 c.report.failures.back().message.c_str());
+                 c.crashed ? "the candidate's process died by a signal"
+                           : c.report.failures.back().message.c_str());
     MPI_Abort(MPI_COMM_WORLD, 3);
     return 3;
   }
   write_reports(c, c.be != nullptr);
+  stop_runner(c);  // before the heaps go: it has them mapped
   if (c.heap_ready) c.be->shutdown();
   status_set("done", "", false, 0);
   return o == kOk ? 0 : o == kFailed ? 1 : 2;

@@ -14,7 +14,7 @@
 
 namespace sandbox::rank {
 
-bool apply_seccomp(std::string* why) {
+bool apply_seccomp(bool no_sockets, std::string* why) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) {
     *why = "seccomp_init failed";
@@ -38,7 +38,12 @@ bool apply_seccomp(std::string* why) {
   // stop it in ncclCommDestroy (denied, the destroy waited forever on an H200), and one per
   // peer when a send/recv first connects it. The sandbox's network namespace is what keeps
   // them off the machine's network (confine.h).
-  rule(deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(AF_PACKET)));
+  // The runner (no NCCL, no MPI) gets no new socket of any family: it talks to its judge
+  // over the one it inherited.
+  if (no_sockets)
+    for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) rule(deny, nr);
+  else
+    rule(deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(AF_PACKET)));
   // Signals to itself only; no reading or writing other processes.
   const scmp_datum_t self = static_cast<scmp_datum_t>(getpid());
   for (int nr :

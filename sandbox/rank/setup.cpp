@@ -12,15 +12,7 @@ namespace sandbox::rank {
 namespace {
 
 void* bump_alloc(void* ctx, size_t bytes) {
-  Bump* b = static_cast<Bump*>(ctx);
-  size_t off = align_up(b->used, kHeapAlign);
-  if (b->exhausted || off > b->cap || bytes > b->cap - off) {
-    if (!b->exhausted) b->asked = bytes;
-    b->exhausted = true;
-    return nullptr;
-  }
-  b->used = off + bytes;
-  return b->base + off;
+  return bump_take(static_cast<Bump*>(ctx), bytes);
 }
 
 void mpi_barrier(void* ctx) {
@@ -28,7 +20,8 @@ void mpi_barrier(void* ctx) {
   // rank once the barrier returns.
   Bump* b = static_cast<Bump*>(ctx);
   std::string err;
-  b->be->synchronize(&err);  // an error here resurfaces at the synchronize after kf_setup
+  static_cast<Backend*>(b->owner)->synchronize(
+      &err);  // an error here resurfaces at the synchronize after kf_setup
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -132,7 +125,7 @@ void build_views(Ctx& c) {
 
   c.bump.base = c.be->base(c.rank) + c.layout.workspace_offset;
   c.bump.cap = c.layout.workspace_bytes;
-  c.bump.be = c.be.get();
+  c.bump.owner = c.be.get();
   kf::Comm m{};
   m.rank = c.rank;
   m.world = c.world;

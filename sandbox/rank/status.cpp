@@ -133,6 +133,17 @@ const char* status_phase() {
   return g_phase.c_str();
 }
 
+std::string status_where() {
+  return g_where[g_where_cur];
+}
+
+void write_crash_file(const std::string& line) {
+  int fd = open(g_crash_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  put(fd, (line + "\n").c_str());
+  close(fd);
+}
+
 void install_crash_handlers() {
   static char altstack[1 << 16];
   stack_t ss{};

@@ -27,6 +27,13 @@ void status_set(const char* phase, const std::string& detail, bool in_candidate,
 // The phase of the last status_set.
 const char* status_phase();
 
+// The phase and detail of the last status_set ("check trial 0 call 2").
+std::string status_where();
+
+// Writes the crash file's line for a death this process saw but did not die of: the
+// candidate's process (the runner) killed by a signal.
+void write_crash_file(const std::string& line);
+
 // Installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT (on an alternate
 // stack, so a stack overflow is reported too) that write the crash file and re-raise
 // the signal with its default action.

@@ -29,17 +29,46 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
   return invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, timed, calls);
 }
 
+// One library's samples on this rank.
+struct Samples {
+  std::vector<double> ms;
+  std::vector<int> off, unconfirmed;
+  explicit Samples(int n) : ms(n, 0.0), off(n, 0), unconfirmed(n, 0) {}
+  void set(int i, const Timed& t) {
+    ms[i] = t.ms;
+    off[i] = t.off_stream;
+    unconfirmed[i] = t.unconfirmed;
+  }
+};
+
 // Rank 0's statistics of one library's samples: each sample's time is the slowest
-// rank's, and it ran off the stream if it did on any rank.
-TimeStats reduce_samples(const std::vector<double>& ms, const std::vector<int>& off) {
-  const int n = static_cast<int>(ms.size());
+// rank's, and it ran off the stream (or was unconfirmed) if it was on any rank.
+TimeStats reduce_samples(const Samples& mine) {
+  const int n = static_cast<int>(mine.ms.size());
   std::vector<double> ms_max(n, 0.0);
-  std::vector<int> off_any(n, 0);
-  MPI_Reduce(ms.data(), ms_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(off.data(), off_any.data(), n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+  std::vector<int> off_any(n, 0), unconf_any(n, 0);
+  MPI_Reduce(mine.ms.data(), ms_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(mine.off.data(), off_any.data(), n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(mine.unconfirmed.data(), unconf_any.data(), n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
   TimeStats s = time_stats(ms_max);
   s.off_stream = static_cast<int>(std::count(off_any.begin(), off_any.end(), 1));
+  s.unconfirmed = static_cast<int>(std::count(unconf_any.begin(), unconf_any.end(), 1));
   return s;
+}
+
+// Which timed samples are verified: one in each block of `every`, at a place drawn from
+// the input secret (agreed by all ranks: rank 0's draw), so that a candidate cannot
+// tell a verified sample from another; and the last.
+std::vector<bool> verified_samples(const Ctx& c, int iters, int every) {
+  uint64_t draw = inputs::call_seed(c.secret, 6, 0, 0);
+  MPI_Bcast(&draw, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  std::vector<bool> v(iters, false);
+  for (int b = 0; b * every < iters; ++b) {
+    int len = std::min(every, iters - b * every);
+    v[b * every + static_cast<int>(inputs::call_seed(draw, 6, 1, b) % len)] = true;
+  }
+  if (iters > 0) v[iters - 1] = true;
+  return v;
 }
 }  // namespace
 
@@ -58,8 +87,8 @@ Outcome run_timing(Ctx& c) {
   const int warmup = batched ? (job.warmup > 0 ? 1 : 0) : job.warmup;
   const int warm_calls = batched ? job.warmup : 1;
   const int every = batched ? 1 : job.verify_every > 0 ? job.verify_every : iters;
-  std::vector<double> cand_ms(iters, 0.0), base_ms(iters, 0.0);
-  std::vector<int> cand_off(iters, 0), base_off(iters, 0);
+  Samples cand_s(iters), base_s(iters);
+  const std::vector<bool> verify_at = verified_samples(c, iters, every);
   int verified = 0;
   for (int it = -warmup; it < iters; ++it) {
     // Fresh inputs for every sample, warm-ups included: a kernel that remembers outputs
@@ -67,7 +96,7 @@ Outcome run_timing(Ctx& c) {
     // set: batched timing runs them back to back with nothing between.) The expected
     // outputs of a verified sample are worked out after its call, outside the window.
     const uint64_t seed = inputs::call_seed(c.secret, 1, 0, it + warmup);
-    bool verify = it >= 0 && ((it + 1) % every == 0 || it == iters - 1);
+    bool verify = it >= 0 && verify_at[it];
     std::string tag = it < 0    ? fmt::format("warmup {}", it + warmup)
                       : batched ? fmt::format("batch {} of {} calls", it, per)
                                 : fmt::format("iter {}", it);
@@ -77,12 +106,12 @@ Outcome run_timing(Ctx& c) {
     if (c.base_runs) {
       o = timed_call(c, c.base, seed, calls, "baseline " + tag, &t);
       if (o == kFatal) return o;
-      if (it >= 0) base_ms[it] = t.ms, base_off[it] = t.off_stream;
+      if (it >= 0) base_s.set(it, t);
     }
     if (o == kOk) {
       o = timed_call(c, c.cand, seed, calls, "candidate " + tag, &t);
       if (o == kFatal) return o;
-      if (it >= 0) cand_ms[it] = t.ms, cand_off[it] = t.off_stream;
+      if (it >= 0) cand_s.set(it, t);
     }
     if ((o = agree(o)) != kOk) return o;
     if (verify) {
@@ -106,16 +135,20 @@ Outcome run_timing(Ctx& c) {
     }
   }
 
-  TimeStats cand = reduce_samples(cand_ms, cand_off), base = reduce_samples(base_ms, base_off);
-  double slack = c.be->off_stream_slack_ms(), slack_max = 0;
-  MPI_Reduce(&slack, &slack_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);
+  // The candidate's timer is its runner's (the same StreamTimer as the judge's).
+  double slack[2] = {std::max(c.be->off_stream_slack_ms(), c.runner.slack_ms),
+                     c.runner.calibrated ? c.runner.o_hi_ms - c.runner.o_med_ms : 0};
+  double slack_max[2] = {0, 0};
+  MPI_Reduce(slack, slack_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (c.rank == 0) {
     c.run.timed = iters > 0;
     c.run.candidate = cand;
     c.run.baseline_timed = c.base_runs && iters > 0;
     if (c.run.baseline_timed) c.run.baseline = base;
     c.run.timed_calls_verified = verified;
-    c.run.off_stream_slack_ms = slack_max;
+    c.run.off_stream_slack_ms = slack_max[0];
+    c.run.timer_margin_ms = slack_max[1];
   }
   return kOk;
 }

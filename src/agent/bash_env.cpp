@@ -1,15 +1,15 @@
 // agent/bash_env.cpp: see bash_env.h.
 #include "agent/bash_env.h"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "sandbox/confine.h"
 #include "sandbox/launch.h"
@@ -45,7 +45,9 @@ std::string self_exe() {
   return ec ? "" : p.string();
 }
 
-bool executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+bool executable(const std::string& p) {
+  return !p.empty() && access(p.c_str(), X_OK) == 0;
+}
 
 // Single quotes for sh: ' becomes '\''.
 std::string sh_quote(const std::string& s) {
@@ -75,9 +77,14 @@ std::string wrapper_script(const std::string& real, const std::string& dot) {
          "  *) echo \"kforge $1: not available in the agent's workspace (eval and baseline "
          "are)\" >&2; exit 2 ;;\n"
          "esac\n"
-         "KFORGE_RUNS=" + sh_quote(dot + "/runs") + "; export KFORGE_RUNS\n"
-         "KFORGE_CACHE=" + sh_quote(dot + "/cache") + "; export KFORGE_CACHE\n"
-         "exec " + sh_quote(real) + " \"$@\"\n";
+         "KFORGE_RUNS=" +
+         sh_quote(dot + "/runs") +
+         "; export KFORGE_RUNS\n"
+         "KFORGE_CACHE=" +
+         sh_quote(dot + "/cache") +
+         "; export KFORGE_CACHE\n"
+         "exec " +
+         sh_quote(real) + " \"$@\"\n";
 }
 
 bool write_file(const std::string& path, const std::string& text, std::string* err) {
@@ -98,10 +105,13 @@ sandbox::Confinement agent_jail(const std::string& workspace, const std::string&
   sandbox::Confinement c;
   c.writable = {workspace};
   suite::Paths paths = suite::default_paths();
-  std::string bin_dir = fs::path(kforge_bin.empty() ? self_exe() : kforge_bin).parent_path().string();
-  for (const char* exe : {"kforge", "kforge-rank", "kforge-confine"}) c.read_only.push_back(bin_dir + "/" + exe);
+  std::string bin_dir =
+      fs::path(kforge_bin.empty() ? self_exe() : kforge_bin).parent_path().string();
+  for (const char* exe : {"kforge", "kforge-rank", "kforge-runner", "kforge-confine"})
+    c.read_only.push_back(bin_dir + "/" + exe);
   if (!kforge_bin.empty()) c.read_only.push_back(kforge_bin);
   c.read_only.push_back(paths.rank_binary);
+  c.read_only.push_back(fs::path(paths.rank_binary).parent_path().string() + "/kforge-runner");
   c.read_only.push_back(fs::path(paths.include_dir).parent_path().string());  // primitives/
   std::error_code ec;
   for (auto& e : fs::directory_iterator(paths.problems_dir, ec)) {
@@ -125,7 +135,11 @@ std::string valid_utf8(const std::string& s) {
   size_t n = s.size(), i = 0;
   while (i < n) {
     unsigned char c = p[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
     bool ok = len > 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
     if (ok && len > 1) {
@@ -162,7 +176,8 @@ bool is_submission(const std::string& output, int returncode, std::string* submi
   size_t start = output.find_first_not_of(" \t\r\n");
   if (start == std::string::npos) return false;
   size_t eol = output.find('\n', start);
-  std::string first = output.substr(start, eol == std::string::npos ? std::string::npos : eol - start);
+  std::string first =
+      output.substr(start, eol == std::string::npos ? std::string::npos : eol - start);
   while (!first.empty() && isspace(static_cast<unsigned char>(first.back()))) first.pop_back();
   if (first != kSubmitSentinel) return false;
   *submission = eol == std::string::npos ? "" : output.substr(eol + 1);
@@ -206,7 +221,8 @@ bool BashEnv::init(const std::string& workspace, const std::vector<std::string>&
   env_ = sandbox::scrubbed_env(workspace_, false, {});
   set_env(&env_, "TMPDIR=" + dot + "/tmp");
   set_env(&env_, "PATH=" + dot + "/bin:" + get_env(env_, "PATH"));
-  for (const char* kv : {"PAGER=cat", "MANPAGER=cat", "LESS=-R", "PIP_PROGRESS_BAR=off", "TQDM_DISABLE=1"})
+  for (const char* kv :
+       {"PAGER=cat", "MANPAGER=cat", "LESS=-R", "PIP_PROGRESS_BAR=off", "TQDM_DISABLE=1"})
     set_env(&env_, kv);
   // What a nested `kforge eval` needs to find the same problems and backend.
   for (const char* name : {"KFORGE_ROOT", "KFORGE_PROBLEMS", "KFORGE_BACKEND"}) {
@@ -227,8 +243,10 @@ bool BashEnv::init(const std::string& workspace, const std::vector<std::string>&
     *err = why;
     return false;
   }
-  isolation_ = mode == "bwrap" ? "bwrap: reads only the toolchain, kforge and the problems' public files; "
-                                 "writes only beneath " + workspace_ + "; no network; no kforge process in view"
+  isolation_ = mode == "bwrap"
+                   ? "bwrap: reads only the toolchain, kforge and the problems' public files; "
+                     "writes only beneath " +
+                         workspace_ + "; no network; no kforge process in view"
                : mode == "nested" ? "inside kforge's sandbox already"
                                   : "NOT confined (" + why + ")";
   return true;
@@ -250,8 +268,9 @@ BashResult BashEnv::run(const std::string& command) {
     return r;
   }
   if (confined.finish().oom_killed)
-    pr.output += fmt::format("\n[kforge: the command went past its memory limit of {} MiB and was killed]\n",
-                             jail_.memory_bytes >> 20);
+    pr.output +=
+        fmt::format("\n[kforge: the command went past its memory limit of {} MiB and was killed]\n",
+                    jail_.memory_bytes >> 20);
   r.returncode = pr.signal ? 128 + pr.signal : pr.exit_code;
   r.timed_out = pr.timed_out;
   r.output = elide(pr.output, pr.elided_bytes, &r.elided_chars);

@@ -1,11 +1,10 @@
 // fault: all_reduce world=2 expect=correct
-// Tries to create a file everywhere it should not: the eval's folder above its run's
-// folder (its working directory is <run>/scratch), the folders above that up to the runs
-// root, /root, /tmp and /var/tmp as the machine sees them, /usr, /etc. The sandbox lets
-// it write beneath its run's folder only (and in its private /dev), so every try must
-// fail: it computes the right sum and returns 0 only then (3 if any file was made, which
-// the verdict shows). Its own run's folder, which holds the rank reports, is writable:
-// see the README's verdict-integrity table, "forged report files".
+// Tries to create a file everywhere it should not: its run's folder (its working
+// directory is <run>/scratch; the run's folder holds the reports and status files), the
+// folders above that up to the runs root, /root, /tmp and /var/tmp as the machine sees
+// them, /usr, /etc. The candidate's process may write beneath <run>/scratch only (and in
+// its private /dev), so every try must fail: it computes the right sum and returns 0
+// only then (3 if any file was made, which the verdict shows).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -35,7 +34,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     for (int i = 0; i < 5 && up.size() > 1; ++i) {
       up = up.substr(0, up.rfind('/'));
       if (up.empty()) up = "/";
-      if (i > 0) try_create(up);  // i == 0: the run's own folder
+      try_create(up);
     }
   }
   for (const char* dir : {"/root", "/tmp", "/var/tmp", "/usr", "/etc"}) try_create(dir);

@@ -1,0 +1,289 @@
+// sandbox/rank/runner_link.cpp: see runner_link.h.
+#include "runner_link.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <vector>
+
+#include "context.h"
+
+extern char** environ;
+
+namespace sandbox::rank {
+
+namespace {
+
+using runner::Op;
+using runner::Reply;
+using runner::Request;
+
+// The runner's environment: the judge's, less what would let it reach MPI (the
+// launcher's contact points and keys).
+std::vector<std::string> runner_env() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string v = *e;
+    bool mpi = false;
+    for (const char* p : {"OMPI_", "PMIX_", "OPAL_", "PMI_", "HYDRA_", "MPI_"})
+      mpi = mpi || v.rfind(p, 0) == 0;
+    if (!mpi) env.push_back(v);
+  }
+  return env;
+}
+
+std::string runner_path() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string self = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "kforge-rank";
+  size_t s = self.rfind('/');
+  return (s == std::string::npos ? std::string(".") : self.substr(0, s)) + "/kforge-runner";
+}
+
+// Polls for the runner's end for up to `wait_ms`.
+pid_t wait_for(pid_t pid, int* st, int wait_ms) {
+  pid_t r = 0;
+  for (int waited = 0; (r = waitpid(pid, st, WNOHANG)) == 0 && waited < wait_ms; waited += 5)
+    usleep(5000);
+  return r;
+}
+
+// How the runner ended, once it has (*signal: the signal that killed it). Never blocks
+// for long: once the judge's own seccomp filter is on it cannot signal the runner, which
+// then ends with the rank (PR_SET_PDEATHSIG, and the job's cgroup).
+std::string reap(RunnerLink& l, int wait_ms, int* signal = nullptr) {
+  if (l.pid <= 0) return "it was never started";
+  int st = 0;
+  pid_t r = wait_for(l.pid, &st, wait_ms);
+  if (r == 0 && kill(l.pid, SIGKILL) == 0) r = wait_for(l.pid, &st, 1000);
+  if (r == 0) return "it is still running, and ends with this rank";
+  l.pid = -1;
+  if (r < 0) return "it was lost";
+  if (WIFSIGNALED(st)) {
+    if (signal) *signal = WTERMSIG(st);
+    return fmt::format("it died of signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  }
+  return fmt::format("it exited with status {}", WEXITSTATUS(st));
+}
+
+bool send_request(RunnerLink& l, const Request& q) {
+  return send(l.fd, &q, sizeof q, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof q);
+}
+
+// Receives one Reply; false on EOF, an error, or a message of the wrong size. With
+// `spin_ms`, polls that long before it sleeps: a judge woken from a long sleep is late by
+// tens of microseconds (a measured 30-40 us after 1.4 ms on the 2-core host), which
+// would widen the round trip's margin; spinning keeps it to the messages' cost.
+bool receive(RunnerLink& l, Reply* r, double spin_ms = 0) {
+  ssize_t n = -1;
+  if (spin_ms > 0) {
+    auto t0 = std::chrono::steady_clock::now();
+    while (
+        (n = recv(l.fd, r, sizeof *r, MSG_DONTWAIT)) < 0 && (errno == EAGAIN || errno == EINTR) &&
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <
+            spin_ms) {
+    }
+  }
+  if (n < 0)
+    while ((n = recv(l.fd, r, sizeof *r, 0)) < 0 && errno == EINTR) {
+    }
+  if (n != static_cast<ssize_t>(sizeof *r)) return false;
+  r->text[sizeof r->text - 1] = 0;
+  return true;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bool spawn_runner(Ctx& c, std::string* err) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    *err = std::string("socketpair: ") + strerror(errno);
+    return false;
+  }
+  // The child's end must not already be descriptor kRunnerFd (dup2 onto itself would
+  // keep close-on-exec).
+  if (sv[1] == runner::kRunnerFd) {
+    int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+    close(sv[1]);
+    sv[1] = moved;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
+  std::string path = runner_path();
+  std::vector<std::string> args = {path, std::to_string(c.local_rank), c.job.backend,
+                                   std::to_string(getpid())};
+  std::vector<std::string> env = runner_env();
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  for (auto& e : env) envp.push_back(e.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, path.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(sv[1]);
+  if (rc != 0) {
+    close(sv[0]);
+    *err = "cannot start " + path + ": " + strerror(rc);
+    return false;
+  }
+  c.runner.pid = pid;
+  c.runner.fd = sv[0];
+  c.runner.spin_ms = c.job.backend == "cuda" ? 50 : 0;
+  return true;
+}
+
+bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
+  runner::Init in;
+  in.backend = c.job.backend;
+  in.rank = c.rank;
+  in.world = c.world;
+  in.local_rank = c.local_rank;
+  in.emulated = c.be->emulated();
+  in.heap_bytes = c.layout.total;
+  std::vector<int> fds;
+  if (!c.be->export_heaps(&in.ipc_handles, &fds, err)) return false;
+  for (size_t i = 0; i < c.job.tensors.size(); ++i) {
+    const JobTensor& t = c.job.tensors[i];
+    in.tensors.push_back(
+        {t.name, static_cast<int32_t>(t.dtype), c.shape(i, c.rank), c.layout.offset[i], t.output});
+  }
+  for (const auto& [name, v] : c.job.params) in.params.push_back({name, v});
+  in.workspace_offset = c.layout.workspace_offset;
+  in.workspace_bytes = c.layout.workspace_bytes;
+  in.candidate_lib = c.job.candidate_lib;
+  in.scratch = c.job.dir + "/scratch";
+  in.cpu_limit_s = (c.job.limits.total_s > 0 ? c.job.limits.total_s : 600) + 60;
+  std::string text = nlohmann::json(in).dump();
+  iovec iov{text.data(), text.size()};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+  if (!fds.empty()) {
+    m.msg_control = control.data();
+    m.msg_controllen = control.size();
+    cmsghdr* cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(cm), fds.data(), sizeof(int) * fds.size());
+  }
+  Reply ready{};
+  if (sendmsg(c.runner.fd, &m, MSG_NOSIGNAL) < 0 || !receive(c.runner, &ready) ||
+      ready.op != Op::kReady) {
+    *err = "the runner (the candidate's process) did not start: " + reap(c.runner, 1000);
+    return false;
+  }
+  if (!ready.device_ok) {
+    *err = std::string("the runner could not set up: ") + ready.text;
+    return false;
+  }
+  // Calibrated now, before the candidate's code exists in the runner: it cannot make
+  // the round trip look noisier than it is to widen its own margin.
+  if (c.job.time && !calibrate_runner(c, err)) return false;
+  Request q{};
+  q.op = Op::kLoad;
+  RunnerCall rc = call_runner(c, q);
+  if (!rc.replied) {
+    *load_err = "the candidate's process ended while it loaded the library: " + rc.death;
+    return true;
+  }
+  c.runner.loaded = rc.reply.rc == 0;
+  if (!c.runner.loaded) *load_err = rc.reply.text;
+  return true;
+}
+
+RunnerCall call_runner(Ctx& c, Request q) {
+  RunnerLink& l = c.runner;
+  RunnerCall out;
+  q.seq = ++l.seq;
+  auto t0 = std::chrono::steady_clock::now();
+  if (!send_request(l, q)) {
+    out.death = "the connection to it broke; " + reap(l, 1000);
+    return out;
+  }
+  for (;;) {
+    Reply r{};
+    if (!receive(l, &r, l.spin_ms)) {
+      out.death = reap(l, 1000, &out.signal);
+      return out;
+    }
+    if (r.op == Op::kCrash) {
+      out.signal = r.rc;
+      out.note = r.text;
+      out.death = reap(l, 1000, &out.signal);
+      return out;
+    }
+    if (r.seq != q.seq || (r.op != Op::kDone && r.op != Op::kBarrier)) {
+      out.death = fmt::format(
+          "it sent a message the sandbox did not ask for (op {}, sequence {} for {}): a "
+          "candidate must not write to the runner's descriptor {}",
+          static_cast<int>(r.op), r.seq, q.seq, runner::kRunnerFd);
+      close(l.fd);  // nothing more is read from it
+      l.fd = -1;
+      return out;
+    }
+    if (r.op == Op::kBarrier) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      Request go{};
+      go.op = Op::kGo;
+      go.seq = q.seq;
+      send_request(l, go);
+      continue;
+    }
+    out.round_trip_ms = ms_since(t0);
+    out.replied = true;
+    out.reply = r;
+    return out;
+  }
+}
+
+bool calibrate_runner(Ctx& c, std::string* err) {
+  std::vector<double> over;
+  for (int i = 0; i < 32; ++i) {
+    // As before a timed call: the judge's L2 flush, its device idle, then the request.
+    if (!c.be->flush_l2(err) || !c.be->synchronize(err)) return false;
+    Request q{};
+    q.op = Op::kPing;
+    RunnerCall rc = call_runner(c, q);
+    if (!rc.replied || !rc.reply.device_ok) {
+      *err = "calibrating the runner's round trip: " +
+             (rc.replied ? std::string(rc.reply.text) : rc.death);
+      return false;
+    }
+    over.push_back(std::max(0.0, rc.round_trip_ms - rc.reply.ms));
+    c.runner.slack_ms = rc.reply.slack_ms;
+  }
+  set_overheads(&c.runner, over);
+  return true;
+}
+
+void stop_runner(Ctx& c) {
+  RunnerLink& l = c.runner;
+  if (l.pid > 0 && l.fd >= 0) {
+    Request q{};
+    q.op = Op::kQuit;
+    send_request(l, q);
+  }
+  if (l.fd >= 0) close(l.fd);  // a runner that missed kQuit sees the end of its input
+  l.fd = -1;
+  if (l.pid > 0) reap(l, 5000);
+}
+
+}  // namespace sandbox::rank
