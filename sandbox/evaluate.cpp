@@ -287,11 +287,10 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
                               "comm.stream()",
                               rr.candidate.off_stream, rr.candidate.n));
     if (meaningful && mostly_unconfirmed(rr.candidate))
-      add_note(v, fmt::format("timing: for {} of {} timed samples the candidate's process "
-                              "reported a time that its rank's own round trip refutes (forged, "
-                              "or a process too busy to answer); they were timed by the round "
-                              "trip instead",
-                              rr.candidate.unconfirmed, rr.candidate.n));
+      add_note(v, fmt::format("timing: the times the candidate's process reported are refuted "
+                              "by its rank's own round trips (forged, or a process too busy to "
+                              "answer); the {} samples were timed by the round trip instead",
+                              rr.candidate.n));
     if (job.timing == "batched")
       add_note(v,
                fmt::format(

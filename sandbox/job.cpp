@@ -273,6 +273,7 @@ void to_json(json& j, const RunReport& v) {
            {"timed_calls_verified", v.timed_calls_verified},
            {"off_stream_slack_ms", v.off_stream_slack_ms},
            {"timer_margin_ms", v.timer_margin_ms},
+           {"timer_overhead_ms", v.timer_overhead_ms},
            {"phase_s", v.phase_s},
            {"notes", v.notes}};
 }
@@ -289,6 +290,7 @@ void from_json(const json& j, RunReport& v) {
   opt(j, "timed_calls_verified", v.timed_calls_verified);
   opt(j, "off_stream_slack_ms", v.off_stream_slack_ms);
   opt(j, "timer_margin_ms", v.timer_margin_ms);
+  opt(j, "timer_overhead_ms", v.timer_overhead_ms);
   opt(j, "phase_s", v.phase_s);
   opt(j, "notes", v.notes);
 }

@@ -132,8 +132,9 @@ struct TimeStats {
   // Samples whose work ran past comm.stream()'s end event on some rank (another stream,
   // the copy engine, ...): timed to the device being idle instead.
   int off_stream = 0;
-  // Samples whose time the candidate's process claimed and its judge's round trip
-  // refuted (rank/runner_link.h): timed by the round trip instead.
+  // Samples whose time the candidate's process claimed and its judge's round trips
+  // refuted (rank/runner_link.h: the claims are judged together, so 0 or n): timed by
+  // the round trip instead.
   int unconfirmed = 0;
 };
 
@@ -166,6 +167,9 @@ struct RunReport {
   // The most a candidate's process can take off its own time unrefuted: the round trip's
   // calibrated spread (the largest over ranks; 0 when the candidate ran in the judge).
   double timer_margin_ms = 0;
+  // Rank 0's round trip less the claimed time: calibrated (median, limit) and over
+  // the candidate's timed samples (10th, 50th, 90th percentile). Diagnostic.
+  std::vector<double> timer_overhead_ms;
   // Rank 0's wall seconds per phase (mpi_init, bootstrap, load, setup, check, time), in
   // order: where an eval's seconds go once the ranks are running.
   std::vector<std::pair<std::string, double>> phase_s;

@@ -6,63 +6,68 @@
 namespace sandbox::rank {
 
 namespace {
-RunnerCall reply(double claimed_ms, double round_trip_ms, bool off_stream = false) {
-  RunnerCall rc;
-  rc.replied = true;
-  rc.reply.ms = claimed_ms;
-  rc.reply.off_stream = off_stream ? 1 : 0;
-  rc.round_trip_ms = round_trip_ms;
-  return rc;
-}
-
 RunnerLink calibrated() {
-  // 32 empty calls: overheads of 25 us, a few of 26-27 us.
-  std::vector<double> over(32, 0.025);
-  over[29] = over[30] = 0.026;
-  over[31] = 0.027;
+  // 32 empty calls: overheads of 160 us, a few of 165-170 us.
+  std::vector<double> over(32, 0.160);
+  over[29] = over[30] = 0.165;
+  over[31] = 0.170;
   RunnerLink l;
   set_overheads(&l, over);
   return l;
 }
 }  // namespace
 
-TEST_CASE("runner time: the margins come from the calibration's overheads") {
+TEST_CASE("runner time: the calibration gives the median overhead and the limit") {
   RunnerLink l = calibrated();
   CHECK(l.calibrated);
-  CHECK(l.o_med_ms == doctest::Approx(0.025));
-  // The 90th percentile is 0.025 with no spread below it: the high mark is 5 us above.
-  CHECK(l.o_hi_ms >= l.o_med_ms + 0.005);
-  CHECK(l.o_hi_ms < l.o_med_ms + 0.010);
+  CHECK(l.o_med_ms == doctest::Approx(0.160));
+  CHECK(l.limit_ms == doctest::Approx(0.020));  // no p10-p90 spread: the floor
+  std::vector<double> noisy = {0.150, 0.155, 0.160, 0.160, 0.170, 0.200, 0.210, 0.230, 0.240, 0.300};
+  set_overheads(&l, noisy);
+  CHECK(l.limit_ms == doctest::Approx(2 * (0.300 - 0.155)));
 }
 
-TEST_CASE("runner time: an honest claim stands; a forged one is replaced and counted") {
+TEST_CASE("runner time: honest claims stand, however noisy one sample is") {
   RunnerLink l = calibrated();
-  Timed honest = judge_time(l, reply(0.500, 0.525, true));
-  CHECK(honest.ms == doctest::Approx(0.500));
-  CHECK(honest.off_stream);
-  CHECK_FALSE(honest.unconfirmed);
+  RunnerCall rc;
+  rc.reply.ms = 0.500;
+  rc.reply.off_stream = 1;
+  rc.round_trip_ms = 0.700;  // a slow context switch on this one
+  Timed t = judge_time(l, rc);
+  CHECK(t.ms == doctest::Approx(0.500));
+  CHECK(t.off_stream);
+  CHECK(t.overhead_ms == doctest::Approx(0.200));
 
-  // Claimed far below what the round trip allows: the judge's own estimate instead.
-  Timed forged = judge_time(l, reply(0.004, 0.525));
-  CHECK(forged.unconfirmed);
-  CHECK(forged.ms == doctest::Approx(0.500));
-
-  // Longer than the round trip it happened in: impossible, replaced too.
-  Timed too_long = judge_time(l, reply(0.700, 0.525));
-  CHECK(too_long.unconfirmed);
-  CHECK(too_long.ms == doctest::Approx(0.500));
-
-  // The most a forger can take off unrefuted is the margin o_hi - o_med.
-  Timed edge = judge_time(l, reply(0.525 - l.o_hi_ms, 0.525));
-  CHECK_FALSE(edge.unconfirmed);
-  CHECK(0.500 - edge.ms <= l.o_hi_ms - l.o_med_ms + 1e-12);
+  std::vector<double> ms = {0.500, 0.501, 0.499, 0.500, 0.502};
+  std::vector<double> over = {0.200, 0.161, 0.158, 0.165, 0.170};  // median 0.165
+  CHECK_FALSE(refute_claims(l, 1, &ms, over));
+  CHECK(ms[0] == doctest::Approx(0.500));
 }
 
-TEST_CASE("runner time: before calibration (no timing phase) the claim is taken as it is") {
+TEST_CASE("runner time: claims shaved by more than the limit are all replaced") {
+  RunnerLink l = calibrated();
+  // The work takes 0.5 ms; the claims say 0.004 ms.
+  std::vector<double> ms(5, 0.004);
+  std::vector<double> over = {0.656, 0.658, 0.655, 0.660, 0.657};
+  REQUIRE(refute_claims(l, 1, &ms, over));
+  for (double m : ms) CHECK(m == doctest::Approx(0.5).epsilon(0.01));
+
+  // Batched: 10 calls a sample, claims per call; the replacement is per call too.
+  std::vector<double> per_call(3, 0.0004);
+  std::vector<double> batch_over = {5.156, 5.157, 5.155};  // 10 x 0.5 ms, less 0.004 claimed
+  REQUIRE(refute_claims(l, 10, &per_call, batch_over));
+  CHECK(per_call[0] == doctest::Approx(0.5).epsilon(0.01));
+
+  // Shaved by less than the limit: unnoticed, and that is the most a forger gains.
+  std::vector<double> shaved(5, 0.485);
+  std::vector<double> shaved_over(5, 0.175);
+  CHECK_FALSE(refute_claims(l, 1, &shaved, shaved_over));
+}
+
+TEST_CASE("runner time: nothing is judged before calibration (no timing phase)") {
   RunnerLink l;
-  Timed t = judge_time(l, reply(0.1, 5.0));
-  CHECK(t.ms == doctest::Approx(0.1));
-  CHECK_FALSE(t.unconfirmed);
+  std::vector<double> ms = {0.004};
+  CHECK_FALSE(refute_claims(l, 1, &ms, {5.0}));
 }
 
 }  // namespace sandbox::rank

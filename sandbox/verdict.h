@@ -73,8 +73,8 @@ inline bool mostly_off_stream(const TimeStats& t) {
   return t.off_stream * 2 > t.n;
 }
 
-// Most of the timed samples' times, as the candidate's process reported them, did not
-// fit its judge's round trip: forged, or a process too busy to answer in time.
+// The timed samples' times, as the candidate's process reported them, were refuted by
+// its judge's round trips (forged, or a process too busy to answer in time).
 inline bool mostly_unconfirmed(const TimeStats& t) {
   return t.unconfirmed * 2 > t.n;
 }

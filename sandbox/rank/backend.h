@@ -22,9 +22,8 @@ struct Timed {
   // Work was still running on the device after comm.stream()'s end event (enqueued on
   // another stream or by another route): ms then runs to the device being idle.
   bool off_stream = false;
-  // The candidate's process claimed a time its judge's round trip refutes: ms is the
-  // judge's estimate instead (rank/runner_link.h).
-  bool unconfirmed = false;
+  // The candidate's: the judge's round trip less the claimed time (rank/runner_link.h).
+  double overhead_ms = 0;
 };
 
 struct BackendConfig {

@@ -2,14 +2,17 @@
 //
 // Timing. The runner times a call with the same events as the judge times the baseline,
 // but the runner is the candidate's process, so its figure is only a claim. The judge
-// times the round trip itself (request sent to reply received, the runner's device
-// synchronize included) and calibrates it on empty calls: an honest reply's time is the
-// round trip less an overhead that varies little (median o_med, high o_hi). A claim
-// within [round trip - o_hi, round trip] stands; any other is replaced by round trip -
-// o_med and counted as unconfirmed. A forged claim thus gains at most o_hi - o_med (the
-// margin, in the verdict), and a reply sent before the work is done is caught by the
+// times each round trip itself (request sent to reply received) and calibrates the
+// overhead of an empty call before the candidate is loaded: on the H200 about 160 us,
+// mostly the device switching between the two processes' contexts, and it varies by tens
+// of microseconds from call to call. One sample cannot be judged against that noise; the
+// median can: when the claims' median overhead exceeds the calibrated one by more than
+// the limit (twice the calibration's p10-p90 spread, at least 20 us), every claim is
+// refuted and each sample is timed as its round trip less the calibrated overhead
+// (time_unconfirmed). A forger can thus take off at most the limit per call unnoticed
+// (timer_margin_ms in the verdict). A reply sent before the work is done is caught by the
 // outputs, which the judge reads after the reply, on samples the candidate cannot
-// predict.
+// predict, and by the next reply arriving out of sequence.
 #pragma once
 
 #include <sys/types.h>
@@ -29,7 +32,8 @@ struct RunnerLink {
   pid_t pid = -1;
   int fd = -1;
   uint32_t seq = 0;
-  double o_med_ms = 0, o_hi_ms = 0;  // the round trip's calibrated overhead
+  double o_med_ms = 0;  // the round trip's calibrated overhead (median)
+  double limit_ms = 0;  // how far the claims' median overhead may exceed it
   double slack_ms = 0;               // the runner timer's off-stream slack
   bool calibrated = false;
   bool loaded = false;  // the runner loaded the candidate
@@ -51,9 +55,8 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err);
 // Calibrates the round trip on 32 empty calls (the timing phase needs it).
 bool calibrate_runner(Ctx& c, std::string* err);
 
-// The margins from the calibration's overheads (round trip less the runner's time):
-// o_med their median, o_hi their 90th percentile plus twice the p10-p90 spread (at
-// least 5 us).
+// From the calibration's overheads (round trip less the runner's time): o_med their
+// median, limit twice their p10-p90 spread (at least 20 us).
 void set_overheads(RunnerLink* l, std::vector<double> overheads_ms);
 
 // How one request ended.
@@ -69,8 +72,13 @@ struct RunnerCall {
 // Sends `q` and waits for its reply, serving comm.barrier's requests meanwhile.
 RunnerCall call_runner(Ctx& c, runner::Request q);
 
-// The time of record of a timed call from its reply (runner_link.h's rule above).
+// A timed call's claim, with its overhead (round trip less the claim).
 Timed judge_time(const RunnerLink& l, const RunnerCall& rc);
+
+// The rule above over one run's samples (`ms` per call of `calls`, overheads per
+// sample): true when the claims were refuted and *ms replaced by the judge's times.
+bool refute_claims(const RunnerLink& l, int calls, std::vector<double>* ms,
+                   const std::vector<double>& overhead_ms);
 
 // Asks the runner to quit and reaps it (SIGKILL after 5 s).
 void stop_runner(Ctx& c);

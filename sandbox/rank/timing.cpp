@@ -33,11 +33,12 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
 struct Samples {
   std::vector<double> ms;
   std::vector<int> off, unconfirmed;
-  explicit Samples(int n) : ms(n, 0.0), off(n, 0), unconfirmed(n, 0) {}
+  std::vector<double> overhead;
+  explicit Samples(int n) : ms(n, 0.0), off(n, 0), unconfirmed(n, 0), overhead(n, 0.0) {}
   void set(int i, const Timed& t) {
     ms[i] = t.ms;
+    overhead[i] = t.overhead_ms;
     off[i] = t.off_stream;
-    unconfirmed[i] = t.unconfirmed;
   }
 };
 
@@ -135,10 +136,14 @@ Outcome run_timing(Ctx& c) {
     }
   }
 
+  // The candidate's claims against its judge's round trips (rank/runner_link.h); not on
+  // the host backend, whose times mean nothing and whose judge sleeps through the call.
+  if (c.cand.remote && c.job.backend == "cuda" && refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
+    std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
   TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);
   // The candidate's timer is its runner's (the same StreamTimer as the judge's).
   double slack[2] = {std::max(c.be->off_stream_slack_ms(), c.runner.slack_ms),
-                     c.runner.calibrated ? c.runner.o_hi_ms - c.runner.o_med_ms : 0};
+                     c.runner.calibrated ? c.runner.limit_ms : 0};
   double slack_max[2] = {0, 0};
   MPI_Reduce(slack, slack_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (c.rank == 0) {
@@ -149,6 +154,11 @@ Outcome run_timing(Ctx& c) {
     c.run.timed_calls_verified = verified;
     c.run.off_stream_slack_ms = slack_max[0];
     c.run.timer_margin_ms = slack_max[1];
+    if (c.runner.calibrated && iters > 0) {
+      TimeStats o = time_stats(cand_s.overhead);
+      c.run.timer_overhead_ms = {c.runner.o_med_ms, c.runner.limit_ms, o.p10_ms, o.median_ms,
+                                 o.p90_ms};
+    }
   }
   return kOk;
 }
