@@ -22,7 +22,8 @@ TEST_CASE("runner time: the calibration gives the median overhead and the limit"
   CHECK(l.calibrated);
   CHECK(l.o_med_ms == doctest::Approx(0.160));
   CHECK(l.limit_ms == doctest::Approx(0.020));  // no p10-p90 spread: the floor
-  std::vector<double> noisy = {0.150, 0.155, 0.160, 0.160, 0.170, 0.200, 0.210, 0.230, 0.240, 0.300};
+  std::vector<double> noisy = {0.150, 0.155, 0.160, 0.160, 0.170,
+                               0.200, 0.210, 0.230, 0.240, 0.300};
   set_overheads(&l, noisy);
   CHECK(l.limit_ms == doctest::Approx(2 * (0.300 - 0.155)));
 }

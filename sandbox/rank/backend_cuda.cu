@@ -18,20 +18,6 @@ namespace sandbox::rank {
 
 namespace {
 
-std::string cuda_msg(const char* call, cudaError_t e) {
-  return std::string(call) + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")";
-}
-
-// Checks one CUDA call; on failure *err names the call and the error.
-#define KF_CUDA(call_name, expr)      \
-  do {                                \
-    cudaError_t e_ = (expr);          \
-    if (e_ != cudaSuccess) {          \
-      *err = cuda_msg(call_name, e_); \
-      return false;                   \
-    }                                 \
-  } while (0)
-
 #define KF_NCCL(call_name, expr)                                     \
   do {                                                               \
     ncclResult_t r_ = (expr);                                        \
@@ -85,7 +71,8 @@ class CudaBackend : public Backend {
       void* p = nullptr;
       cudaError_t e = cudaIpcOpenMemHandle(&p, all[r].h, cudaIpcMemLazyEnablePeerAccess);
       if (e != cudaSuccess) {
-        *err = cuda_msg("cudaIpcOpenMemHandle", e) + " for rank " + std::to_string(r) + "'s heap";
+        *err = cuda_error_text("cudaIpcOpenMemHandle", e) + " for rank " + std::to_string(r) +
+               "'s heap";
         return false;
       }
       bases_[r] = static_cast<char*>(p);
@@ -213,8 +200,8 @@ class CudaBackend : public Backend {
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, cfg_.heap_bytes);
     if (e != cudaSuccess) {
-      *err = cuda_msg("cudaMalloc", e) + " for a heap of " + std::to_string(cfg_.heap_bytes) +
-             " bytes";
+      *err = cuda_error_text("cudaMalloc", e) + " for a heap of " +
+             std::to_string(cfg_.heap_bytes) + " bytes";
       return false;
     }
     heap_ = static_cast<char*>(p);

@@ -34,7 +34,7 @@ struct RunnerLink {
   uint32_t seq = 0;
   double o_med_ms = 0;  // the round trip's calibrated overhead (median)
   double limit_ms = 0;  // how far the claims' median overhead may exceed it
-  double slack_ms = 0;               // the runner timer's off-stream slack
+  double slack_ms = 0;  // the runner timer's off-stream slack
   bool calibrated = false;
   bool loaded = false;  // the runner loaded the candidate
   // How long the judge polls for a reply before it sleeps: on the GPU, where a core per

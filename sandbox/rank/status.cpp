@@ -12,6 +12,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "fatal_signals.h"
+
 namespace sandbox::rank {
 
 namespace {
@@ -145,16 +147,7 @@ void write_crash_file(const std::string& line) {
 }
 
 void install_crash_handlers() {
-  static char altstack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = altstack;
-  ss.ss_size = sizeof altstack;
-  sigaltstack(&ss, nullptr);
-  struct sigaction sa {};
-  sa.sa_handler = on_fatal;
-  sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(s, &sa, nullptr);
+  on_fatal_signals(on_fatal);
 }
 
 void set_crash_note(const std::string& note) {

@@ -10,15 +10,6 @@
 namespace sandbox::rank {
 
 namespace {
-#define KF_CUDA(call_name, expr)                               \
-  do {                                                         \
-    cudaError_t e_ = (expr);                                   \
-    if (e_ != cudaSuccess) {                                   \
-      *err = cuda_error_text(call_name, static_cast<int>(e_)); \
-      return false;                                            \
-    }                                                          \
-  } while (0)
-
 cudaStream_t S(void* s) {
   return static_cast<cudaStream_t>(s);
 }

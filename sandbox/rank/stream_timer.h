@@ -37,4 +37,15 @@ class StreamTimer {
 // "call: error string (error name)".
 std::string cuda_error_text(const char* call, int error);
 
+// Checks one CUDA call in a function returning bool with a std::string* err: on failure
+// *err names the call and the error.
+#define KF_CUDA(call_name, expr)                                                \
+  do {                                                                          \
+    cudaError_t e_ = (expr);                                                    \
+    if (e_ != cudaSuccess) {                                                    \
+      *err = ::sandbox::rank::cuda_error_text(call_name, static_cast<int>(e_)); \
+      return false;                                                             \
+    }                                                                           \
+  } while (0)
+
 }  // namespace sandbox::rank

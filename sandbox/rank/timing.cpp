@@ -138,7 +138,8 @@ Outcome run_timing(Ctx& c) {
 
   // The candidate's claims against its judge's round trips (rank/runner_link.h); not on
   // the host backend, whose times mean nothing and whose judge sleeps through the call.
-  if (c.cand.remote && c.job.backend == "cuda" && refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
+  if (c.cand.remote && c.job.backend == "cuda" &&
+      refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
     std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
   TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);
   // The candidate's timer is its runner's (the same StreamTimer as the judge's).

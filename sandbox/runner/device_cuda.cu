@@ -12,15 +12,6 @@ namespace sandbox::runner {
 
 namespace {
 
-#define KF_CUDA(call_name, expr)                                     \
-  do {                                                               \
-    cudaError_t e_ = (expr);                                         \
-    if (e_ != cudaSuccess) {                                         \
-      *err = rank::cuda_error_text(call_name, static_cast<int>(e_)); \
-      return false;                                                  \
-    }                                                                \
-  } while (0)
-
 bool from_hex(const std::string& s, cudaIpcMemHandle_t* h) {
   if (s.size() != 2 * sizeof h->reserved) return false;
   auto nib = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };

@@ -21,6 +21,7 @@
 
 #include "bump.h"
 #include "device.h"
+#include "fatal_signals.h"
 #include "harden.h"
 #include "lib.h"
 #include "runner_proto.h"
@@ -45,19 +46,6 @@ void on_fatal(int sig) {
   for (size_t n = 0; g_note[n] && n + 1 < sizeof r.text; ++n) r.text[n] = g_note[n];
   send(kRunnerFd, &r, sizeof r, MSG_NOSIGNAL);
   raise(sig);  // SA_RESETHAND: the default action now
-}
-
-void install_crash_handlers() {
-  static char altstack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = altstack;
-  ss.ss_size = sizeof altstack;
-  sigaltstack(&ss, nullptr);
-  struct sigaction sa {};
-  sa.sa_handler = on_fatal;
-  sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(s, &sa, nullptr);
 }
 
 [[noreturn]] void missing_tensor(const char* name) {
@@ -257,7 +245,7 @@ int run(int argc, char** argv) {
   // Die with the judge; and if it is already gone, do not start.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != std::atoi(argv[3])) return 2;
-  install_crash_handlers();
+  rank::on_fatal_signals(on_fatal);
   Runner r;
   const std::string backend = argv[2];
   r.dev = backend == "cuda" ? make_cuda_device() : make_host_device();
