@@ -73,4 +73,10 @@ std::string secret_env(const std::string& name) {
   return "";
 }
 
+std::vector<std::string> taken_secret_entries() {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : store()) out.push_back(name + "=" + value);
+  return out;
+}
+
 }  // namespace sandbox

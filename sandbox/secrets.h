@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace sandbox {
 
@@ -22,5 +23,8 @@ int take_secrets_from_environment();
 // A variable taken by take_secrets_from_environment(), else the environment's; "" when
 // unset.
 std::string secret_env(const std::string& name);
+// "NAME=value" for every variable taken: for a child that is kforge itself (a sweep's
+// `kforge solve`), which takes them out of its own environment again first thing.
+std::vector<std::string> taken_secret_entries();
 
 }  // namespace sandbox

@@ -43,6 +43,24 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
       ->group(g);
 }
 
+std::vector<std::string> eval_option_args(const EvalOptions& o) {
+  const EvalOptions d;
+  std::vector<std::string> a;
+  auto num = [](double v) { return fmt::format("{}", v); };
+  if (o.world != d.world) a.insert(a.end(), {"--world", std::to_string(o.world)});
+  if (!o.backend.empty()) a.insert(a.end(), {"--backend", o.backend});
+  for (const std::string& s : o.sizes) a.insert(a.end(), {"--size", s});
+  if (o.iters != d.iters) a.insert(a.end(), {"--iters", std::to_string(o.iters)});
+  if (!o.timing.empty()) a.insert(a.end(), {"--timing", o.timing});
+  if (o.warmup != d.warmup) a.insert(a.end(), {"--warmup", std::to_string(o.warmup)});
+  if (o.trials != d.trials) a.insert(a.end(), {"--trials", std::to_string(o.trials)});
+  if (o.seed != d.seed) a.insert(a.end(), {"--seed", std::to_string(o.seed)});
+  if (o.no_time) a.push_back("--no-time");
+  if (o.call_limit_s != d.call_limit_s) a.insert(a.end(), {"--call-limit", num(o.call_limit_s)});
+  if (!o.machine_file.empty()) a.insert(a.end(), {"--machine", o.machine_file});
+  return a;
+}
+
 bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
                         agent::EvalConfig* cfg, std::string* err) {
   std::vector<std::string> overrides;

@@ -32,6 +32,10 @@ struct EvalOptions {
 // Adds the options to `app`, in a group named "Evaluation".
 void add_eval_options(CLI::App* app, EvalOptions* o);
 
+// The command-line words that give another command the same options (a sweep's
+// `kforge solve` children): only what differs from the defaults.
+std::vector<std::string> eval_option_args(const EvalOptions& o);
+
 // Fills cfg's evaluation fields from `o` and `params` (the PARAM=V words after the problem
 // and kernel): --size words with '=' join the overrides, the backend is detected when not
 // given, the machine file is loaded. False with a message naming the bad input: a word

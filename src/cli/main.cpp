@@ -1,14 +1,19 @@
 // kforge: the command line. Subcommands live in src/cli/cmd_*.cpp; this file only
 // parses arguments and dispatches. Exit codes: see src/cli/commands.h and the README.
 #include <fmt/core.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cli/cmd_replay.h"
 #include "cli/cmd_show.h"
 #include "cli/cmd_solve.h"
+#include "cli/cmd_sweep.h"
 #include "cli/cmd_tune.h"
 #include "cli/commands.h"
 #include "sandbox/interrupt.h"
@@ -36,6 +41,12 @@ int main(int argc, char** argv) {
   // Before anything can start a child: Ctrl-C, SIGTERM and SIGHUP become requests that
   // kill the children's trees and let the command write what it must (sandbox/interrupt.h).
   sandbox::install_interrupt_handlers();
+  // A sweep's sample (cli/cmd_sweep.cpp): it ends, cleanly, when the sweep dies, even by
+  // SIGKILL, so that a resumed sweep never meets a sample of the killed one still running.
+  if (const char* v = std::getenv("KFORGE_DIE_WITH_PARENT"); v && *v == '1') {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) return 128 + SIGTERM;
+  }
   int code = dispatch(argc, argv);
   if (int sig = sandbox::interrupt_signal()) return sandbox::interrupt_exit_code(sig);
   return code;
@@ -76,6 +87,8 @@ int dispatch(int argc, char** argv) {
   CLI::App* show = cli::add_show_command(app, &show_args);
   cli::TuneArgs tune_args;
   CLI::App* tune = cli::add_tune_command(app, &tune_args);
+  cli::SweepArgs sweep_args;
+  cli::SweepCommands sweep = cli::add_sweep_command(app, &sweep_args);
 
   app.footer(
       "Exit codes: 0 correct / done, 1 the kernel is not correct, 2 bad input, 3 kforge failed.\n"
@@ -114,6 +127,8 @@ int dispatch(int argc, char** argv) {
   if (replay->parsed()) return cli::cmd_replay(replay_args);
   if (show->parsed()) return cli::cmd_show(show_args);
   if (tune->parsed()) return cli::cmd_tune(tune_args);
+  if (sweep.status->parsed()) return cli::cmd_sweep_status(sweep_args);
+  if (sweep.sweep->parsed()) return cli::cmd_sweep(sweep_args);
   if (eval->parsed()) {
     split_positionals(eval_pos, &eval_args, true);
     return cli::cmd_eval(eval_args);

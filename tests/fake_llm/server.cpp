@@ -6,7 +6,8 @@
 //   fake_llm_server --script S.json --log L.jsonl [--port-file P] [--idle-s 30]
 //
 // It listens on 127.0.0.1 on an ephemeral port, prints the port and writes it to P,
-// answers request i with step i of the script, logs each request as one JSON line
+// answers request i with step i of the script (or, where steps have "when": TEXT, with
+// the first unused step whose TEXT the request's body holds), logs each request as one JSON line
 // (method, path, headers, body; the auth header only as present + a sha256 prefix),
 // and exits when the script is spent or after idle-s seconds without a connection.
 // The script format is in README.md beside this file.
@@ -21,11 +22,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "sha256.h"
 
@@ -93,7 +94,8 @@ bool read_request(int fd, HttpReq* r) {
     if (name == "content-length") length = std::stoul(value);
     if (name == "authorization" || name == "x-api-key") {
       std::string secret = value.rfind("Bearer ", 0) == 0 ? value.substr(7) : value;
-      r->auth = {{"present", true}, {"header", name},
+      r->auth = {{"present", true},
+                 {"header", name},
                  {"sha256_prefix", sandbox::sha256_hex(secret).substr(0, 16)}};
       continue;  // never log the key itself
     }
@@ -112,21 +114,31 @@ bool read_request(int fd, HttpReq* r) {
 // {"hex": "e282"}: bytes that are not valid UTF-8 on their own (JSON strings must be).
 std::string unhex(const std::string& h) {
   std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
   return out;
 }
 
 const char* reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    case 529: return "Overloaded";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 529:
+      return "Overloaded";
+    default:
+      return "Status";
   }
 }
 
@@ -143,13 +155,14 @@ void hang(int fd, double stall_s) {
 // Answers one request as step says.
 void respond(int fd, const json& step, const Options& opt) {
   if (step.value("close", false)) return;  // hang up without a word
-  if (int d = step.value("delay_ms", 0); d > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+  if (int d = step.value("delay_ms", 0); d > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(d));
   int status = step.value("status", 200);
   std::vector<std::string> pieces;
   bool stream = step.contains("stream");
   if (stream) {
-    for (const json& c : step["stream"]) pieces.push_back(c.is_string() ? c.get<std::string>()
-                                                                         : unhex(c.value("hex", "")));
+    for (const json& c : step["stream"])
+      pieces.push_back(c.is_string() ? c.get<std::string>() : unhex(c.value("hex", "")));
   } else if (step.contains("body")) {
     const json& b = step["body"];
     pieces.push_back(b.is_string() ? b.get<std::string>() : b.dump());
@@ -176,7 +189,8 @@ void respond(int fd, const json& step, const Options& opt) {
     if (!p.empty() && !send_all(fd, p)) return;
     sent += p.size();
     if (limit >= 0 && sent >= static_cast<size_t>(limit)) break;
-    if (gap > 0 && i + 1 < pieces.size()) std::this_thread::sleep_for(std::chrono::milliseconds(gap));
+    if (gap > 0 && i + 1 < pieces.size())
+      std::this_thread::sleep_for(std::chrono::milliseconds(gap));
   }
   if (step.contains("stall_after_bytes")) hang(fd, opt.stall_s);
 }
@@ -184,12 +198,18 @@ void respond(int fd, const json& step, const Options& opt) {
 bool parse_args(int argc, char** argv, Options* o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
-    if (a == "--script") o->script = v;
-    else if (a == "--log") o->log = v;
-    else if (a == "--port-file") o->port_file = v;
-    else if (a == "--idle-s") o->idle_s = std::stod(v);
-    else if (a == "--stall-s") o->stall_s = std::stod(v);
-    else return false;
+    if (a == "--script")
+      o->script = v;
+    else if (a == "--log")
+      o->log = v;
+    else if (a == "--port-file")
+      o->port_file = v;
+    else if (a == "--idle-s")
+      o->idle_s = std::stod(v);
+    else if (a == "--stall-s")
+      o->stall_s = std::stod(v);
+    else
+      return false;
   }
   return !o->script.empty() && !o->log.empty();
 }
@@ -199,15 +219,17 @@ bool parse_args(int argc, char** argv, Options* o) {
 int main(int argc, char** argv) {
   Options opt;
   if (!parse_args(argc, argv, &opt)) {
-    std::fprintf(stderr, "usage: fake_llm_server --script S.json --log L.jsonl "
-                         "[--port-file P] [--idle-s 30] [--stall-s 30]\n");
+    std::fprintf(stderr,
+                 "usage: fake_llm_server --script S.json --log L.jsonl "
+                 "[--port-file P] [--idle-s 30] [--stall-s 30]\n");
     return 2;
   }
   std::ifstream sin(opt.script);
   json script = json::parse(sin, nullptr, false);
   if (script.is_object() && script.contains("steps")) script = script["steps"];
   if (!sin || script.is_discarded() || !script.is_array()) {
-    std::fprintf(stderr, "fake_llm_server: %s: expected a JSON array of steps\n", opt.script.c_str());
+    std::fprintf(stderr, "fake_llm_server: %s: expected a JSON array of steps\n",
+                 opt.script.c_str());
     return 2;
   }
   int ls = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -233,6 +255,7 @@ int main(int argc, char** argv) {
   }
   std::printf("%d\n", port);
   std::fflush(stdout);
+  std::vector<bool> used(script.size(), false);
   for (size_t i = 0; i < script.size(); ++i) {
     if (!wait_readable(ls, static_cast<int>(opt.idle_s * 1000))) {
       std::fprintf(stderr, "fake_llm_server: idle for %g s, %zu of %zu steps left\n", opt.idle_s,
@@ -249,10 +272,25 @@ int main(int argc, char** argv) {
       continue;
     }
     json body = json::parse(r.body, nullptr, false);
-    log << json{{"step", i}, {"method", r.method}, {"path", r.path}, {"headers", r.headers},
-                {"auth", r.auth}, {"body", body.is_discarded() ? json(r.body) : body}}.dump()
-        << "\n" << std::flush;
-    respond(fd, script[i], opt);
+    // The first unused step that fits: no "when", or a "when" the request's body holds.
+    size_t step = script.size();
+    for (size_t j = 0; j < script.size() && step == script.size(); ++j)
+      if (!used[j] && (!script[j].contains("when") ||
+                       r.body.find(script[j]["when"].get<std::string>()) != std::string::npos))
+        step = j;
+    if (step == script.size()) {
+      std::fprintf(stderr, "fake_llm_server: no step left for request %zu\n", i);
+      ::close(fd);
+      return 4;
+    }
+    used[step] = true;
+    log << json{{"step", step},   {"method", r.method},
+                {"path", r.path}, {"headers", r.headers},
+                {"auth", r.auth}, {"body", body.is_discarded() ? json(r.body) : body}}
+               .dump()
+        << "\n"
+        << std::flush;
+    respond(fd, script[step], opt);
     ::shutdown(fd, SHUT_WR);
     ::close(fd);
   }
