@@ -1,6 +1,8 @@
 // agent/eval.cpp
 #include "agent/eval.h"
 
+#include "agent/eval_slot.h"
+
 #include "suite/cost.h"
 #include "suite/instance.h"
 
@@ -75,6 +77,10 @@ bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Ro
                    sandbox::Verdict* v, std::string* err) {
   sandbox::EvalRequest req;
   if (!make_request(cfg, kernel, role, &req, err)) return false;
+  // Under a sweep, wait for this eval's slot (its GPU set, or a share of the cores).
+  EvalSlot slot;
+  SlotSpec spec = slot_spec(cfg.backend, cfg.world);
+  if (spec.count > 0 && !slot.acquire(spec, err)) return false;
   req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
   if (req.eval_dir.empty()) {
     *err = "cannot create a run directory under " + cfg.paths.runs_dir + "/evals";

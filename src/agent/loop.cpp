@@ -212,6 +212,7 @@ class Run {
     req.messages = msgs_;
     req.max_tokens = cfg_.reply_max_tokens;
     req.max_tokens_cap = req_cap_;
+    if (cfg_.llm_seed >= 0) req.seed = cfg_.llm_seed;
     // Streamed progress for the live view: the server's output-token count where it sends
     // one, else about four characters a token; at most five events a second.
     int64_t chars = 0, tokens = -1;

@@ -29,6 +29,7 @@ struct SolveConfig {
   double max_wall_s = 0;        // 0: no limit
   int max_format_errors = 3;    // in a row
   int reply_max_tokens = 0;     // per reply; 0: the provider's
+  int64_t llm_seed = -1;        // >= 0: every request's sampling seed (a sweep's sample)
   std::string workspace;        // where candidates are written (turn_<n>.cu); created
   std::string prompts_dir;
   suite::Topology topology;

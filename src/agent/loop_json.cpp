@@ -91,6 +91,7 @@ nlohmann::json solve_config_json(const SolveConfig& c) {
           {"max_wall_s", c.max_wall_s},
           {"max_format_errors", c.max_format_errors},
           {"reply_max_tokens", c.reply_max_tokens},
+          {"llm_seed", c.llm_seed},
           {"workspace", c.workspace},
           {"command_timeout_s", c.command_timeout_s},
           {"eval",

@@ -292,6 +292,10 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
                 "agent mode: seconds one command may run (default 120)");
   s->add_option("--reply-max-tokens", a->reply_max_tokens,
                 "output tokens per reply (default: the provider's)");
+  s->add_option("--llm-seed", a->llm_seed,
+                "the model's sampling seed, sent with every request (OpenAI-compatible servers; "
+                "kforge sweep passes each sample's index)")
+      ->check(CLI::NonNegativeNumber);
   add_eval_options(s, &a->opt);
   return s;
 }
@@ -326,6 +330,7 @@ int cmd_solve(const SolveArgs& a) {
   cfg.max_cost_usd = a.max_cost;
   cfg.max_wall_s = a.max_wall;
   cfg.reply_max_tokens = a.reply_max_tokens;
+  cfg.llm_seed = a.llm_seed;
   cfg.command_timeout_s = a.command_timeout_s;
   cfg.prompts_dir = agent::default_prompts_dir();
   char self[4096];

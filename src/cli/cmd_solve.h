@@ -32,6 +32,7 @@ struct SolveArgs {
   double idle_timeout_s = 0;  // 0: the provider's configured idle time-out
   double command_timeout_s = 120;
   int reply_max_tokens = 0;
+  int64_t llm_seed = -1;  // >= 0: the model's sampling seed (kforge sweep: the sample's index)
 };
 
 // Adds the `solve` subcommand to app.

@@ -10,7 +10,8 @@
 #include "cli/commands.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
-#include "sweep/report_table.h"
+#include "sweep/progress.h"
+#include "sweep/status.h"
 #include "sweep/sweep.h"
 
 namespace cli {
@@ -48,7 +49,18 @@ bool resolve_problems(const std::vector<std::string>& words, std::vector<std::st
   return true;
 }
 
-std::vector<std::string> solve_args(const SweepArgs& a) {
+// The solve options that shape a sample's outcome (evaluation, budgets, target), or with
+// `provider` the ones that only say where the model is (URL, key, config file): a rerun
+// may move the endpoint, not the experiment.
+std::vector<std::string> solve_args(const SweepArgs& a, bool provider) {
+  if (provider) {
+    std::vector<std::string> s;
+    auto add = [&](const char* flag, const std::string& v) { s.insert(s.end(), {flag, v}); };
+    if (!a.base_url.empty()) add("--base-url", a.base_url);
+    if (!a.api_key_env.empty()) add("--api-key-env", a.api_key_env);
+    if (!a.config_file.empty()) add("--config", a.config_file);
+    return s;
+  }
   std::vector<std::string> s = eval_option_args(a.opt);
   auto add = [&](const char* flag, const std::string& v) { s.insert(s.end(), {flag, v}); };
   if (a.max_turns > 0) add("--max-turns", std::to_string(a.max_turns));
@@ -56,21 +68,34 @@ std::vector<std::string> solve_args(const SweepArgs& a) {
   if (a.max_cost > 0) add("--max-cost", fmt::format("{}", a.max_cost));
   if (a.max_wall > 0) add("--max-wall", fmt::format("{}", a.max_wall));
   if (a.target > 0) add("--target", fmt::format("{}", a.target));
-  if (!a.base_url.empty()) add("--base-url", a.base_url);
-  if (!a.api_key_env.empty()) add("--api-key-env", a.api_key_env);
-  if (!a.config_file.empty()) add("--config", a.config_file);
   return s;
 }
 
-// One line per finished sample when not on a terminal; a line rewritten in place on one.
-void print_progress(const sweep::Progress& p, bool tty) {
-  std::string line =
-      fmt::format("sweep: {}/{} done, {} running, {} correct, ${:.3f}{}", p.done, p.total,
-                  p.running, p.correct, p.cost_usd, p.last.empty() ? "" : "; last: " + p.last);
-  if (tty)
-    fmt::print(stderr, "\r\033[K{}", line);
-  else
-    fmt::print(stderr, "{}\n", line);
+// Where the samples' evals take their slots (agent/eval_slot.h): one folder for the
+// whole machine, so that two sweeps share their GPUs' slots too.
+std::string eval_locks_dir() {
+  const char* set = std::getenv("KFORGE_EVAL_LOCKS");
+  if (set && *set) return set;
+  return fmt::format("/tmp/kforge-eval-locks-{}", static_cast<long>(getuid()));
+}
+
+// Writes the plan, or checks it against the one the folder has. Exit code, 0 when fine.
+int check_plan(const sweep::PlanFile& plan, const std::string& dir) {
+  sweep::PlanFile before;
+  std::string err;
+  bool had = sweep::read_plan(dir, &before, &err);
+  if (!err.empty() || (had && !sweep::same_sweep(before, plan, &err))) {
+    fmt::print(stderr,
+               "kforge sweep: {} holds another sweep ({}); run it with the same options or "
+               "give another --out\n",
+               dir, err);
+    return kBadInput;
+  }
+  if (!sweep::write_plan(dir, plan, &err)) {
+    fmt::print(stderr, "kforge sweep: {}\n", err);
+    return kInternal;
+  }
+  return kOk;
 }
 
 }  // namespace
@@ -117,7 +142,9 @@ int cmd_sweep(const SweepArgs& a) {
   std::vector<std::string> models =
       a.models.empty() ? std::vector<std::string>{"builtin"} : a.models;
   cfg.samples = sweep::plan(names, cats, models, a.samples);
-  cfg.solve_args = solve_args(a);
+  std::vector<std::string> outcome_args = solve_args(a, false);
+  cfg.solve_args = outcome_args;
+  for (const std::string& w : solve_args(a, true)) cfg.solve_args.push_back(w);
   cfg.mode = a.mode;
   cfg.jobs = a.jobs;
   std::string out = a.out.empty() ? suite::default_paths().runs_dir + "/sweeps/" +
@@ -125,8 +152,15 @@ int cmd_sweep(const SweepArgs& a) {
                                   : a.out;
   std::error_code ec;
   fs::create_directories(out, ec);
+  if (ec) {
+    fmt::print(stderr, "kforge sweep: cannot create --out {}: {}\n", out, ec.message());
+    return kBadInput;
+  }
   cfg.out = fs::absolute(out).string();
   cfg.kforge_bin = self_exe();
+  cfg.eval_locks = eval_locks_dir();
+  if (int code = check_plan({1, names, cats, models, a.samples, a.mode, outcome_args}, cfg.out))
+    return code;
   // A Slurm array task writes a ledger of its own and takes its share of the samples.
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
   const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
@@ -138,37 +172,42 @@ int cmd_sweep(const SweepArgs& a) {
                                              : std::string("/ledger.jsonl"));
   fmt::print(stderr, "kforge sweep: {} samples ({} problems x {} models x {}) into {}\n",
              cfg.samples.size(), names.size(), models.size(), a.samples, cfg.out);
-  bool tty = isatty(2) && !std::getenv("NO_COLOR");
+  sweep::ProgressPrinter printer = sweep::ProgressPrinter::for_stderr();
+  sweep::Progress progress;
   bool ok = sweep::run_sweep(
-      cfg, [&](const sweep::Progress& p) { print_progress(p, tty); }, &err);
-  if (tty) fmt::print(stderr, "\n");
+      cfg, [&](const sweep::Progress& p) { printer.update(p); }, &progress, &err);
+  printer.finish();
   if (!ok) {
     fmt::print(stderr, "kforge sweep: {}\n", err);
     return err.find("input is bad") != std::string::npos ? kBadInput : kInternal;
   }
   SweepArgs st = a;
   st.status_dir = cfg.out;
-  return cmd_sweep_status(st);
+  int code = cmd_sweep_status(st);
+  if (code == kOk && progress.failed > 0) {
+    fmt::print(stderr,
+               "kforge sweep: {} samples failed (kforge or the model's provider; the ledger "
+               "says why): run the same command again to retry them\n",
+               progress.failed);
+    return kInternal;
+  }
+  return code;
 }
 
 int cmd_sweep_status(const SweepArgs& a) {
-  std::vector<sweep::Record> recs;
-  int torn = 0;
+  sweep::Status st;
+  std::vector<sweep::Record> done;
   std::string err;
-  if (!sweep::read_ledgers(a.status_dir, &recs, &torn, &err)) {
+  if (!sweep::read_status(a.status_dir, &st, &done, &err)) {
     fmt::print(stderr, "kforge sweep status: {}\n", err);
     return kBadInput;
   }
-  std::vector<sweep::Record> done;
-  for (const auto& [key, r] : sweep::finished(recs)) done.push_back(r);
-  std::vector<sweep::Row> rows = sweep::summarize(done);
   if (a.json)
-    fmt::print("{}\n", sweep::rows_json(rows).dump(2));
+    fmt::print("{}\n", nlohmann::json(st).dump(2));
   else if (a.csv)
-    fmt::print("{}", sweep::rows_csv(rows));
+    fmt::print("{}", sweep::status_csv(st));
   else
-    fmt::print("{}{} finished samples in {}{}\n", sweep::rows_table(rows), done.size(),
-               a.status_dir, torn ? fmt::format(" ({} torn ledger lines skipped)", torn) : "");
+    fmt::print("{}", sweep::status_table(st));
   return kOk;
 }
 

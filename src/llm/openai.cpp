@@ -46,6 +46,7 @@ std::string openai_request_body(const ProviderConfig& cfg, const Request& req,
   j["messages"] = std::move(msgs);
   j[max_field] = output_cap(req, cfg.max_tokens);
   if (auto t = req.temperature ? req.temperature : cfg.temperature) j["temperature"] = *t;
+  if (req.seed) j["seed"] = *req.seed;
   if (stream) {
     j["stream"] = true;
     j["stream_options"] = {{"include_usage", true}};

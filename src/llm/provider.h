@@ -39,6 +39,9 @@ struct Request {
   // value say (what a token or cost budget leaves; see output_cap()).
   int64_t max_tokens_cap = 0;
   std::optional<double> temperature;  // unset: the configured one (or the server's default)
+  // The sampling seed, so that a sweep's sample i asks the same way every time it runs:
+  // OpenAI-compatible servers take it (best effort); Anthropic's API has none to send.
+  std::optional<int64_t> seed;
   std::optional<bool> stream;         // unset: the configured one
   // Streamed text as it arrives (only the visible text, not thinking), for live views.
   std::function<void(const std::string& delta)> on_delta;

@@ -9,6 +9,7 @@
 // cluster's nodes.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,25 +18,34 @@
 
 namespace sweep {
 
-// One sample's state: "started" when its run began, then "done" with its outcome.
+// One sample's state, as it changes: "running" when its solve starts, then "done" (it
+// ran to an outcome, correct or not) or "failed" (kforge or the model's provider failed:
+// no outcome; the next run of the sweep retries it). A sample with no record is pending.
 struct Record {
-  std::string state;  // started | done
+  std::string state;  // running | done | failed
   std::string problem, category, model;
-  int index = 0;  // the sample's number within (problem, model)
-  // done:
-  std::string status;  // the best (else last) verdict's status; "error" if kforge failed
+  int index = 0;     // the sample's number within (problem, model)
+  int64_t seed = 0;  // the model's sampling seed (the index)
+  // done / failed:
+  std::string status;  // the best (else last) verdict's status; "error" when failed
   bool correct = false;
   double speedup = 0;  // 0: no speed measured
   int turns = 0, best_turn = 0;
-  long long tokens = 0;
+  long long tokens = 0;  // the whole run's, input + output
   double cost_usd = 0, seconds = 0;
+  // The first correct kernel: its turn (0: none) and the tokens and dollars spent until
+  // its verdict, from the trajectory (a run may go on after it, for speed).
+  int first_correct_turn = 0;
+  long long tokens_to_correct = 0;
+  double cost_to_correct = 0;
   int exit_code = 0;
-  std::string dir, trajectory, message;
+  std::string dir, trajectory, kernel, message;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Record, state, problem, category, model, index,
-                                                status, correct, speedup, turns, best_turn, tokens,
-                                                cost_usd, seconds, exit_code, dir, trajectory,
-                                                message)
+                                                seed, status, correct, speedup, turns, best_turn,
+                                                tokens, cost_usd, seconds, first_correct_turn,
+                                                tokens_to_correct, cost_to_correct, exit_code, dir,
+                                                trajectory, kernel, message)
 
 // "problem/model/index": what identifies a sample across runs and tasks.
 std::string sample_key(const Record& r);
@@ -47,7 +57,11 @@ bool append_record(const std::string& path, const Record& r, std::string* err);
 // torn last line of a killed writer) is skipped and counted in *torn.
 bool read_ledgers(const std::string& dir, std::vector<Record>* out, int* torn, std::string* err);
 
-// The finished samples by key (the last "done" of each).
+// Each sample's latest record by key: its state now (a "running" one of a killed sweep
+// stays "running" until the sample runs again).
+std::map<std::string, Record> latest(const std::vector<Record>& records);
+
+// The finished samples by key (the last "done" of each; a sample is finished once).
 std::map<std::string, Record> finished(const std::vector<Record>& records);
 
 }  // namespace sweep

@@ -48,7 +48,7 @@ Metrics compute_metrics(const std::vector<SampleOutcome>& samples) {
   for (int k : ks_up_to(m.n)) m.pass.push_back({k, pass_at_k(m.n, m.correct, k)});
   if (m.speed_measured) {
     for (double p : {1.0, 1.5, 2.0}) {
-      Metrics::Fast f;
+      FastP f;
       f.p = p;
       for (const SampleOutcome& s : samples)
         if (s.correct && s.speedup && *s.speedup >= p) ++f.count;

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "sweep/json_optional.h"
 
 namespace sweep {
 
@@ -33,22 +35,36 @@ double pass_at_k(int n, int c, int k);
 // 1, 2, 4, ... up to n, and n itself when it is not a power of two.
 std::vector<int> ks_up_to(int n);
 
+// pass@k (or fast_p@k) at one k.
+struct KValue {
+  int k = 0;
+  double value = 0;
+  bool operator==(const KValue&) const = default;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KValue, k, value)
+
+struct FastP {
+  double p = 1.0;
+  int count = 0;             // samples correct and at least p times the baseline
+  std::vector<KValue> at_k;  // fast_p@k for ks_up_to(n)
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FastP, p, count, at_k)
+
+// Also the JSON of `kforge sweep status --json` (one per row, see report_table.h).
 struct Metrics {
-  int n = 0;                                 // samples
-  int correct = 0;                           // of them correct
-  std::vector<std::pair<int, double>> pass;  // (k, pass@k) for ks_up_to(n)
+  int n = 0;                 // samples
+  int correct = 0;           // of them correct
+  std::vector<KValue> pass;  // pass@k for ks_up_to(n)
   // Whether any sample had a measured speed; fast and geomean_speedup only then.
   bool speed_measured = false;
-  struct Fast {
-    double p = 1.0;
-    int count = 0;                             // samples correct and at least p x faster
-    std::vector<std::pair<int, double>> at_k;  // (k, fast_p@k)
-  };
-  std::vector<Fast> fast;                 // p = 1.0, 1.5, 2.0
+  std::vector<FastP> fast;                // p = 1.0, 1.5, 2.0
   std::optional<double> geomean_speedup;  // over the correct samples with a speed
-  // Means over the samples that reached a correct kernel.
+  // Means over the samples that reached a correct kernel, up to its verdict.
   std::optional<double> turns_to_correct, tokens_to_correct, cost_to_correct;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Metrics, n, correct, pass, speed_measured, fast,
+                                                geomean_speedup, turns_to_correct,
+                                                tokens_to_correct, cost_to_correct)
 
 Metrics compute_metrics(const std::vector<SampleOutcome>& samples);
 

@@ -44,15 +44,15 @@ TEST_CASE("metrics: fast_p@k, the geometric mean and the cost to the first corre
   CHECK(m.n == 4);
   CHECK(m.correct == 3);
   REQUIRE(m.pass.size() == 3);
-  CHECK(m.pass[0].second == doctest::Approx(0.75));
+  CHECK(m.pass[0].value == doctest::Approx(0.75));
   REQUIRE(m.speed_measured);
   REQUIRE(m.fast.size() == 3);
   CHECK(m.fast[0].count == 2);  // 2.5 and 1.2 reach 1.0x
-  CHECK(m.fast[0].at_k[0].second == doctest::Approx(0.5));
+  CHECK(m.fast[0].at_k[0].value == doctest::Approx(0.5));
   CHECK(m.fast[1].count == 1);  // only 2.5 reaches 1.5x
-  CHECK(m.fast[1].at_k[0].second == doctest::Approx(0.25));
+  CHECK(m.fast[1].at_k[0].value == doctest::Approx(0.25));
   CHECK(m.fast[2].count == 1);
-  CHECK(m.fast[2].at_k[1].second == doctest::Approx(0.5));  // 1 - C(3,2)/C(4,2)
+  CHECK(m.fast[2].at_k[1].value == doctest::Approx(0.5));  // 1 - C(3,2)/C(4,2)
   REQUIRE(m.geomean_speedup);
   CHECK(*m.geomean_speedup == doctest::Approx(std::cbrt(2.5 * 1.2 * 0.8)));
   CHECK(*m.turns_to_correct == doctest::Approx(2.0));
@@ -68,7 +68,7 @@ TEST_CASE("metrics: no speed measured (host backend, emulated ranks) means no fa
   CHECK_FALSE(m.speed_measured);
   CHECK(m.fast.empty());
   CHECK_FALSE(m.geomean_speedup);
-  CHECK(m.pass[0].second == doctest::Approx(0.5));
+  CHECK(m.pass[0].value == doctest::Approx(0.5));
 }
 
 }  // namespace sweep

@@ -4,80 +4,50 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "sandbox/process.h"
 #include "sandbox/secrets.h"
+#include "sweep/outcome.h"
 
 extern char** environ;
 
 namespace sweep {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-std::string model_dir(const std::string& model) {
-  std::string d;
-  for (char ch : model)
-    d += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ? ch : '_';
-  return d.empty() ? "default" : d;
-}
-
-std::vector<Sample> plan(const std::vector<std::string>& problems,
-                         const std::vector<std::string>& categories,
-                         const std::vector<std::string>& models, int samples) {
-  std::vector<Sample> out;
-  for (const std::string& m : models)
-    for (size_t p = 0; p < problems.size(); ++p)
-      for (int i = 0; i < samples; ++i)
-        out.push_back({problems[p], p < categories.size() ? categories[p] : "", m, i});
-  return out;
-}
 
 namespace {
 
 // The child's environment: this process's, the keys it took back in (the child is
-// kforge, which takes them out again), the sample's own runs folder, and death with us.
-std::vector<std::string> child_env(const std::string& dir) {
+// kforge, which takes them out again), the sample's own runs folder, the eval slots,
+// and death with us.
+std::vector<std::string> child_env(const SweepConfig& cfg, const std::string& dir) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
-    if (v.rfind("KFORGE_RUNS=", 0) != 0 && v.rfind("KFORGE_DIE_WITH_PARENT=", 0) != 0)
+    if (v.rfind("KFORGE_RUNS=", 0) != 0 && v.rfind("KFORGE_DIE_WITH_PARENT=", 0) != 0 &&
+        v.rfind("KFORGE_EVAL_LOCKS=", 0) != 0)
       env.push_back(v);
   }
   for (const std::string& s : sandbox::taken_secret_entries()) env.push_back(s);
   env.push_back("KFORGE_RUNS=" + dir + "/runs");
   env.push_back("KFORGE_DIE_WITH_PARENT=1");
+  if (!cfg.eval_locks.empty()) env.push_back("KFORGE_EVAL_LOCKS=" + cfg.eval_locks);
   return env;
 }
 
-// The sample's outcome from its verdict.json (the best verdict, else the last, with the
-// solve's own figures under "solve").
-void read_outcome(const std::string& dir, const sandbox::ProcessResult& pr, Record* r) {
-  r->exit_code = pr.signal ? 128 + pr.signal : pr.exit_code;
-  std::ifstream in(dir + "/verdict.json");
-  json v = json::parse(in, nullptr, false);
-  if (v.is_discarded() || !v.is_object() || !v.contains("solve")) {
-    r->status = "error";
-    std::string out = pr.output.size() > 600 ? pr.output.substr(pr.output.size() - 600) : pr.output;
-    r->message = "no verdict.json: " + out;
-    return;
-  }
-  const json& s = v["solve"];
-  r->status = v.value("status", "no_candidate");
-  r->correct = r->status == "correct";
-  r->speedup = v.value("speedup", 0.0);
-  r->turns = s.value("turns", 0);
-  r->best_turn = s.value("best_turn", 0);
-  r->tokens = s.value("tokens_in", 0LL) + s.value("tokens_out", 0LL);
-  r->cost_usd = s.value("cost_usd", 0.0);
-  r->trajectory = s.value("trajectory", "");
-  if (s.contains("message")) r->status = "error", r->message = s.value("message", "");
+Record start_record(const Sample& s, const std::string& dir) {
+  Record r;
+  r.problem = s.problem;
+  r.category = s.category;
+  r.model = s.model;
+  r.index = s.index;
+  r.seed = s.index;  // the same sample asks the same way on every run
+  r.dir = dir;
+  r.state = "running";
+  return r;
 }
 
 struct Shared {
@@ -90,29 +60,43 @@ struct Shared {
   const std::function<void(const Progress&)>& report;
 };
 
+// Books a finished sample: its record, then the progress.
+bool finish(Shared& sh, const Sample& s, const Record& r, std::string* err) {
+  std::lock_guard<std::mutex> lock(sh.mu);
+  if (!append_record(sh.cfg.ledger_file, r, err)) return false;
+  Progress& p = sh.progress;
+  --p.running;
+  if (r.state == "done") {
+    ++p.done;
+    p.correct += r.correct ? 1 : 0;
+  } else {
+    ++p.failed;
+  }
+  p.cost_usd += r.cost_usd;
+  p.last = fmt::format("{} {} #{}: {}", s.problem, s.model, s.index,
+                       r.state == "failed" ? "failed" : r.status);
+  if (sh.report) sh.report(p);
+  return true;
+}
+
 bool run_one(Shared& sh, const Sample& s, std::string* err) {
   const SweepConfig& cfg = sh.cfg;
   std::string dir =
       fmt::format("{}/samples/{}/{}/{}", cfg.out, s.problem, model_dir(s.model), s.index);
   std::error_code ec;
-  fs::remove_all(dir, ec);  // an earlier, unfinished attempt
+  fs::remove_all(dir, ec);  // an earlier, unfinished attempt: nothing of it is kept
   fs::create_directories(dir, ec);
-  Record r;
-  r.problem = s.problem;
-  r.category = s.category;
-  r.model = s.model;
-  r.index = s.index;
-  r.dir = dir;
-  r.state = "started";
+  Record r = start_record(s, dir);
   {
     std::lock_guard<std::mutex> lock(sh.mu);
     if (!append_record(cfg.ledger_file, r, err)) return false;
   }
   sandbox::ProcessSpec spec;
-  spec.argv = {cfg.kforge_bin, "solve",  s.problem, "--headless", "--model",
-               s.model,        "--mode", cfg.mode,  "--out",      dir};
+  spec.argv = {cfg.kforge_bin, "solve", s.problem,    "--headless",
+               "--model",      s.model, "--mode",     cfg.mode,
+               "--out",        dir,     "--llm-seed", std::to_string(r.seed)};
   spec.argv.insert(spec.argv.end(), cfg.solve_args.begin(), cfg.solve_args.end());
-  spec.env = child_env(dir);
+  spec.env = child_env(cfg, dir);
   sandbox::ProcessResult pr;
   if (!sandbox::run_process(spec, &pr, err)) return false;
   if (pr.interrupted) {
@@ -123,19 +107,9 @@ bool run_one(Shared& sh, const Sample& s, std::string* err) {
     *err = fmt::format("kforge solve {} said its input is bad:\n{}", s.problem, pr.output);
     return false;
   }
-  read_outcome(dir, pr, &r);
-  r.state = "done";
+  read_outcome(dir, pr.signal ? 128 + pr.signal : pr.exit_code, pr.output, &r);
   r.seconds = pr.seconds;
-  std::lock_guard<std::mutex> lock(sh.mu);
-  if (!append_record(cfg.ledger_file, r, err)) return false;
-  Progress& p = sh.progress;
-  ++p.done;
-  --p.running;
-  p.correct += r.correct ? 1 : 0;
-  p.cost_usd += r.cost_usd;
-  p.last = fmt::format("{} {} #{}: {}", s.problem, s.model, s.index, r.status);
-  if (sh.report) sh.report(p);
-  return true;
+  return finish(sh, s, r, err);
 }
 
 void worker(Shared& sh) {
@@ -163,7 +137,7 @@ void worker(Shared& sh) {
 }  // namespace
 
 bool run_sweep(const SweepConfig& cfg, const std::function<void(const Progress&)>& on_progress,
-               std::string* err) {
+               Progress* progress, std::string* err) {
   std::vector<Record> records;
   int torn = 0;
   if (!read_ledgers(cfg.out, &records, &torn, err)) return false;
@@ -173,11 +147,7 @@ bool run_sweep(const SweepConfig& cfg, const std::function<void(const Progress&)
     const Sample& s = cfg.samples[i];
     if (static_cast<int>(i % cfg.tasks) != cfg.task) continue;
     ++sh.progress.total;
-    Record key;
-    key.problem = s.problem;
-    key.model = s.model;
-    key.index = s.index;
-    auto it = done.find(sample_key(key));
+    auto it = done.find(sample_key(start_record(s, "")));
     if (it == done.end()) {
       sh.todo.push_back(s);
       continue;
@@ -191,6 +161,7 @@ bool run_sweep(const SweepConfig& cfg, const std::function<void(const Progress&)
   std::vector<std::thread> threads;
   for (int j = 0; j < std::max(1, cfg.jobs); ++j) threads.emplace_back(worker, std::ref(sh));
   for (auto& t : threads) t.join();
+  if (progress) *progress = sh.progress;
   if (!sh.error.empty()) *err = sh.error;
   return sh.error.empty();
 }

@@ -272,12 +272,18 @@ int main(int argc, char** argv) {
       continue;
     }
     json body = json::parse(r.body, nullptr, false);
-    // The first unused step that fits: no "when", or a "when" the request's body holds.
+    // The first unused step that fits: no "when", or a "when" the request's body holds
+    // (a list: every text of it).
+    auto fits = [&](const json& st) {
+      if (!st.contains("when")) return true;
+      json texts = st["when"].is_array() ? st["when"] : json::array({st["when"]});
+      for (const json& t : texts)
+        if (r.body.find(t.get<std::string>()) == std::string::npos) return false;
+      return true;
+    };
     size_t step = script.size();
     for (size_t j = 0; j < script.size() && step == script.size(); ++j)
-      if (!used[j] && (!script[j].contains("when") ||
-                       r.body.find(script[j]["when"].get<std::string>()) != std::string::npos))
-        step = j;
+      if (!used[j] && fits(script[j])) step = j;
     if (step == script.size()) {
       std::fprintf(stderr, "fake_llm_server: no step left for request %zu\n", i);
       ::close(fd);
