@@ -79,6 +79,12 @@ TEST_CASE("llm wire: request bodies") {
   CHECK(a["messages"].size() == 1);
   CHECK(a["max_tokens"] == 7);
   CHECK_FALSE(a.contains("stream"));
+  // A sweep's sample seed: sent on the OpenAI wire when set, never otherwise; Anthropic's
+  // API has no seed to send.
+  CHECK_FALSE(o.contains("seed"));
+  r.seed = 3;
+  CHECK(json::parse(openai_request_body(c, r, "max_tokens", true))["seed"] == 3);
+  CHECK_FALSE(json::parse(anthropic_request_body(c, r, false)).contains("seed"));
 }
 
 TEST_CASE("llm wire: replies without text, and the reasoning fields of other servers") {

@@ -18,6 +18,14 @@ TEST_CASE("metrics: pass@k from n = 4 samples, every c and k, by hand") {
   CHECK(pass_at_k(4, 3, 1) == doctest::Approx(0.75));
   CHECK(pass_at_k(4, 3, 2) == doctest::Approx(1.0));  // n - c < k
   CHECK(pass_at_k(4, 4, 1) == doctest::Approx(1.0));
+  CHECK(pass_at_k(4, 0, 2) == 0);
+  CHECK(pass_at_k(4, 0, 4) == 0);
+  CHECK(pass_at_k(4, 2, 4) == doctest::Approx(1.0));
+  CHECK(pass_at_k(4, 3, 4) == doctest::Approx(1.0));
+  CHECK(pass_at_k(4, 4, 2) == doctest::Approx(1.0));
+  CHECK(pass_at_k(4, 4, 4) == doctest::Approx(1.0));
+  // n = 5, c = 2, k = 2: 1 - C(3,2)/C(5,2) = 1 - 3/10.
+  CHECK(pass_at_k(5, 2, 2) == doctest::Approx(0.7));
 }
 
 TEST_CASE("metrics: pass@k stays exact where binomials would overflow") {

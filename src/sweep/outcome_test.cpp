@@ -1,0 +1,128 @@
+// src/sweep/outcome_test.cpp: a sample's outcome from its folder: done or failed, the
+// first correct kernel's turn, tokens and dollars from a trajectory, no speed on host.
+#include "sweep/outcome.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "trace/trace.h"
+
+namespace sweep {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct Folder {
+  std::string dir;
+  Folder() {
+    char t[] = "/tmp/kf-outcome-test-XXXXXX";
+    REQUIRE(mkdtemp(t));
+    dir = t;
+  }
+  ~Folder() { std::filesystem::remove_all(dir); }
+  // A trajectory of three turns: a compile error, the first correct kernel, a faster one.
+  std::string trajectory() {
+    std::string p = dir + "/t.jsonl";
+    std::ofstream o(p);
+    o << json{{"type", "header"}, {"format", trace::kFormat}}.dump() << "\n";
+    auto reply = [&](int turn, int in, int out, double usd) {
+      o << json{{"type", "reply"},
+                {"turn", turn},
+                {"usage", {{"input_tokens", in}, {"output_tokens", out}}},
+                {"cost_usd", usd}}
+               .dump()
+        << "\n";
+    };
+    auto verdict = [&](int turn, const char* status) {
+      o << json{{"type", "verdict"}, {"turn", turn}, {"verdict", {{"status", status}}}}.dump()
+        << "\n";
+    };
+    reply(1, 100, 50, 0.01);
+    verdict(1, "compile_error");
+    reply(2, 300, 60, 0.02);
+    verdict(2, "correct");
+    reply(3, 500, 70, 0.04);
+    verdict(3, "correct");
+    o << json{{"type", "summary"}}.dump() << "\n";
+    return p;
+  }
+  void verdict_json(const json& v) { std::ofstream(dir + "/verdict.json") << v.dump(); }
+};
+
+}  // namespace
+
+TEST_CASE("sweep outcome: the first correct kernel's turn and the spend up to it") {
+  Folder f;
+  FirstCorrect fc;
+  std::string err;
+  REQUIRE(first_correct(f.trajectory(), &fc, &err));
+  CHECK(fc.turn == 2);
+  CHECK(fc.tokens == 100 + 50 + 300 + 60);
+  CHECK(fc.cost_usd == doctest::Approx(0.03));
+}
+
+TEST_CASE("sweep outcome: done with its figures; no speed off real GPUs") {
+  Folder f;
+  std::string traj = f.trajectory();
+  json solve = {
+      {"turns", 3},       {"best_turn", 3},     {"tokens_in", 900},  {"tokens_out", 180},
+      {"cost_usd", 0.07}, {"trajectory", traj}, {"kernel", "k.cpp"}, {"exit_reason", "max_turns"}};
+  f.verdict_json({{"status", "correct"},
+                  {"backend", "host"},
+                  {"emulated", false},
+                  {"timed", true},
+                  {"speedup", 1.7},
+                  {"solve", solve}});
+  Record r;
+  read_outcome(f.dir, 1, "", &r);
+  CHECK(r.state == "done");
+  CHECK(r.correct);
+  CHECK(r.speedup == 0);  // the host backend's times are no speed
+  CHECK(r.first_correct_turn == 2);
+  CHECK(r.tokens_to_correct == 510);
+  CHECK(r.tokens == 1080);
+  CHECK(r.cost_usd == doctest::Approx(0.07));
+  // The same on real GPUs carries its speedup; emulated ranks do not.
+  f.verdict_json({{"status", "correct"},
+                  {"backend", "cuda"},
+                  {"emulated", false},
+                  {"timed", true},
+                  {"speedup", 1.7},
+                  {"solve", solve}});
+  read_outcome(f.dir, 0, "", &r);
+  CHECK(r.speedup == doctest::Approx(1.7));
+  f.verdict_json({{"status", "correct"},
+                  {"backend", "cuda"},
+                  {"emulated", true},
+                  {"timed", true},
+                  {"speedup", 1.7},
+                  {"solve", solve}});
+  read_outcome(f.dir, 0, "", &r);
+  CHECK(r.speedup == 0);
+}
+
+TEST_CASE("sweep outcome: kforge's or the provider's failure, a signal, no verdict: failed") {
+  Folder f;
+  Record r;
+  read_outcome(f.dir, 3, "kforge solve: boom", &r);
+  CHECK(r.state == "failed");
+  CHECK(r.message.find("no verdict.json") != std::string::npos);
+  CHECK(r.message.find("boom") != std::string::npos);
+  f.verdict_json({{"solve", {{"exit_reason", "llm_error"}, {"message", "http 400"}}}});
+  read_outcome(f.dir, 3, "", &r);
+  CHECK(r.state == "failed");
+  CHECK(r.message.find("http 400") != std::string::npos);
+  f.verdict_json({{"status", "mismatch"}, {"solve", {{"exit_reason", "interrupted"}}}});
+  read_outcome(f.dir, 143, "", &r);
+  CHECK(r.state == "failed");
+  CHECK_FALSE(r.correct);
+  read_outcome(f.dir, 1, "", &r);
+  CHECK(r.state == "done");
+  CHECK(r.status == "mismatch");
+}
+
+}  // namespace sweep
