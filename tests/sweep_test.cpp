@@ -199,6 +199,20 @@ TEST_CASE("sweep: five collectives x 4 samples give the pass@k a hand computatio
         0);
   CHECK(csv.find("\nopenai:test-model,all_gather,1,4,2,false,0.5,0.833333,1,") !=
         std::string::npos);
+  // The report: one file, every sample in it with its trajectory rendered, nothing fetched.
+  std::string said;
+  REQUIRE(h.kforge({"report", out}, &said) == 0);
+  std::string html = solve_test::read_file(out + "/report.html");
+  size_t samples = 0;
+  for (size_t at = 0;
+       (at = html.find("<details id=\"s-openai_test-model-", at)) != std::string::npos; ++at)
+    ++samples;
+  CHECK(samples == 20);
+  CHECK(html.find("== turn 1") != std::string::npos);  // as `kforge show` renders it
+  CHECK(html.find("No speed was measured") != std::string::npos);
+  CHECK(html.find("<td>5</td>") != std::string::npos);  // 5 compile errors in the breakdown
+  CHECK(html.find("http") == std::string::npos);        // nothing to fetch when viewed
+  CHECK(html.find("<script") == std::string::npos);
 }
 
 TEST_CASE("sweep: kill -9 in the middle, then the same command: same numbers, nothing twice" *

@@ -38,4 +38,12 @@ SweepCommands add_sweep_command(CLI::App& app, SweepArgs* a);
 int cmd_sweep(const SweepArgs& a);
 int cmd_sweep_status(const SweepArgs& a);
 
+// `kforge report DIR [--out FILE]`: the sweep as one self-contained HTML file
+// (src/sweep/report.h), DIR/report.html unless --out says otherwise (cmd_report.cpp).
+struct ReportArgs {
+  std::string dir, out;
+};
+CLI::App* add_report_command(CLI::App& app, ReportArgs* a);
+int cmd_report(const ReportArgs& a);
+
 }  // namespace cli

@@ -89,6 +89,8 @@ int dispatch(int argc, char** argv) {
   CLI::App* tune = cli::add_tune_command(app, &tune_args);
   cli::SweepArgs sweep_args;
   cli::SweepCommands sweep = cli::add_sweep_command(app, &sweep_args);
+  cli::ReportArgs report_args;
+  CLI::App* report = cli::add_report_command(app, &report_args);
 
   app.footer(
       "Exit codes: 0 correct / done, 1 the kernel is not correct, 2 bad input, 3 kforge failed.\n"
@@ -129,6 +131,7 @@ int dispatch(int argc, char** argv) {
   if (tune->parsed()) return cli::cmd_tune(tune_args);
   if (sweep.status->parsed()) return cli::cmd_sweep_status(sweep_args);
   if (sweep.sweep->parsed()) return cli::cmd_sweep(sweep_args);
+  if (report->parsed()) return cli::cmd_report(report_args);
   if (eval->parsed()) {
     split_positionals(eval_pos, &eval_args, true);
     return cli::cmd_eval(eval_args);
