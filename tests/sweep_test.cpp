@@ -248,3 +248,60 @@ TEST_CASE("sweep: two sweeps at once into different folders do not collide" *
   CHECK(row(rows_b, "all_reduce")["correct"] == 0);
   CHECK(row(rows_b, "broadcast")["correct"] == 2);
 }
+
+TEST_CASE("sweep: the report is one HTML file that headless Chromium renders" *
+          doctest::timeout(900)) {
+  std::string chromium;
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) chromium = c;
+  REQUIRE_MESSAGE(!chromium.empty(), "no chromium: ./kforge-test installs Debian's chromium");
+  Harness h;
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(
+      server.start(script({{"all_reduce", "rrwb"}, {"broadcast", "rwww"}, {"all_gather", "bbrr"}}),
+                   &err),
+      err);
+  std::string out = h.dir() + "/sweep", text;
+  std::vector<std::string> args = sweep_args(h, server, out, "all_reduce", 4, 2);
+  args.insert(args.begin() + 2, {"broadcast", "all_gather"});
+  REQUIRE(h.kforge(args, &text, 800) == 0);
+  REQUIRE(h.kforge({"report", out}, &text) == 0);
+  std::string html = solve_test::read_file(out + "/report.html");
+  // Self-contained: no script, nothing fetched.
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+  // Each sample's trajectory, rendered as `kforge show` does, and its links.
+  CHECK(html.find("== turn 1") != std::string::npos);
+  CHECK(html.find("compile_error") != std::string::npos);
+
+  // Chromium, offline and headless: the DOM it built, and a screenshot.
+  std::string png = h.dir() + "/report.png";
+  sandbox::ProcessSpec spec;
+  spec.env = h.env();
+  spec.limit_s = 120;
+  spec.argv = {chromium,
+               "--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--hide-scrollbars",
+               "--window-size=1100,1400",
+               "--screenshot=" + png,
+               "file://" + out + "/report.html"};
+  sandbox::ProcessResult r;
+  REQUIRE(sandbox::run_process(spec, &r, &err));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  REQUIRE(fs::exists(png));
+  CHECK(fs::file_size(png) > 20000);  // a blank page is a few KB
+  spec.argv = {chromium,        "--headless", "--no-sandbox",
+               "--disable-gpu", "--dump-dom", "file://" + out + "/report.html"};
+  REQUIRE(sandbox::run_process(spec, &r, &err));
+  // The charts are in the rendered document: pass@k's lines, the verdict bars.
+  CHECK(r.output.find("<polyline") != std::string::npos);
+  CHECK(r.output.find("<rect") != std::string::npos);
+  CHECK(r.output.find("pass@k by model") != std::string::npos);
+  if (const char* keep = std::getenv("KF_KEEP_REPORT_PNG"))
+    fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
+}

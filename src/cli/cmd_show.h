@@ -2,9 +2,10 @@
 // prompt (new messages, truncated), reply, candidate and verdict, and the totals.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "trace/trace.h"
 
 namespace cli {
 
@@ -14,6 +15,9 @@ struct ShowArgs {
 };
 
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a);
+// The text `kforge show` prints (also what a sweep's report shows of each trajectory);
+// `warn` is read_trajectory's note on an unfinished file.
+std::string render_trajectory(const trace::Trajectory& t, bool full, const std::string& warn);
 int cmd_show(const ShowArgs& a);
 
 }  // namespace cli

@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 
+#include "cli/cmd_show.h"
 #include "cli/commands.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
+#include "sweep/report_html.h"
 #include "sweep/report_table.h"
 #include "sweep/sweep.h"
 
@@ -101,6 +105,9 @@ SweepCommands add_sweep_command(CLI::App& app, SweepArgs* a) {
   c.status->add_option("dir", a->status_dir, "the sweep's folder")->required();
   c.status->add_flag("--json", a->json, "as JSON");
   c.status->add_flag("--csv", a->csv, "as CSV");
+  c.report = app.add_subcommand("report", "a sweep as one self-contained HTML file");
+  c.report->add_option("dir", a->status_dir, "the sweep's folder")->required();
+  c.report->add_option("--out,-o", a->report_file, "the file (default DIR/report.html)");
   return c;
 }
 
@@ -169,6 +176,36 @@ int cmd_sweep_status(const SweepArgs& a) {
   else
     fmt::print("{}{} finished samples in {}{}\n", sweep::rows_table(rows), done.size(),
                a.status_dir, torn ? fmt::format(" ({} torn ledger lines skipped)", torn) : "");
+  return kOk;
+}
+
+int cmd_report(const SweepArgs& a) {
+  std::vector<sweep::Record> recs;
+  int torn = 0;
+  std::string err;
+  if (!sweep::read_ledgers(a.status_dir, &recs, &torn, &err)) {
+    fmt::print(stderr, "kforge report: {}\n", err);
+    return kBadInput;
+  }
+  sweep::ReportInput in;
+  in.dir = fs::absolute(a.status_dir).string();
+  for (const auto& [key, r] : sweep::finished(recs)) in.samples.push_back(r);
+  in.render_trajectory = [](const std::string& path) {
+    trace::Trajectory t;
+    std::string e, warn;
+    return trace::read_trajectory(path, &t, &e, &warn) ? render_trajectory(t, false, warn) : "";
+  };
+  char when[64];
+  time_t now = time(nullptr);
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  in.generated = when;
+  std::string file = a.report_file.empty() ? in.dir + "/report.html" : a.report_file;
+  std::ofstream(file) << sweep::report_html(in);
+  if (!fs::exists(file)) {
+    fmt::print(stderr, "kforge report: cannot write {}\n", file);
+    return kInternal;
+  }
+  fmt::print("{}\n", file);
   return kOk;
 }
 

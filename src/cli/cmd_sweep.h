@@ -24,18 +24,21 @@ struct SweepArgs {
   double max_cost = 0, max_wall = 0, target = 0;
   std::string base_url, api_key_env, config_file;
   EvalOptions opt;
-  // status
+  // status and report
   std::string status_dir;
   bool json = false, csv = false;
+  std::string report_file;  // report: default DIR/report.html
 };
 
 struct SweepCommands {
   CLI::App* sweep = nullptr;
   CLI::App* status = nullptr;
+  CLI::App* report = nullptr;  // `kforge report DIR`
 };
 
 SweepCommands add_sweep_command(CLI::App& app, SweepArgs* a);
 int cmd_sweep(const SweepArgs& a);
 int cmd_sweep_status(const SweepArgs& a);
+int cmd_report(const SweepArgs& a);
 
 }  // namespace cli

@@ -128,6 +128,7 @@ int dispatch(int argc, char** argv) {
   if (show->parsed()) return cli::cmd_show(show_args);
   if (tune->parsed()) return cli::cmd_tune(tune_args);
   if (sweep.status->parsed()) return cli::cmd_sweep_status(sweep_args);
+  if (sweep.report->parsed()) return cli::cmd_report(sweep_args);
   if (sweep.sweep->parsed()) return cli::cmd_sweep(sweep_args);
   if (eval->parsed()) {
     split_positionals(eval_pos, &eval_args, true);
