@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -66,11 +67,17 @@ std::vector<std::string> solve_args(const SweepArgs& a) {
   return s;
 }
 
-// One line per finished sample when not on a terminal; a line rewritten in place on one.
-void print_progress(const sweep::Progress& p, bool tty) {
+// One line per event when not on a terminal; a line rewritten in place on one. The ETA is
+// this run's mean seconds per finished sample times what is left.
+void print_progress(const sweep::Progress& p, bool tty, std::chrono::steady_clock::time_point t0,
+                    int done_before) {
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int ran = p.done - done_before, left = p.total - p.done;
+  std::string eta = ran > 0 && left > 0 ? fmt::format(", ETA {:.0f} s", s / ran * left) : "";
   std::string line =
-      fmt::format("sweep: {}/{} done, {} running, {} correct, ${:.3f}{}", p.done, p.total,
-                  p.running, p.correct, p.cost_usd, p.last.empty() ? "" : "; last: " + p.last);
+      fmt::format("sweep: {}/{} done, {} running, {} waiting, {} correct, ${:.3f}{}{}", p.done,
+                  p.total, p.running, left - p.running, p.correct, p.cost_usd, eta,
+                  p.last.empty() ? "" : "; last: " + p.last);
   if (tty)
     fmt::print(stderr, "\r\033[K{}", line);
   else
@@ -146,8 +153,15 @@ int cmd_sweep(const SweepArgs& a) {
   fmt::print(stderr, "kforge sweep: {} samples ({} problems x {} models x {}) into {}\n",
              cfg.samples.size(), names.size(), models.size(), a.samples, cfg.out);
   bool tty = isatty(2) && !std::getenv("NO_COLOR");
+  auto t0 = std::chrono::steady_clock::now();
+  int done_before = -1;
   bool ok = sweep::run_sweep(
-      cfg, [&](const sweep::Progress& p) { print_progress(p, tty); }, &err);
+      cfg,
+      [&](const sweep::Progress& p) {
+        if (done_before < 0) done_before = p.done;  // the first report: what the ledger had
+        print_progress(p, tty, t0, done_before);
+      },
+      &err);
   if (tty) fmt::print(stderr, "\n");
   if (!ok) {
     fmt::print(stderr, "kforge sweep: {}\n", err);
