@@ -21,6 +21,7 @@ namespace {
 
 using solve_test::Harness;
 using solve_test::json;
+namespace fs = std::filesystem;
 using Plan = std::vector<std::pair<std::string, std::string>>;
 
 std::string example(const std::string& problem) {
@@ -168,6 +169,43 @@ std::multiset<std::string> asked(const fake_llm::Server& s) {
   return out;
 }
 
+// Chromium, offline and headless, on a report: it renders (a screenshot that is not a
+// blank page) and the document it built holds the charts. KF_KEEP_REPORT_PNG=FILE keeps
+// the screenshot (the README's).
+void check_in_chromium(Harness& h, const std::string& report) {
+  std::string chromium, err;
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) chromium = c;
+  REQUIRE_MESSAGE(!chromium.empty(), "no chromium: ./kforge-test installs Debian's chromium");
+  std::string png = h.dir() + "/report.png";
+  sandbox::ProcessSpec spec;
+  spec.env = h.env();
+  spec.limit_s = 120;
+  spec.argv = {chromium,
+               "--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--hide-scrollbars",
+               "--window-size=1200,1700",
+               "--screenshot=" + png,
+               "file://" + report};
+  sandbox::ProcessResult r;
+  REQUIRE(sandbox::run_process(spec, &r, &err));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  REQUIRE(fs::exists(png));
+  CHECK(fs::file_size(png) > 20000);  // a blank page is a few KB
+  spec.argv = {chromium,        "--headless", "--no-sandbox",
+               "--disable-gpu", "--dump-dom", "file://" + report};
+  REQUIRE(sandbox::run_process(spec, &r, &err));
+  // The charts are in the rendered document: pass@k's line, the verdict bars.
+  CHECK(r.output.find("<polyline") != std::string::npos);
+  CHECK(r.output.find("<rect class=\"bar\"") != std::string::npos);
+  CHECK(r.output.find("aria-label=\"pass@k\"") != std::string::npos);
+  if (const char* keep = std::getenv("KF_KEEP_REPORT_PNG"))
+    fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
+}
+
 }  // namespace
 
 TEST_CASE("sweep: five collectives x 4 samples give the pass@k a hand computation gives" *
@@ -213,6 +251,7 @@ TEST_CASE("sweep: five collectives x 4 samples give the pass@k a hand computatio
   CHECK(html.find("<td>5</td>") != std::string::npos);  // 5 compile errors in the breakdown
   CHECK(html.find("http") == std::string::npos);        // nothing to fetch when viewed
   CHECK(html.find("<script") == std::string::npos);
+  check_in_chromium(h, out + "/report.html");
 }
 
 TEST_CASE("sweep: kill -9 in the middle, then the same command: same numbers, nothing twice" *

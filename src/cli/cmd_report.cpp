@@ -24,7 +24,7 @@ int cmd_report(const ReportArgs& a) {
     trace::Trajectory t;
     std::string err, warn;
     if (!trace::read_trajectory(path, &t, &err, &warn)) return std::string();
-    return show_text(t, false, warn);
+    return render_trajectory(t, false, warn);
   };
   std::string err;
   if (!sweep::write_report(a.dir, a.out, render, &err)) {

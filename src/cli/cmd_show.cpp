@@ -14,7 +14,8 @@ namespace {
 
 std::string clip(const std::string& s, bool full, size_t n = 600) {
   if (full || s.size() <= n) return s;
-  return s.substr(0, n / 2) + fmt::format("\n    [... {} characters ...]\n", s.size() - n) + s.substr(s.size() - n / 2);
+  return s.substr(0, n / 2) + fmt::format("\n    [... {} characters ...]\n", s.size() - n) +
+         s.substr(s.size() - n / 2);
 }
 
 std::string indent(const std::string& s) {
@@ -29,80 +30,96 @@ std::string indent(const std::string& s) {
 
 }  // namespace
 
-std::string show_text(const trace::Trajectory& t, bool full, const std::string& warn) {
-  std::string out;
-  const json& h = t.header;
-  const json& ev = h["config"]["eval"];
-  out += fmt::format("{}  {}  model {}  mode {}\n", h.value("started", ""), h.value("problem", ""), h.value("model", ""),
-             h.value("mode", ""));
-  if (ev.is_object())
-    out += fmt::format("world {}, {} backend, target {}x, max {} turns; topology: {}\n", ev.value("world", 0),
-               ev.value("backend", ""), h["config"].value("target", 1.0), h["config"].value("max_turns", 0),
-               h["topology"].value("source", ""));
-  for (const json& e : t.events) {
-    std::string type = e.value("type", "");
-    int turn = e.value("turn", 0);
-    if (type == "prompt") {
-      out += fmt::format("\n== turn {} (t={:.1f}s) == prompt: {} messages, {} new\n", turn, e.value("t", 0.0),
-                 e.value("messages", 0), e["new"].size());
-      for (auto& m : e["new"])
-        if (m.value("role", "") != "assistant")
-          out += fmt::format("  [{}]\n{}", m.value("role", ""), indent(clip(m.value("content", ""), full)));
-    } else if (type == "reply") {
-      auto& u = e["usage"];
-      out += fmt::format("  reply: {} in / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}", u.value("input_tokens", 0),
-                 u.value("output_tokens", 0), e.value("cost_usd", 0.0), e.value("attempts", 0), e.value("seconds", 0.0),
-                 indent(clip(e.value("text", ""), full)));
-    } else if (type == "format_error") {
-      out += fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0), e.value("error", "").substr(0, 200));
-    } else if (type == "command") {
-      out += fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
-    } else if (type == "observation") {
-      out += fmt::format("  exit {}{}\n{}", e.value("returncode", 0), e.value("submitted", false) ? " (submitted)" : "",
-                 indent(clip(e.value("output", ""), full, 400)));
-    } else if (type == "candidate") {
-      std::string src = e.value("source", "");
-      out += fmt::format("  candidate {} ({} lines, sha256 {})\n", e.value("file", ""), std::count(src.begin(), src.end(), '\n'),
-                 e.value("sha256", "").substr(0, 12));
-    } else if (type == "verdict") {
-      out += fmt::format("  verdict: {} ({:.1f} s)\n", e["verdict"].value("summary", ""), e.value("seconds", 0.0));
-    } else if (type == "hint") {
-      out += fmt::format("  user hint: {}\n", e.value("text", ""));
-    } else if (type == "decision") {
-      if (e.value("action", "") != "next") out += fmt::format("  user: {}\n", e.value("action", ""));
-    } else if (type == "llm_error") {
-      out += fmt::format("  model error: {}: {} ({} attempt(s))\n", e.value("kind", ""), e.value("message", ""), e.value("attempts", 0));
-    } else if (type == "interrupted") {
-      out += fmt::format("  interrupted: {} stopped the {}\n", e.value("signal", ""), e.value("phase", ""));
-    } else if (type == "budget") {
-      out += fmt::format("  budget spent: {} ({}; during the {})\n", e.value("budget", ""), e.value("note", ""),
-                 e.value("phase", ""));
-    } else if (type == "internal_error") {
-      out += fmt::format("  kforge error: {}\n", e.value("message", ""));
-    } else if (type == "summary") {
-      out += fmt::format("\n== {}: {} ==\n", e.value("target_met", false) ? "target met" : "target not met", e.value("exit_reason", ""));
-      out += fmt::format("turns {}, candidates {}, tokens {} in / {} out, ${:.4f}, {:.1f} s\n", e.value("turns", 0),
-                 e.value("candidates", 0), e.value("tokens_in", 0), e.value("tokens_out", 0), e.value("cost_usd", 0.0),
-                 e.value("seconds", 0.0));
-      if (e.contains("budget") && e["budget"].is_object())
-        out += fmt::format("ended by {}: {}\n", e["budget"].value("name", ""), e["budget"].value("text", ""));
-      if (e.contains("interrupt") && e["interrupt"].is_object())
-        out += fmt::format("ended by {} during the {}\n", e["interrupt"].value("signal", ""),
-                   e["interrupt"].value("phase", ""));
-      if (e.contains("best") && e["best"].is_object())
-        out += fmt::format("best: turn {} ({}), {}\n", e["best"].value("turn", 0), e["best"].value("status", ""),
-                   e["best"].value("file", ""));
-    }
-  }
-  if (!t.complete) out += fmt::format("\n(the run did not finish: no summary{})\n", warn.empty() ? "" : "; " + warn);
-  return out;
-}
-
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a) {
   CLI::App* s = app.add_subcommand("show", "print a trajectory readably");
   s->add_option("file", a->file, "a trajectory (runs/<problem>/*.jsonl)")->required();
   s->add_flag("--full", a->full, "print prompts and replies whole");
   return s;
+}
+
+std::string render_trajectory(const trace::Trajectory& t, bool full, const std::string& warn) {
+  std::string out;
+  const json& h = t.header;
+  const json& ev = h["config"]["eval"];
+  out += fmt::format("{}  {}  model {}  mode {}\n", h.value("started", ""), h.value("problem", ""),
+                     h.value("model", ""), h.value("mode", ""));
+  if (ev.is_object())
+    out +=
+        fmt::format("world {}, {} backend, target {}x, max {} turns; topology: {}\n",
+                    ev.value("world", 0), ev.value("backend", ""), h["config"].value("target", 1.0),
+                    h["config"].value("max_turns", 0), h["topology"].value("source", ""));
+  for (const json& e : t.events) {
+    std::string type = e.value("type", "");
+    int turn = e.value("turn", 0);
+    if (type == "prompt") {
+      out += fmt::format("\n== turn {} (t={:.1f}s) == prompt: {} messages, {} new\n", turn,
+                         e.value("t", 0.0), e.value("messages", 0), e["new"].size());
+      for (auto& m : e["new"])
+        if (m.value("role", "") != "assistant")
+          out += fmt::format("  [{}]\n{}", m.value("role", ""),
+                             indent(clip(m.value("content", ""), full)));
+    } else if (type == "reply") {
+      auto& u = e["usage"];
+      out += fmt::format("  reply: {} in / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
+                         u.value("input_tokens", 0), u.value("output_tokens", 0),
+                         e.value("cost_usd", 0.0), e.value("attempts", 0), e.value("seconds", 0.0),
+                         indent(clip(e.value("text", ""), full)));
+    } else if (type == "format_error") {
+      out += fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),
+                         e.value("error", "").substr(0, 200));
+    } else if (type == "command") {
+      out += fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
+    } else if (type == "observation") {
+      out += fmt::format("  exit {}{}\n{}", e.value("returncode", 0),
+                         e.value("submitted", false) ? " (submitted)" : "",
+                         indent(clip(e.value("output", ""), full, 400)));
+    } else if (type == "candidate") {
+      std::string src = e.value("source", "");
+      out += fmt::format("  candidate {} ({} lines, sha256 {})\n", e.value("file", ""),
+                         std::count(src.begin(), src.end(), '\n'),
+                         e.value("sha256", "").substr(0, 12));
+    } else if (type == "verdict") {
+      out += fmt::format("  verdict: {} ({:.1f} s)\n", e["verdict"].value("summary", ""),
+                         e.value("seconds", 0.0));
+    } else if (type == "hint") {
+      out += fmt::format("  user hint: {}\n", e.value("text", ""));
+    } else if (type == "decision") {
+      if (e.value("action", "") != "next")
+        out += fmt::format("  user: {}\n", e.value("action", ""));
+    } else if (type == "llm_error") {
+      out += fmt::format("  model error: {}: {} ({} attempt(s))\n", e.value("kind", ""),
+                         e.value("message", ""), e.value("attempts", 0));
+    } else if (type == "interrupted") {
+      out += fmt::format("  interrupted: {} stopped the {}\n", e.value("signal", ""),
+                         e.value("phase", ""));
+    } else if (type == "budget") {
+      out += fmt::format("  budget spent: {} ({}; during the {})\n", e.value("budget", ""),
+                         e.value("note", ""), e.value("phase", ""));
+    } else if (type == "internal_error") {
+      out += fmt::format("  kforge error: {}\n", e.value("message", ""));
+    } else if (type == "summary") {
+      out += fmt::format("\n== {}: {} ==\n",
+                         e.value("target_met", false) ? "target met" : "target not met",
+                         e.value("exit_reason", ""));
+      out +=
+          fmt::format("turns {}, candidates {}, tokens {} in / {} out, ${:.4f}, {:.1f} s\n",
+                      e.value("turns", 0), e.value("candidates", 0), e.value("tokens_in", 0),
+                      e.value("tokens_out", 0), e.value("cost_usd", 0.0), e.value("seconds", 0.0));
+      if (e.contains("budget") && e["budget"].is_object())
+        out += fmt::format("ended by {}: {}\n", e["budget"].value("name", ""),
+                           e["budget"].value("text", ""));
+      if (e.contains("interrupt") && e["interrupt"].is_object())
+        out += fmt::format("ended by {} during the {}\n", e["interrupt"].value("signal", ""),
+                           e["interrupt"].value("phase", ""));
+      if (e.contains("best") && e["best"].is_object())
+        out += fmt::format("best: turn {} ({}), {}\n", e["best"].value("turn", 0),
+                           e["best"].value("status", ""), e["best"].value("file", ""));
+    }
+  }
+  if (!t.complete)
+    out +=
+        fmt::format("\n(the run did not finish: no summary{})\n", warn.empty() ? "" : "; " + warn);
+  return out;
 }
 
 int cmd_show(const ShowArgs& a) {
@@ -112,7 +129,7 @@ int cmd_show(const ShowArgs& a) {
     fmt::print(stderr, "kforge show: {}\n", err);
     return kBadInput;
   }
-  fmt::print("{}", show_text(t, a.full, warn));
+  fmt::print("{}", render_trajectory(t, a.full, warn));
   return kOk;
 }
 

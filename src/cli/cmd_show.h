@@ -2,9 +2,8 @@
 // prompt (new messages, truncated), reply, candidate and verdict, and the totals.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "trace/trace.h"
 
@@ -15,11 +14,10 @@ struct ShowArgs {
   bool full = false;  // do not truncate prompts and replies
 };
 
-// The text `kforge show` prints for t (also the trajectories in `kforge report`); `warn`:
-// read_trajectory's warning, if any.
-std::string show_text(const trace::Trajectory& t, bool full, const std::string& warn);
-
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a);
+// The text `kforge show` prints (also what a sweep's report shows of each trajectory);
+// `warn` is read_trajectory's note on an unfinished file.
+std::string render_trajectory(const trace::Trajectory& t, bool full, const std::string& warn);
 int cmd_show(const ShowArgs& a);
 
 }  // namespace cli
