@@ -305,3 +305,28 @@ TEST_CASE("sweep: the report is one HTML file that headless Chromium renders" *
   if (const char* keep = std::getenv("KF_KEEP_REPORT_PNG"))
     fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
 }
+
+TEST_CASE("sweep: turns and tokens to the first correct kernel come from the trajectory" *
+          doctest::timeout(600)) {
+  Harness h;
+  fake_llm::Server server;
+  std::string err;
+  // A wrong kernel, then the right one: correct at turn 2, after two replies of 12 + 30
+  // tokens each.
+  REQUIRE_MESSAGE(server.start(script({{"all_reduce", "wr"}}), &err), err);
+  std::string out = h.dir() + "/sweep", text;
+  std::vector<std::string> args = sweep_args(h, server, out, "all_reduce", 1, 1);
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--max-turns") args[i + 1] = "2";
+  REQUIRE(h.kforge(args, &text, 600) == 0);
+  std::vector<sweep::Record> recs;
+  int torn = 0;
+  REQUIRE(sweep::read_ledgers(out, &recs, &torn, &err));
+  REQUIRE(recs.size() == 2);  // started, done
+  CHECK(recs[1].correct_turn == 2);
+  CHECK(recs[1].tokens_to_correct == 84);
+  json r = row(status_rows(h, out), "all_reduce");
+  CHECK(r["correct"] == 1);
+  CHECK(r["turns_to_correct"].get<double>() == doctest::Approx(2.0));
+  CHECK(r["tokens_to_correct"].get<double>() == doctest::Approx(84.0));
+}

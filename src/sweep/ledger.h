@@ -31,11 +31,17 @@ struct Record {
   double cost_usd = 0, seconds = 0;
   int exit_code = 0;
   std::string dir, trajectory, message;
+  // From the trajectory: the turn of the first correct kernel (0: none) and the tokens
+  // and dollars spent up to and including it.
+  int correct_turn = 0;
+  long long tokens_to_correct = 0;
+  double cost_to_correct = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Record, state, problem, category, model, index,
                                                 status, correct, speedup, turns, best_turn, tokens,
                                                 cost_usd, seconds, exit_code, dir, trajectory,
-                                                message)
+                                                message, correct_turn, tokens_to_correct,
+                                                cost_to_correct)
 
 // "problem/model/index": what identifies a sample across runs and tasks.
 std::string sample_key(const Record& r);

@@ -15,10 +15,10 @@ SampleOutcome outcome(const Record& r) {
   SampleOutcome o;
   o.correct = r.correct;
   if (r.speedup > 0) o.speedup = r.speedup;
-  if (r.correct) {
-    o.turns_to_correct = r.best_turn > 0 ? r.best_turn : r.turns;
-    o.tokens_to_correct = r.tokens;
-    o.cost_to_correct = r.cost_usd;
+  if (r.correct && r.correct_turn > 0) {  // from the trajectory (sweep.cpp)
+    o.turns_to_correct = r.correct_turn;
+    o.tokens_to_correct = r.tokens_to_correct;
+    o.cost_to_correct = r.cost_to_correct;
   }
   return o;
 }

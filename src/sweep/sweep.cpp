@@ -13,6 +13,7 @@
 
 #include "sandbox/process.h"
 #include "sandbox/secrets.h"
+#include "trace/trace.h"
 
 extern char** environ;
 
@@ -56,6 +57,29 @@ std::vector<std::string> child_env(const std::string& dir) {
   return env;
 }
 
+// The first correct kernel's turn, and what the model was paid up to it, from the
+// trajectory: replies add their tokens and dollars until a verdict says correct.
+void first_correct(Record* r) {
+  trace::Trajectory t;
+  std::string err, warn;
+  if (r->trajectory.empty() || !trace::read_trajectory(r->trajectory, &t, &err, &warn)) return;
+  long long tokens = 0;
+  double cost = 0;
+  for (const json& e : t.events) {
+    std::string type = e.value("type", "");
+    if (type == "reply" && e.contains("usage")) {
+      tokens += e["usage"].value("input_tokens", 0LL) + e["usage"].value("output_tokens", 0LL);
+      cost += e.value("cost_usd", 0.0);
+    } else if (type == "verdict" && e.contains("verdict") &&
+               e["verdict"].value("status", "") == "correct") {
+      r->correct_turn = e.value("turn", 0);
+      r->tokens_to_correct = tokens;
+      r->cost_to_correct = cost;
+      return;
+    }
+  }
+}
+
 // The sample's outcome from its verdict.json (the best verdict, else the last, with the
 // solve's own figures under "solve").
 void read_outcome(const std::string& dir, const sandbox::ProcessResult& pr, Record* r) {
@@ -78,6 +102,7 @@ void read_outcome(const std::string& dir, const sandbox::ProcessResult& pr, Reco
   r->cost_usd = s.value("cost_usd", 0.0);
   r->trajectory = s.value("trajectory", "");
   if (s.contains("message")) r->status = "error", r->message = s.value("message", "");
+  first_correct(r);
 }
 
 struct Shared {
