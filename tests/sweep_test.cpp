@@ -380,3 +380,30 @@ TEST_CASE("sweep: two sweeps at once into different folders do not collide" *
   CHECK(st_a["done"] == 4);
   CHECK(st_b["done"] == 4);
 }
+
+TEST_CASE("sweep: turns and tokens to the first correct kernel come from the trajectory" *
+          doctest::timeout(600)) {
+  Harness h;
+  fake_llm::Server server;
+  std::string err;
+  // Sample 0 gets a wrong kernel, then the right one: correct at turn 2, after two
+  // replies of 12 + 30 tokens each.
+  REQUIRE_MESSAGE(
+      server.start(json::array({step("all_reduce", 0, 'w'), step("all_reduce", 0, 'r')}), &err),
+      err);
+  std::string out = h.dir() + "/sweep", text;
+  std::vector<std::string> args = sweep_args(h, server, out, {"all_reduce"}, 1, 1);
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--max-turns") args[i + 1] = "2";
+  REQUIRE(h.kforge(args, &text, 600) == 0);
+  std::vector<sweep::Record> recs;
+  int torn = 0;
+  REQUIRE(sweep::read_ledgers(out, &recs, &torn, &err));
+  REQUIRE(recs.size() == 2);  // running, done
+  CHECK(recs[1].first_correct_turn == 2);
+  CHECK(recs[1].tokens_to_correct == 84);
+  json r = row(status(h, out), "all_reduce");
+  CHECK(r["correct"] == 1);
+  CHECK(r["turns_to_correct"].get<double>() == doctest::Approx(2.0));
+  CHECK(r["tokens_to_correct"].get<double>() == doctest::Approx(84.0));
+}
