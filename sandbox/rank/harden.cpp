@@ -107,8 +107,9 @@ bool apply_landlock(const std::vector<std::string>&, std::string* why) {
 }
 #endif
 
-void harden(const Job& job, std::vector<std::string>* notes) {
-  std::string scratch = job.dir + "/scratch";
+void harden_process(const std::string& scratch, double cpu_s,
+                    const std::vector<std::string>& writable, bool no_sockets,
+                    std::vector<std::string>* notes) {
   if (mkdir(scratch.c_str(), 0755) != 0 && errno != EEXIST)
     notes->push_back("isolation: cannot create " + scratch + ": " + std::strerror(errno));
   else if (chdir(scratch.c_str()) != 0)
@@ -124,25 +125,13 @@ void harden(const Job& job, std::vector<std::string>* notes) {
   {
     // A CPU-time backstop behind the host's watchdog: SIGXCPU at the soft limit,
     // SIGKILL at the hard one.
-    rlim_t soft = static_cast<rlim_t>(job.limits.total_s > 0 ? job.limits.total_s : 600) + 60;
+    rlim_t soft = static_cast<rlim_t>(cpu_s);
     struct rlimit rl {
       soft, soft + 5
     };
     if (setrlimit(RLIMIT_CPU, &rl) != 0)
       notes->push_back(std::string("isolation: setrlimit(RLIMIT_CPU) failed: ") +
                        std::strerror(errno));
-  }
-
-  std::vector<std::string> writable = {job.dir, "/dev"};
-  // OpenMPI's session directory (where its shared-memory files and PMIx store live):
-  // the most precise variable that is set. The launcher points TMPDIR into <dir>.
-  for (const char* var : {"OMPI_MCA_orte_jobfam_session_dir", "OMPI_MCA_orte_top_session_dir",
-                          "PMIX_SERVER_TMPDIR", "TMPDIR"}) {
-    const char* v = std::getenv(var);
-    if (v && *v) {
-      writable.push_back(v);
-      break;
-    }
   }
   std::string why;
   if (apply_landlock(writable, &why)) {
@@ -155,10 +144,28 @@ void harden(const Job& job, std::vector<std::string>* notes) {
   }
   // Last: Landlock's set-up needs calls the filter does not forbid, but nothing after
   // this line should need what it does.
-  if (apply_seccomp(false, &why))
-    notes->push_back("isolation: seccomp (no exec, fork, raw sockets, or signals to others)");
+  if (apply_seccomp(no_sockets, &why))
+    notes->push_back(no_sockets
+                         ? "isolation: seccomp (no exec, fork, sockets, or signals to others)"
+                         : "isolation: seccomp (no exec, fork, raw sockets, or signals to others)");
   else
     notes->push_back("isolation: seccomp unavailable (" + why + ")");
+}
+
+void harden(const Job& job, std::vector<std::string>* notes) {
+  std::vector<std::string> writable = {job.dir, "/dev"};
+  // OpenMPI's session directory (where its shared-memory files and PMIx store live):
+  // the most precise variable that is set. The launcher points TMPDIR into <dir>.
+  for (const char* var : {"OMPI_MCA_orte_jobfam_session_dir", "OMPI_MCA_orte_top_session_dir",
+                          "PMIX_SERVER_TMPDIR", "TMPDIR"}) {
+    const char* v = std::getenv(var);
+    if (v && *v) {
+      writable.push_back(v);
+      break;
+    }
+  }
+  harden_process(job.dir + "/scratch", (job.limits.total_s > 0 ? job.limits.total_s : 600) + 60,
+                 writable, false, notes);
 }
 
 }  // namespace sandbox::rank

@@ -23,6 +23,13 @@ namespace sandbox::rank {
 // Appends one "isolation: ..." note (and notes on anything that failed) to *notes.
 void harden(const Job& job, std::vector<std::string>* notes);
 
+// What harden() does, with the scratch folder, the CPU-time limit (seconds), the folders
+// Landlock leaves writable and the seccomp variant given: the runner (sandbox/runner/)
+// takes the same steps with its own.
+void harden_process(const std::string& scratch, double cpu_s,
+                    const std::vector<std::string>& writable, bool no_sockets,
+                    std::vector<std::string>* notes);
+
 // The seccomp filter alone: true when loaded; otherwise *why says why not. With
 // `no_sockets` (the runner), no socket of any family can be created either.
 bool apply_seccomp(bool no_sockets, std::string* why);

@@ -7,9 +7,7 @@
 // for a candidate to forge but its own replies, which the judge checks.
 #include <fmt/format.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,30 +84,17 @@ bool receive_init(Init* init, std::vector<int>* fds, std::string* err) {
   return true;
 }
 
-// Everything the candidate never needs, given up before it is loaded.
+// Everything the candidate never needs, given up before it is loaded: the judge's steps
+// (rank/harden.h), with writes only beneath scratch and /dev (CUDA opens device nodes
+// read-write as it goes) and no socket at all. What could not be applied is said on
+// stderr, which mpirun passes on.
 void harden(const Init& init) {
-  auto warn = [](const std::string& what) {
-    std::fprintf(stderr, "kforge-runner: isolation: %s\n", what.c_str());
-  };
-  if (mkdir(init.scratch.c_str(), 0755) != 0 && errno != EEXIST)
-    warn("cannot create " + init.scratch + ": " + strerror(errno));
-  else if (chdir(init.scratch.c_str()) != 0)
-    warn("cannot chdir into " + init.scratch + ": " + strerror(errno));
-  struct rlimit core {
-    0, 0
-  }, fsize{rlim_t{1} << 30, rlim_t{1} << 30};
-  rlim_t cpu = static_cast<rlim_t>(init.cpu_limit_s);
-  struct rlimit cpu_rl {
-    cpu, cpu + 5
-  };
-  setrlimit(RLIMIT_CORE, &core);
-  setrlimit(RLIMIT_FSIZE, &fsize);
-  setrlimit(RLIMIT_CPU, &cpu_rl);
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  std::string why;
-  // /dev: CUDA opens device nodes read-write as it goes.
-  if (!rank::apply_landlock({init.scratch, "/dev"}, &why)) warn("landlock unavailable: " + why);
-  if (!rank::apply_seccomp(true, &why)) warn("seccomp unavailable: " + why);
+  std::vector<std::string> notes;
+  rank::harden_process(init.scratch, init.cpu_limit_s, {init.scratch, "/dev"}, true, &notes);
+  for (const std::string& n : notes)
+    if (n.find("unavailable") != std::string::npos || n.find("cannot") != std::string::npos ||
+        n.find("failed") != std::string::npos)
+      std::fprintf(stderr, "kforge-runner: %s\n", n.c_str());
 }
 
 struct Runner {
