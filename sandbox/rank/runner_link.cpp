@@ -80,23 +80,10 @@ bool send_request(RunnerLink& l, const Request& q) {
   return send(l.fd, &q, sizeof q, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof q);
 }
 
-// Receives one Reply; false on EOF, an error, or a message of the wrong size. With
-// `spin_ms`, polls that long before it sleeps: a judge woken from a long sleep is late by
-// tens of microseconds (a measured 30-40 us after 1.4 ms on the 2-core host), which
-// would widen the round trip's margin; spinning keeps it to the messages' cost.
-bool receive(RunnerLink& l, Reply* r, double spin_ms = 0) {
-  ssize_t n = -1;
-  if (spin_ms > 0) {
-    auto t0 = std::chrono::steady_clock::now();
-    while (
-        (n = recv(l.fd, r, sizeof *r, MSG_DONTWAIT)) < 0 && (errno == EAGAIN || errno == EINTR) &&
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <
-            spin_ms) {
-    }
-  }
-  if (n < 0)
-    while ((n = recv(l.fd, r, sizeof *r, 0)) < 0 && errno == EINTR) {
-    }
+// Receives one Reply (polling first for l.spin_ms: runner_proto.h); false on EOF, an
+// error, or a message of the wrong size.
+bool receive(RunnerLink& l, Reply* r) {
+  ssize_t n = runner::recv_datagram(l.fd, r, sizeof *r, l.spin_ms);
   if (n != static_cast<ssize_t>(sizeof *r)) return false;
   r->text[sizeof r->text - 1] = 0;
   return true;
@@ -220,7 +207,7 @@ RunnerCall call_runner(Ctx& c, Request q) {
   }
   for (;;) {
     Reply r{};
-    if (!receive(l, &r, l.spin_ms)) {
+    if (!receive(l, &r)) {
       out.death = reap(l, 1000, &out.signal);
       return out;
     }

@@ -23,6 +23,10 @@
 // crash or timeout.
 #pragma once
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -98,5 +102,27 @@ struct Init {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Init, backend, rank, world, local_rank, emulated, heap_bytes,
                                    ipc_handles, tensors, params, workspace_offset, workspace_bytes,
                                    candidate_lib, scratch, cpu_limit_s)
+
+// One datagram from `fd` into buf. With spin_ms > 0 it polls that long before it sleeps
+// in recv: a process woken from a long sleep is late by tens of microseconds (30-40 us
+// measured after 1.4 ms on the 2-core host), noise in the round trip the judge checks
+// claimed times against. Both ends poll on the GPU, where a core per process is spare.
+inline ssize_t recv_datagram(int fd, void* buf, size_t size, double spin_ms) {
+  ssize_t n = -1;
+  if (spin_ms > 0) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto spent = [&] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    while ((n = recv(fd, buf, size, MSG_DONTWAIT)) < 0 && (errno == EAGAIN || errno == EINTR) &&
+           spent() < spin_ms) {
+    }
+  }
+  if (n < 0)
+    while ((n = recv(fd, buf, size, 0)) < 0 && errno == EINTR) {
+    }
+  return n;
+}
 
 }  // namespace sandbox::runner

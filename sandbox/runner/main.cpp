@@ -110,24 +110,6 @@ struct Runner {
   uint32_t seq = 0;  // the request being served
 };
 
-// The judge's next request. On the GPU it polls for up to 50 ms before it sleeps, as the
-// judge does for replies: a wake-up would put tens of microseconds of noise into the
-// round trip the judge checks claimed times against.
-ssize_t receive_request(Request* q, bool spin) {
-  ssize_t n = -1;
-  if (spin) {
-    auto t0 = std::chrono::steady_clock::now();
-    while ((n = recv(kRunnerFd, q, sizeof *q, MSG_DONTWAIT)) < 0 &&
-           (errno == EAGAIN || errno == EINTR) &&
-           std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50)) {
-    }
-  }
-  if (n < 0)
-    while ((n = recv(kRunnerFd, q, sizeof *q, 0)) < 0 && errno == EINTR) {
-    }
-  return n;
-}
-
 // comm.barrier: the device's work done, then the judges' MPI_Barrier.
 void barrier(void* ctx) {
   Runner* r = static_cast<Runner*>(static_cast<rank::Bump*>(ctx)->owner);
@@ -253,7 +235,7 @@ int run(int argc, char** argv) {
   bool loaded = false;
   for (;;) {
     Request q{};
-    ssize_t n = receive_request(&q, spin);
+    ssize_t n = recv_datagram(kRunnerFd, &q, sizeof q, spin ? 50 : 0);
     if (n <= 0 || q.op == Op::kQuit) break;
     if (n != static_cast<ssize_t>(sizeof q)) return 2;
     r.seq = q.seq;
