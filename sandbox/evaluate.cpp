@@ -368,7 +368,12 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
     return finish();
   }
 
-  std::string shm_base = fmt::format("/kf-{}-{}", getpid(), random_hex(6));
+  // Every instance in one launch: the ranks bootstrap once (MPI, heap, NCCL) and run
+  // them in order, stopping after the first that does not pass.
+  const std::string shm_base = fmt::format("/kf-{}-{}", getpid(), random_hex(6));
+  std::vector<Job> jobs;
+  std::string labels;
+  bool timed = false;
   for (const Instance& inst : req.instances) {
     Job job = inst.job;
     job.problem = job.problem.empty() ? req.problem : job.problem;
@@ -378,41 +383,46 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
     job.candidate_lib = cb.lib_path;
     job.baseline_lib = baseline_lib;
     job.candidate_is_baseline = req.candidate_role == Role::baseline;
-    job.shm_prefix = shm_base + "-" + inst.label;
-    stage(fmt::format("running {} rank{}: {}", job.world, job.world == 1 ? "" : "s", inst.label));
-    auto t1 = Clock::now();
-    RunResult run;
-    if (!run_job(job, req.launch, &run, err)) {
-      *err = "instance " + inst.label + ": " + *err;
-      return false;
-    }
-    double launched = since(t1);
-    v.seconds.push_back(
-        {std::string(job.time ? "launch+check+time " : "launch+check ") + inst.label, launched});
-    // Where the instance's seconds went inside the ranks (rank 0's clock), and what is
-    // left over: mpirun's start-up and shut-down.
-    if (run.result) {
-      double inside = 0;
-      for (const auto& [phase, s] : run.result->phase_s) {
-        v.seconds.push_back({inst.label + "/" + phase, s});
+    job.shm_prefix = shm_base;
+    timed = timed || job.time;
+    labels += (labels.empty() ? "" : ", ") + inst.label;
+    jobs.push_back(job);
+  }
+  if (jobs.empty()) {
+    *err = "evaluate: no instances to run";
+    return false;
+  }
+  const int world = jobs[0].world;
+  stage(fmt::format("running {} rank{}: {}", world, world == 1 ? "" : "s", labels));
+  auto t1 = Clock::now();
+  std::vector<RunResult> runs;
+  if (!run_jobs(jobs, req.launch, &runs, err)) {
+    *err = "instances " + labels + ": " + *err;
+    return false;
+  }
+  const double launched = since(t1);
+  v.seconds.push_back({timed ? "launch+check+time" : "launch+check", launched});
+  // Where the seconds went inside the ranks (rank 0's clock), and what is left over:
+  // mpirun's start-up and shut-down.
+  double inside = 0;
+  for (size_t k = 0; k < runs.size(); ++k)
+    if (runs[k].result)
+      for (const auto& [phase, s] : runs[k].result->phase_s) {
+        v.seconds.push_back({req.instances[k].label + "/" + phase, s});
         inside += s;
       }
-      v.seconds.push_back({inst.label + "/mpirun start+exit", launched - inside});
-    }
+  v.seconds.push_back({"mpirun start+exit", launched - inside});
+  for (size_t k = 0; k < runs.size(); ++k) {
     Verdict iv;
     iv.problem = v.problem;
     iv.candidate = v.candidate;
     iv.seconds = v.seconds;
-    if (!verdict_from_run(inst, job, run, &iv, err)) {
-      *err = "problem " + req.problem + ", instance " + inst.label + ": " + *err;
+    if (!verdict_from_run(req.instances[k], jobs[k], runs[k], &iv, err)) {
+      *err = "problem " + req.problem + ", instance " + req.instances[k].label + ": " + *err;
       return false;
     }
     v = iv;
     if (v.status != "correct") break;
-  }
-  if (req.instances.empty()) {
-    *err = "evaluate: no instances to run";
-    return false;
   }
   return finish();
 }

@@ -1,7 +1,7 @@
 // sandbox/evaluate.h: the whole evaluation of one candidate: build the baseline and the
 // candidate, run each instance (e.g. "small" checked against the oracle, then "full"
-// checked against the baseline and timed) until one is not correct, and turn what the
-// ranks reported into one Verdict. This is the executor's interface to the rest of
+// checked against the baseline and timed) in one launch of the ranks until one is not
+// correct, and turn what the ranks reported into one Verdict. This is the executor's interface to the rest of
 // kforge: a second suite can fill an EvalRequest its own way.
 #pragma once
 

@@ -16,6 +16,7 @@
 #include "confine.h"
 #include "process.h"
 #include "secrets.h"
+#include "watchdog.h"
 
 extern char** environ;
 
@@ -24,8 +25,6 @@ namespace fs = std::filesystem;
 namespace sandbox {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 long long now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -58,34 +57,7 @@ std::string trim(std::string s) {
   return s.substr(i);
 }
 
-// True when pid is (still) one of our ranks: a pid from a status file may have been
-// reused by now, and killing a stranger is worse than missing a corpse.
-bool is_rank_process(int pid, const std::string& binary_name) {
-  if (!process_alive(pid)) return false;
-  std::string cmd = read_text("/proc/" + std::to_string(pid) + "/cmdline");
-  if (cmd.empty()) return false;
-  return cmd.find(binary_name) != std::string::npos;
-}
-
-void kill_rank(int pid) {
-  kill(pid, SIGKILL);
-  if (getpgid(pid) == pid && pid != getpgrp()) killpg(pid, SIGKILL);
-}
-
-std::string describe(const RankStatus& s) {
-  std::string w = s.phase;
-  if (!s.detail.empty())
-    w += " (" + s.detail + (s.in_candidate ? ", inside kf_run" : "") + ")";
-  else if (s.in_candidate)
-    w += " (inside kf_run)";
-  return w;
-}
-
 }  // namespace
-
-// How long after every rank said "done" the job may take to end (MPI_Finalize, mpirun's
-// teardown: well under a second when nothing holds it).
-constexpr double kLingerS = 3.0;
 
 uint64_t LaunchOptions::default_job_memory() {
   if (const char* e = std::getenv("KFORGE_MEMORY_MIB"); e && atol(e) > 0)
@@ -129,8 +101,8 @@ std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_mul
   return env;
 }
 
-std::vector<std::string> mpirun_argv(const Job& job, const LaunchOptions& opt) {
-  std::vector<std::string> a = {opt.mpirun,        "-np",       std::to_string(job.world),
+std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchOptions& opt) {
+  std::vector<std::string> a = {opt.mpirun,        "-np",       std::to_string(jobs.at(0).world),
                                 "--oversubscribe", "--bind-to", "none"};
   for (auto& [k, v] : opt.mca) {
     a.push_back("--mca");
@@ -139,7 +111,7 @@ std::vector<std::string> mpirun_argv(const Job& job, const LaunchOptions& opt) {
   }
   a.insert(a.end(), opt.extra_args.begin(), opt.extra_args.end());
   a.push_back(opt.rank_binary);
-  a.push_back(job.dir + "/job.json");
+  for (const Job& job : jobs) a.push_back(job.dir + "/job.json");
   return a;
 }
 
@@ -164,222 +136,210 @@ RankStatus read_rank_status(const std::string& dir, int rank) {
   return s;
 }
 
-bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::string* err) {
-  *out = RunResult{};
-  if (job.dir.empty() || job.dir[0] != '/') {
-    *err = "run_job: job.dir must be an absolute path (got '" + job.dir + "')";
+namespace {
+
+// Checks the jobs and makes their folders (status/, scratch/, job.json).
+bool prepare_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::string* err) {
+  if (jobs.empty()) {
+    *err = "run_jobs: no job to run";
     return false;
   }
   if (opt.rank_binary.empty() || access(opt.rank_binary.c_str(), X_OK) != 0) {
     *err = "run_job: the rank program '" + opt.rank_binary + "' is missing or not executable";
     return false;
   }
-  if (job.world < 1) {
-    *err = "run_job: world must be at least 1";
-    return false;
-  }
-  std::error_code ec;
-  std::string scratch = job.dir + "/scratch";
-  fs::create_directories(job.dir + "/status", ec);
-  fs::create_directories(scratch, ec);
-  if (ec) {
-    *err = job.dir + ": cannot create the run directory: " + ec.message();
-    return false;
-  }
-  if (!write_json_file(job.dir + "/job.json", nlohmann::json(job), err)) return false;
-
-  const std::string binary_name = fs::path(opt.rank_binary).filename().string();
-  // Under bubblewrap the job has its own PID namespace (its status files name pids of
-  // that namespace, not ours) and its own /dev/shm.
-  const bool private_shm = isolation_mode() == "bwrap";
-  const Limits& lim = job.limits;
-  auto t0 = Clock::now();
-  auto last_check = t0 - std::chrono::seconds(1);
-
-  // The watchdog: every ~100 ms, every rank's status file.
-  auto watchdog = [&](std::string* reason) -> bool {
-    auto now = Clock::now();
-    if (now - last_check < std::chrono::milliseconds(100)) return false;
-    last_check = now;
-    double elapsed = std::chrono::duration<double>(now - t0).count();
-    long long nms = now_ms();
-    std::vector<RankStatus> all, stuck;
-    for (int r = 0; r < job.world; ++r) all.push_back(read_rank_status(job.dir, r));
-    double limit = 0;
-    std::string why;
-    // All done, yet still running: something the candidate started keeps mpirun waiting.
-    long long done_since = 0;
-    for (auto& s : all)
-      done_since =
-          s.present && s.phase == "done" && done_since >= 0 ? std::max(done_since, s.since_ms) : -1;
-    if (done_since > 0 && nms - done_since > 1000 * kLingerS) {
-      out->lingering = true;
-      *reason = fmt::format(
-          "every rank had finished {:.1f} s before, but a process the candidate started "
-          "kept the job open; it was killed",
-          (nms - done_since) / 1000.0);
-      return true;
-    }
-    for (auto& s : all) {
-      if (s.present && s.limit_s > 0 &&
-          nms > s.since_ms + static_cast<long long>(1000 * s.limit_s)) {
-        stuck.push_back(s);
-        limit = std::max(limit, s.limit_s);
-      } else if (!s.present && elapsed > lim.bootstrap_s) {
-        RankStatus m = s;
-        m.phase = "bootstrap";
-        m.detail = "no status file";
-        m.seconds = elapsed;
-        stuck.push_back(m);
-        limit = std::max(limit, lim.bootstrap_s);
-      }
-    }
-    if (!stuck.empty()) {
-      std::vector<std::string> parts;
-      for (auto& s : stuck)
-        parts.push_back(fmt::format(
-            "rank {} stuck in {} for {:.1f} s (limit {} s)", s.rank, describe(s), s.seconds,
-            s.phase == "bootstrap" && !s.present ? lim.bootstrap_s : s.limit_s));
-      for (size_t i = 0; i < parts.size(); ++i) why += (i ? "; " : "") + parts[i];
-    } else if (lim.total_s > 0 && elapsed > lim.total_s) {
-      for (auto& s : all)
-        if (s.present) stuck.push_back(s);
-      limit = lim.total_s;
-      why = fmt::format("the job ran past its total limit of {} s", lim.total_s);
-    } else {
+  for (const Job& job : jobs) {
+    if (job.dir.empty() || job.dir[0] != '/') {
+      *err = "run_job: job.dir must be an absolute path (got '" + job.dir + "')";
       return false;
     }
-    out->stuck = stuck;
-    out->limit_s = limit;
-    for (auto& s : all)
-      if (!private_shm && s.present && s.pid > 0 && is_rank_process(s.pid, binary_name))
-        kill_rank(s.pid);
-    *reason = why;
-    return true;
-  };
+    if (job.world < 1 || job.world != jobs[0].world) {
+      *err = "run_job: world must be at least 1, and the same for every job of a launch";
+      return false;
+    }
+    std::error_code ec;
+    fs::create_directories(job.dir + "/status", ec);
+    fs::create_directories(job.dir + "/scratch", ec);
+    if (ec) {
+      *err = job.dir + ": cannot create the run directory: " + ec.message();
+      return false;
+    }
+    if (!write_json_file(job.dir + "/job.json", nlohmann::json(job), err)) return false;
+  }
+  return true;
+}
 
-  // OpenMPI's shared-memory segments go where the job's cleanup finds them: a rank killed
-  // by the watchdog cannot unlink its own, and /dev/shm would fill up over a sweep. In
-  // bubblewrap's sandbox /dev/shm is the job's own and goes with it.
+// Reads a JSON report of type T into *out, or says in notes why it could not.
+template <typename T>
+void read_report(const std::string& path, std::optional<T>* out, std::vector<std::string>* notes) {
+  if (!fs::exists(path)) return;
+  nlohmann::json j;
+  std::string e;
+  if (!read_json_file(path, &j, &e)) {
+    notes->push_back(e);
+    return;
+  }
+  try {
+    *out = j.get<T>();
+  } catch (const std::exception& ex) {
+    notes->push_back(path + ": unreadable: " + ex.what());
+  }
+}
+
+// What the ranks left in one job's folder; the pids they named go into *pids.
+void collect(const Job& job, RunResult* out, std::vector<int>* pids) {
+  for (int r = 0; r < job.world; ++r) {
+    RankStatus s = read_rank_status(job.dir, r);
+    out->statuses.push_back(s);
+    if (s.present && s.pid > 0) pids->push_back(s.pid);
+    std::string crash = trim(read_text(job.dir + "/status/rank" + std::to_string(r) + ".crash"));
+    if (!crash.empty()) out->crashes.push_back({r, crash});
+    std::optional<RankReport> rep;
+    read_report(job.dir + "/rank" + std::to_string(r) + ".json", &rep, &out->notes);
+    out->reports.push_back(rep);
+  }
+  read_report(job.dir + "/result.json", &out->result, &out->notes);
+}
+
+// Where OpenMPI's shared-memory segments go: where the launch's cleanup finds them, as a
+// rank killed by the watchdog cannot unlink its own and /dev/shm would fill up over a
+// sweep. In bubblewrap's sandbox /dev/shm is the job's own and goes with it. Returns the
+// name prefix to clean up ("" for none).
+std::string place_mpi_segments(const Job& job, bool private_shm, LaunchOptions* o) {
   std::string shm_name =
       job.shm_prefix.empty() || private_shm
           ? ""
           : (job.shm_prefix[0] == '/' ? job.shm_prefix.substr(1) : job.shm_prefix);
-  LaunchOptions o = opt;
+  std::error_code ec;
   if (private_shm) {
-    o.mca.push_back({"btl_vader_backing_directory", "/dev/shm"});
+    o->mca.push_back({"btl_vader_backing_directory", "/dev/shm"});
   } else if (shm_name.size() >= 6 && fs::is_directory("/dev/shm")) {
     std::string backing = "/dev/shm/" + shm_name + "-mpi";
     if (fs::create_directories(backing, ec) || fs::is_directory(backing))
-      o.mca.push_back({"btl_vader_backing_directory", backing});
+      o->mca.push_back({"btl_vader_backing_directory", backing});
   } else {
-    o.mca.push_back({"btl_vader_backing_directory", scratch});
+    o->mca.push_back({"btl_vader_backing_directory", job.dir + "/scratch"});
   }
+  return shm_name;
+}
 
-  ProcessSpec spec;
-  spec.argv = mpirun_argv(job, o);
-  spec.env = scrubbed_env(scratch, opt.allow_multicast, opt.extra_env);
-  spec.cwd = scratch;
-  spec.limit_s = lim.total_s > 0 ? lim.total_s + opt.slack_s : 0;
-  spec.output_cap = opt.output_cap;
-  spec.poll = watchdog;
-  Confinement jail;
-  // kforge-rank starts kforge-runner from its own folder (rank/runner_link.cpp).
-  std::string runner_binary =
-      opt.rank_binary.substr(0, opt.rank_binary.rfind('/') + 1) + "kforge-runner";
-  jail.read_only = {opt.rank_binary, runner_binary, job.candidate_lib};
-  if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
-  jail.writable = {job.dir};
-  jail.gpu = job.backend == "cuda";
-  jail.memory_bytes = opt.memory_bytes;
-  jail.max_pids = opt.max_pids;
-  Confined confined;
-  if (!confined.prepare(jail, &spec, err)) return false;
-  ProcessResult pr;
-  if (!run_process(spec, &pr, err)) return false;
-  // A rank killed inside a kernel exits only once the driver has torn its GPU context
-  // down, which can take seconds; the next job should not start beside it.
-  if (!wait_gone(pr.killed_pids, 15.0))
-    out->notes.push_back(
-        "a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
-  ConfinedRun cr = confined.finish();
-  out->oom_killed = cr.oom_killed;
-  out->memory_bytes = opt.memory_bytes;
-  out->isolation = cr.how;
-  if (cr.leftovers_killed > 0)
-    out->notes.push_back(
-        fmt::format("{} process(es) of the job were still running after it and were killed",
-                    cr.leftovers_killed));
-
-  out->exit_code = pr.exit_code;
-  out->signal = pr.signal;
-  out->output = pr.output;
-  out->killed_by_watchdog = pr.killed;
-  out->kill_reason = pr.kill_reason;
-  if (pr.timed_out && out->stuck.empty()) {
-    out->limit_s = lim.total_s;
-    out->kill_reason = fmt::format("mpirun ran past the job's total limit of {} s", lim.total_s);
-  }
-
-  // What the ranks left.
-  std::vector<int> pids;
-  for (int r = 0; r < job.world; ++r) {
-    RankStatus s = read_rank_status(job.dir, r);
-    out->statuses.push_back(s);
-    if (s.present && s.pid > 0) pids.push_back(s.pid);
-    std::string crash = trim(read_text(job.dir + "/status/rank" + std::to_string(r) + ".crash"));
-    if (!crash.empty()) out->crashes.push_back({r, crash});
-    std::string rp = job.dir + "/rank" + std::to_string(r) + ".json";
-    std::optional<RankReport> rep;
-    if (fs::exists(rp)) {
-      nlohmann::json j;
-      std::string e;
-      if (read_json_file(rp, &j, &e)) {
-        try {
-          rep = j.get<RankReport>();
-        } catch (const std::exception& ex) {
-          out->notes.push_back(rp + ": unreadable report: " + ex.what());
-        }
-      } else {
-        out->notes.push_back(e);
-      }
-    }
-    out->reports.push_back(rep);
-  }
-  if (fs::exists(job.dir + "/result.json")) {
-    nlohmann::json j;
-    std::string e;
-    if (read_json_file(job.dir + "/result.json", &j, &e)) {
-      try {
-        out->result = j.get<RunReport>();
-      } catch (const std::exception& ex) {
-        out->notes.push_back("result.json: unreadable: " + std::string(ex.what()));
-      }
-    }
-  }
-
-  // No rank may outlive its job. (Confined, the pids in the status files are the
-  // sandbox's own, not ours: its PID namespace and cgroup ended every process in it.)
-  if (private_shm) pids.clear();
+// No rank may outlive its launch, nor its POSIX shared memory (the host backend's heaps
+// and OpenMPI's segments: a killed rank cannot unlink them).
+void clean_up(const std::vector<int>& pids, const std::string& binary_name,
+              const std::string& shm_name, std::vector<std::string>* notes) {
   for (int p : pids)
     if (is_rank_process(p, binary_name)) {
       kill_rank(p);
-      out->notes.push_back(
-          fmt::format("rank pid {} was still alive after the job and was killed", p));
+      notes->push_back(fmt::format("rank pid {} was still alive after the job and was killed", p));
     }
   if (!wait_gone(pids, 15.0))
-    out->notes.push_back(
+    notes->push_back(
         "a rank was still exiting 15 s after the job ended (its GPU context being torn down)");
-
-  // POSIX shared memory of the host backend: a killed rank cannot unlink its segments.
-  // (and OpenMPI's segments, in their directory beside them).
+  std::error_code ec;
   if (shm_name.size() >= 6 && fs::is_directory("/dev/shm")) {
     std::vector<fs::path> mine;
     for (auto& e : fs::directory_iterator("/dev/shm", ec))
       if (e.path().filename().string().rfind(shm_name, 0) == 0) mine.push_back(e.path());
     for (auto& p : mine) fs::remove_all(p, ec);
   }
-  out->seconds = pr.seconds;
+}
+
+// The process spec of the launch, confined (confine.h).
+bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog* dog,
+                 ProcessSpec* spec, Confined* confined, std::string* err) {
+  const Job& job = jobs[0];
+  double total_s = 0;
+  for (const Job& j : jobs) total_s += j.limits.total_s;
+  spec->argv = mpirun_argv(jobs, o);
+  spec->env = scrubbed_env(job.dir + "/scratch", o.allow_multicast, o.extra_env);
+  spec->cwd = job.dir + "/scratch";
+  spec->limit_s = total_s > 0 ? total_s + o.slack_s : 0;
+  spec->output_cap = o.output_cap;
+  spec->poll = [dog](std::string* reason) { return (*dog)(reason); };
+  Confinement jail;
+  // kforge-rank starts kforge-runner from its own folder (rank/runner_link.cpp).
+  std::string runner_binary =
+      o.rank_binary.substr(0, o.rank_binary.rfind('/') + 1) + "kforge-runner";
+  jail.read_only = {o.rank_binary, runner_binary, job.candidate_lib};
+  if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
+  for (const Job& j : jobs) jail.writable.push_back(j.dir);
+  jail.gpu = job.backend == "cuda";
+  jail.memory_bytes = o.memory_bytes;
+  jail.max_pids = o.max_pids;
+  dog->total_s = total_s;
+  return confined->prepare(jail, spec, err);
+}
+
+}  // namespace
+
+bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vector<RunResult>* out,
+              std::string* err) {
+  out->clear();
+  if (!prepare_jobs(jobs, opt, err)) return false;
+  // Under bubblewrap the launch has its own PID namespace (its status files name pids of
+  // that namespace, not ours) and its own /dev/shm.
+  const bool private_shm = isolation_mode() == "bwrap";
+  RunResult last;  // what mpirun did goes to the last job that started
+  Watchdog dog;
+  for (const Job& j : jobs) dog.dirs.push_back(j.dir);
+  dog.world = jobs[0].world;
+  dog.bootstrap_s = jobs[0].limits.bootstrap_s;
+  dog.binary_name = fs::path(opt.rank_binary).filename().string();
+  dog.kill_ranks = !private_shm;
+  dog.out = &last;
+  LaunchOptions o = opt;
+  const std::string shm_name = place_mpi_segments(jobs[0], private_shm, &o);
+  ProcessSpec spec;
+  Confined confined;
+  if (!launch_spec(jobs, o, &dog, &spec, &confined, err)) return false;
+  ProcessResult pr;
+  if (!run_process(spec, &pr, err)) return false;
+  // A rank killed inside a kernel exits only once the driver has torn its GPU context
+  // down, which can take seconds; the next job should not start beside it.
+  if (!wait_gone(pr.killed_pids, 15.0))
+    last.notes.push_back(
+        "a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
+  ConfinedRun cr = confined.finish();
+  if (cr.leftovers_killed > 0)
+    last.notes.push_back(
+        fmt::format("{} process(es) of the job were still running after it and were killed",
+                    cr.leftovers_killed));
+  last.oom_killed = cr.oom_killed;
+  last.exit_code = pr.exit_code;
+  last.signal = pr.signal;
+  last.output = pr.output;
+  last.killed_by_watchdog = pr.killed;
+  last.kill_reason = pr.kill_reason;
+  last.seconds = pr.seconds;
+  if (pr.timed_out && last.stuck.empty()) {
+    last.limit_s = dog.total_s;
+    last.kill_reason = fmt::format("mpirun ran past the job's total limit of {} s", dog.total_s);
+  }
+
+  // Every job a rank reached has results; those before the last passed on every rank
+  // (the ranks go on only then), so they ended as a launch of their own would have: 0.
+  int reached = 0;
+  for (int r = 0; r < jobs[0].world; ++r) reached = std::max(reached, current_job(dog.dirs, r));
+  std::vector<int> pids;
+  for (int k = 0; k <= reached; ++k) {
+    RunResult rr = k == reached ? last : RunResult{};
+    if (k < reached) rr.exit_code = 0;
+    rr.memory_bytes = opt.memory_bytes;
+    rr.isolation = cr.how;
+    collect(jobs[k], &rr, &pids);
+    out->push_back(std::move(rr));
+  }
+  // Confined, the pids in the status files are the sandbox's own, not ours: its PID
+  // namespace and cgroup ended every process in it.
+  if (private_shm) pids.clear();
+  clean_up(pids, dog.binary_name, shm_name, &out->back().notes);
+  return true;
+}
+
+bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::string* err) {
+  std::vector<RunResult> results;
+  if (!run_jobs({job}, opt, &results, err)) return false;
+  *out = std::move(results.at(0));
   return true;
 }
 

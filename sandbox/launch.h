@@ -22,8 +22,11 @@ struct LaunchOptions {
   // about 0.4 s instead of 0.7 s and print nothing: shared memory and self only, no
   // CMA single-copy (needs ptrace rights a container may lack), no UCX/OFI probing.
   std::vector<std::pair<std::string, std::string>> mca = {
-      {"btl", "self,vader"}, {"btl_vader_single_copy_mechanism", "none"}, {"pml", "ob1"},
-      {"mtl", "^ofi"},       {"osc", "^ucx"}};
+      {"btl", "self,vader"},
+      {"btl_vader_single_copy_mechanism", "none"},
+      {"pml", "ob1"},
+      {"mtl", "^ofi"},
+      {"osc", "^ucx"}};
   std::vector<std::string> extra_args;  // more mpirun arguments (a host file, ...)
   std::vector<std::string> extra_env;   // "K=V" set after scrubbing (e.g. CUDA_VISIBLE_DEVICES)
   bool allow_multicast = false;         // else NCCL_NVLS_ENABLE=0 and friends are forced
@@ -56,18 +59,18 @@ struct RunResult {
   // Every rank had finished, but the job did not end: a process the candidate started
   // held it open (mpirun waits for its output). Killed; the ranks' reports stand.
   bool lingering = false;
-  std::string kill_reason;            // "rank 1 stuck in check (trial 0 call 0) for 10.2 s ..."
-  std::vector<RankStatus> stuck;      // the ranks that made the watchdog kill
-  double limit_s = 0;                 // the limit they overran
-  std::vector<RankStatus> statuses;   // every rank's last status (present or not)
+  std::string kill_reason;           // "rank 1 stuck in check (trial 0 call 0) for 10.2 s ..."
+  std::vector<RankStatus> stuck;     // the ranks that made the watchdog kill
+  double limit_s = 0;                // the limit they overran
+  std::vector<RankStatus> statuses;  // every rank's last status (present or not)
   std::vector<std::pair<int, std::string>> crashes;  // (rank, status/rank<R>.crash text)
   std::vector<std::optional<RankReport>> reports;    // rank<R>.json, by rank
   std::optional<RunReport> result;                   // result.json
-  std::vector<std::string> notes;     // e.g. a rank found alive after the job, and killed
-  bool oom_killed = false;            // the job's memory limit was hit (confine.h)
-  uint64_t memory_bytes = 0;          // that limit
-  std::string isolation;              // how the job was confined, for the record
-  std::string output;                 // mpirun's output (head and tail)
+  std::vector<std::string> notes;  // e.g. a rank found alive after the job, and killed
+  bool oom_killed = false;         // the job's memory limit was hit (confine.h)
+  uint64_t memory_bytes = 0;       // that limit
+  std::string isolation;           // how the job was confined, for the record
+  std::string output;              // mpirun's output (head and tail)
   double seconds = 0;
 };
 
@@ -75,14 +78,23 @@ struct RunResult {
 // when it could not be started; everything the ranks did is in *out.
 bool run_job(const Job& job, const LaunchOptions& opt, RunResult* out, std::string* err);
 
+// Runs several jobs of one world in one launch: the ranks bootstrap once, then run each
+// job in order into its own folder and stop after the first that does not pass (see
+// rank/main.cpp). *out gets one result per job the ranks reached, in order; what mpirun
+// and the watchdog did (exit status, kill, output) belongs to the last of them, and the
+// ones before it passed (exit status 0). Every job's limits apply to its own phases; the
+// launch's total limit is the sum of theirs.
+bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vector<RunResult>* out,
+              std::string* err);
+
 // The environment the ranks get: only the names listed in DESIGN.md "Policies" pass
 // through from this process, never one that looks like a secret; HOME and TMPDIR point
 // into scratch_dir; NVLink multicast is forced off unless allowed.
 std::vector<std::string> scrubbed_env(const std::string& scratch_dir, bool allow_multicast,
                                       const std::vector<std::string>& extra_env);
 
-// The mpirun command line for a job (without running it).
-std::vector<std::string> mpirun_argv(const Job& job, const LaunchOptions& opt);
+// The mpirun command line for a launch of `jobs` (without running it).
+std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchOptions& opt);
 
 // Reads status/rank<R> of a run directory; `present` false when there is none.
 RankStatus read_rank_status(const std::string& dir, int rank);

@@ -88,7 +88,7 @@ TEST_CASE("launch: mpirun command line") {
   j.dir = "/r";
   LaunchOptions o;
   o.rank_binary = "/bin/kforge-rank";
-  auto a = mpirun_argv(j, o);
+  auto a = mpirun_argv({j}, o);
   CHECK(a[0] == "mpirun");
   CHECK(a[1] == "-np");
   CHECK(a[2] == "4");

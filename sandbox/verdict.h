@@ -54,7 +54,8 @@ struct Verdict {
   // The most the candidate's process could take off its own time unrefuted.
   double timer_margin_ms = 0;
   std::vector<std::string> notes, flags;
-  // Where the time went: static, compile, launch+check small, launch+check+time full, total.
+  // Where the time went: static, compile, launch+check+time (one launch for every size),
+  // each size's phases inside the ranks ("small/check", ...), mpirun start+exit, total.
   std::vector<std::pair<std::string, double>> seconds;
 };
 

@@ -55,6 +55,7 @@ class Backend {
   virtual bool generate(void* dst, int64_t numel, kf::DType t, uint64_t seed, int rank,
                         int tensor_index, const inputs::Init& init, std::string* err) = 0;
   virtual bool poison(void* dst, size_t bytes, std::string* err) = 0;  // 0xFF bytes
+  virtual bool zero(void* dst, size_t bytes, std::string* err) = 0;    // 0 bytes
   virtual bool flush_l2(std::string* err) = 0;
   virtual bool to_host(void* dst, const void* src, size_t bytes, std::string* err) = 0;
   // Waits for all work of this process; the error of a faulted kernel surfaces here.

@@ -129,6 +129,10 @@ class CudaBackend : public Backend {
     KF_CUDA("cudaMemsetAsync (poison)", cudaMemsetAsync(dst, 0xff, bytes, stream_));
     return true;
   }
+  bool zero(void* dst, size_t bytes, std::string* err) override {
+    KF_CUDA("cudaMemsetAsync (zero)", cudaMemsetAsync(dst, 0, bytes, stream_));
+    return true;
+  }
   bool flush_l2(std::string* err) override {
     if (!l2_) return true;
     // A different byte each time so no cache or compression can skip the writes.

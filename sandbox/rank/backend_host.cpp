@@ -94,6 +94,10 @@ class HostBackend : public Backend {
     std::memset(dst, 0xff, bytes);
     return true;
   }
+  bool zero(void* dst, size_t bytes, std::string*) override {
+    std::memset(dst, 0, bytes);
+    return true;
+  }
   bool flush_l2(std::string*) override { return true; }
   bool to_host(void* dst, const void* src, size_t bytes, std::string*) override {
     std::memcpy(dst, src, bytes);

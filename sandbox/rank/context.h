@@ -30,11 +30,17 @@ enum Outcome : int {
 using Values = std::map<std::string, std::vector<double>>;
 
 struct Ctx {
+  // Every job of this launch (the small check, then the full check and timing: one
+  // bootstrap for all), and the one being run.
+  std::vector<Job> jobs;
+  size_t job_index = 0;
   Job job;
   int rank = 0, world = 1, local_rank = 0, local_size = 1;
   std::unique_ptr<Backend> be;
-  bool heap_ready = false;  // be->init succeeded on every rank
-  HeapLayout layout;
+  bool heap_ready = false;          // be->init succeeded on every rank
+  HeapLayout layout;                // the current job's
+  std::vector<HeapLayout> layouts;  // every job's
+  size_t heap_bytes = 0;            // the heap: the largest layout's total
   Lib cand, base;
   bool have_base = false;  // a baseline library was given and loaded
   bool base_runs = false;  // ... and can run here
@@ -53,6 +59,9 @@ struct Ctx {
   kf::Comm comm_call{};               // the copy a call receives
   Bump bump;                          // owner: the Backend (comm.barrier synchronizes it first)
   RunnerLink runner;                  // the candidate's process (rank/runner_link.h)
+  // One runner per job, all started before bootstrap (a fresh process per job keeps a
+  // candidate's static state from one job to the next); runner is the current job's.
+  std::vector<RunnerLink> runners;
 
   RankReport report;
   RunReport run;  // rank 0 only

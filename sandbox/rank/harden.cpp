@@ -152,8 +152,13 @@ void harden_process(const std::string& scratch, double cpu_s,
     notes->push_back("isolation: seccomp unavailable (" + why + ")");
 }
 
-void harden(const Job& job, std::vector<std::string>* notes) {
-  std::vector<std::string> writable = {job.dir, "/dev"};
+void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes) {
+  std::vector<std::string> writable = {"/dev"};
+  double cpu_s = 60;
+  for (const Job& job : jobs) {
+    writable.push_back(job.dir);
+    cpu_s += job.limits.total_s > 0 ? job.limits.total_s : 600;
+  }
   // OpenMPI's session directory (where its shared-memory files and PMIx store live):
   // the most precise variable that is set. The launcher points TMPDIR into <dir>.
   for (const char* var : {"OMPI_MCA_orte_jobfam_session_dir", "OMPI_MCA_orte_top_session_dir",
@@ -164,8 +169,7 @@ void harden(const Job& job, std::vector<std::string>* notes) {
       break;
     }
   }
-  harden_process(job.dir + "/scratch", (job.limits.total_s > 0 ? job.limits.total_s : 600) + 60,
-                 writable, false, notes);
+  harden_process(jobs.at(0).dir + "/scratch", cpu_s, writable, false, notes);
 }
 
 }  // namespace sandbox::rank

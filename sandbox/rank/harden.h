@@ -9,10 +9,10 @@
 namespace sandbox::rank {
 
 // Applied after MPI_Init and the heap set-up, before the candidate is loaded:
-//  - chdir into <dir>/scratch (created), so relative paths land there;
-//  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU job.limits.total_s + 60 s (a
+//  - chdir into the first job's <dir>/scratch (created), so relative paths land there;
+//  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU the jobs' limits.total_s + 60 s (a
 //    backstop behind the host side's watchdog);
-//  - Landlock (best effort, Linux >= 5.13): writes only beneath <dir>, /dev (device
+//  - Landlock (best effort, Linux >= 5.13): writes only beneath each job's <dir>, /dev (device
 //    nodes, /dev/shm) and OpenMPI's session directory; reads stay allowed everywhere.
 //    It binds this thread and the threads and processes it starts from here on (the
 //    candidate runs on this thread), not threads MPI or CUDA started earlier.
@@ -21,7 +21,7 @@ namespace sandbox::rank {
 //    process's memory, no mount, namespace, module, BPF, keyring or io_uring calls. The
 //    calls fail with EPERM: whatever the spelling (a symbol, a raw instruction).
 // Appends one "isolation: ..." note (and notes on anything that failed) to *notes.
-void harden(const Job& job, std::vector<std::string>* notes);
+void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes);
 
 // What harden() does, with the scratch folder, the CPU-time limit (seconds), the folders
 // Landlock leaves writable and the seccomp variant given: the runner (sandbox/runner/)

@@ -1,10 +1,12 @@
-// sandbox/rank/main.cpp: kforge-rank <dir>/job.json, the program mpirun starts on every
-// rank. Steps 2-4 of DESIGN.md "The sandbox": bootstrap (MPI, the symmetric heap, NCCL),
-// hardening, load, setup, check, time, report. Every collective step ends in an
-// agreement on the worst outcome, so all ranks take the same path to the report.
+// sandbox/rank/main.cpp: kforge-rank <dir>/job.json [<dir2>/job.json ...], the program
+// mpirun starts on every rank. Steps 2-4 of DESIGN.md "The sandbox": bootstrap (MPI, the
+// symmetric heap, NCCL) once, hardening, then for each job in order (the small check,
+// then the full check and timing) load, setup, check, time and report into that job's
+// folder, stopping after the first job that does not pass. Every collective step ends in
+// an agreement on the worst outcome, so all ranks take the same path to the report.
 //
-// Exit status: 0 everything passed; 1 a failure of the candidate or baseline (in
-// rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap set-up: see the
+// Exit status (of the last job run): 0 everything passed; 1 a failure of the candidate or
+// baseline (in rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap set-up: see the
 // notes and stderr); a CUDA error that leaves the context unusable is a crash in
 // rank<R>.json followed by MPI_Abort (status 3).
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "check.h"
 #include "context.h"
@@ -72,10 +75,47 @@ bool draw_secret(Ctx& c, std::string* err) {
     c.secret = inputs::call_seed(c.job.seed, 4, c.rank, 0);
     return true;
   }
+  if (c.job_index > 0) return true;  // drawn once, for every job of the launch
   if (getrandom(&c.secret, sizeof c.secret, 0) != static_cast<ssize_t>(sizeof c.secret)) {
     *err = std::string("getrandom: ") + std::strerror(errno);
     return false;
   }
+  return true;
+}
+
+// The jobs of one launch share the ranks, the heap, NCCL and the libraries.
+bool jobs_agree(const std::vector<Job>& jobs, std::string* err) {
+  for (const Job& j : jobs) {
+    const Job& a = jobs[0];
+    if (j.world != a.world || j.backend != a.backend || j.candidate_lib != a.candidate_lib ||
+        j.baseline_lib != a.baseline_lib || j.candidate_is_baseline != a.candidate_is_baseline ||
+        j.shm_prefix != a.shm_prefix || j.l2_flush_bytes != a.l2_flush_bytes) {
+      *err = j.dir +
+             "/job.json: world, backend, libraries, shm_prefix and l2_flush_bytes must "
+             "equal those of " +
+             a.dir + "/job.json (one launch runs both)";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every job's heap layout; the heap is sized for the largest.
+bool plan_heaps(Ctx& c, std::string* err) {
+  c.layouts.clear();
+  c.heap_bytes = 0;
+  for (Job& job : c.jobs) {
+    c.job = job;
+    if (!plan_heap(c, err)) {
+      *err = job.dir + ": " + *err;
+      return false;
+    }
+    job = c.job;  // with shapes given for every rank
+    c.layouts.push_back(c.layout);
+    c.heap_bytes = std::max(c.heap_bytes, c.layout.total);
+  }
+  c.job = c.jobs[0];
+  c.layout = c.layouts[0];
   return true;
 }
 
@@ -94,13 +134,13 @@ Outcome bootstrap(Ctx& c) {
   else
     return internal(c, "job.json: unknown backend '" + job.backend + "' (cuda or host)");
   std::string err;
-  if (!plan_heap(c, &err)) return internal(c, err);
+  if (!plan_heaps(c, &err)) return internal(c, err);
   BackendConfig cfg;
   cfg.rank = c.rank;
   cfg.world = c.world;
   cfg.local_rank = c.local_rank;
   cfg.local_size = c.local_size;
-  cfg.heap_bytes = c.layout.total;
+  cfg.heap_bytes = c.heap_bytes;
   cfg.l2_flush_bytes = job.l2_flush_bytes;
   cfg.shm_prefix = job.shm_prefix;
   // init is collective and agrees internally: every rank sees the same success.
@@ -122,13 +162,33 @@ Outcome bootstrap(Ctx& c) {
   return generator_selfcheck(c, &err) ? kOk : internal(c, "input generator: " + err);
 }
 
+// Loads `path` into *lib. In the jobs after the first, a library this process loaded
+// already is loaded from a copy in the job's folder: dlopen would hand back the same
+// instance, with the static state the previous job left (the baseline's barrier counts,
+// say), and a job must start as a launch of its own would.
+bool load_fresh(Ctx& c, const char* who, const std::string& path, Lib* lib, std::string* err) {
+  std::string from = path;
+  if (c.job_index > 0) {
+    from = fmt::format("{}/{}-rank{}.so", c.job.dir, who, c.rank);  // ranks load their own
+    std::error_code ec;
+    std::filesystem::copy_file(path, from, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      *err = "cannot copy " + path + " to " + from + ": " + ec.message();
+      return false;
+    }
+  }
+  bool ok = load_lib(who, from, lib, err);
+  lib->path = path;
+  return ok;
+}
+
 Outcome load(Ctx& c) {
   const Job& job = c.job;
   status_set("load", "", false, job.limits.load_s);
   Outcome o = kOk;
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
-    if (!load_lib("candidate", job.candidate_lib, &c.cand, &err)) {
+    if (!load_fresh(c, "candidate", job.candidate_lib, &c.cand, &err)) {
       add_failure(c, "load_error", "candidate", "load", err);
       o = kFailed;
     }
@@ -145,7 +205,7 @@ Outcome load(Ctx& c) {
     }
   }
   if (!job.baseline_lib.empty()) {
-    if (!load_lib("baseline", job.baseline_lib, &c.base, &err)) {
+    if (!load_fresh(c, "baseline", job.baseline_lib, &c.base, &err)) {
       add_failure(c, "load_error", "baseline", "load", err);
       o = kFailed;
     }
@@ -198,45 +258,37 @@ void write_reports(Ctx& c, bool with_result) {
   }
 }
 
-int run(int argc, char** argv) {
-  Ctx c;
-  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &c.world);
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &c.local_rank);
-  MPI_Comm_size(local, &c.local_size);
-  MPI_Comm_free(&local);
-  c.report.rank = c.rank;
-  c.report.pid = getpid();
-  mark(c, "mpi_init");
-  if (argc != 2) {
-    if (c.rank == 0) std::fprintf(stderr, "usage: kforge-rank <dir>/job.json\n");
-    return 2;
-  }
+// Makes job i the current one: its status files, a fresh report, its heap layout and
+// views, its runner, and a heap zeroed as at bootstrap (comm.alloc hands out zeroed
+// memory; the previous job's flags must not carry over). Collective for i > 0.
+Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
+  c.job_index = i;
+  c.job = c.jobs[i];
+  if (!c.runners.empty()) c.runner = c.runners[i];
   std::string err;
-  bool job_ok = read_job(argv[1], &c.job, &err);
-  if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
-  install_crash_handlers();
-  status_set("bootstrap", "", false, c.job.limits.bootstrap_s);
-  if (!job_ok) {
-    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
-    return 2;
-  }
+  if (i == 0) return kOk;  // bootstrap set everything up for the first job
+  if (!status_init(c.job.dir, c.rank, &err)) return internal(c, err);
+  status_set("bootstrap", "next job", false, c.job.limits.load_s);
+  c.report = boot;
+  c.run = RunReport{};
+  c.cand = Lib{};
+  c.base = Lib{};
+  c.bump = Bump{};
+  c.layout = c.layouts[i];
+  Outcome o = kOk;
+  if (!draw_secret(c, &err) || !c.be->zero(c.be->base(c.rank), c.heap_bytes, &err) ||
+      !c.be->synchronize(&err))
+    o = internal(c, err);
+  build_views(c);
+  o = agree(o);  // every rank's heap is clear before any candidate runs again
+  mark(c, "next");
+  return o;
+}
 
-  if (!draw_secret(c, &err)) {
-    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
-    return 2;
-  }
-  // The candidate's process first: its CUDA context starts while this one's does.
-  Outcome o = c.job.candidate_is_baseline || spawn_runner(c, &err) ? kOk : internal(c, err);
-  if ((o = agree(o)) == kOk) o = agree(bootstrap(c));
-  mark(c, "bootstrap");
-  if (o == kOk) {
-    harden(c.job, &c.report.notes);
-    o = load(c);
-    mark(c, "load");
-  }
+// Load, set up, check and time the current job, each step agreed by every rank.
+Outcome run_steps(Ctx& c) {
+  Outcome o = load(c);
+  mark(c, "load");
   if (o == kOk) {
     status_set("setup", "", false, c.job.limits.setup_s);
     o = run_setups(c);
@@ -250,18 +302,81 @@ int run(int argc, char** argv) {
     o = run_timing(c);
     mark(c, "time");
   }
-  if (o == kFatal) {
-    // A runner's death by a signal is told by the crash file alone (no report), as a
-    // rank's own would be.
-    if (!c.crashed) write_reports(c, false);
-    std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank,
-                 c.crashed ? "the candidate's process died by a signal"
-                           : c.report.failures.back().message.c_str());
-    MPI_Abort(MPI_COMM_WORLD, 3);
-    return 3;
+  return o;
+}
+
+// Reads argv's job files: the first names the status folder even when it is unreadable.
+bool read_jobs(Ctx& c, int argc, char** argv, std::string* err) {
+  for (int i = 1; i < argc; ++i) {
+    Job job;
+    if (!read_job(argv[i], &job, err)) return false;
+    c.jobs.push_back(job);
   }
-  write_reports(c, c.be != nullptr);
-  stop_runner(c);  // before the heaps go: it has them mapped
+  return jobs_agree(c.jobs, err);
+}
+
+// Starts one runner per job; the candidate's processes first: their CUDA contexts start
+// while this one's does.
+Outcome spawn_runners(Ctx& c) {
+  if (c.job.candidate_is_baseline) return kOk;
+  std::string err;
+  c.runners.resize(c.jobs.size());
+  for (RunnerLink& l : c.runners)
+    if (!spawn_runner(c, &l, &err)) return internal(c, err);
+  c.runner = c.runners[0];
+  return kOk;
+}
+
+int run(int argc, char** argv) {
+  Ctx c;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.world);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &c.local_rank);
+  MPI_Comm_size(local, &c.local_size);
+  MPI_Comm_free(&local);
+  c.report.rank = c.rank;
+  c.report.pid = getpid();
+  mark(c, "mpi_init");
+  if (argc < 2) {
+    if (c.rank == 0)
+      std::fprintf(stderr, "usage: kforge-rank <dir>/job.json [<dir2>/job.json ...]\n");
+    return 2;
+  }
+  std::string err;
+  bool job_ok = read_jobs(c, argc, argv, &err);
+  if (job_ok) c.job = c.jobs[0];
+  if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
+  install_crash_handlers();
+  status_set("bootstrap", "", false, c.job.limits.bootstrap_s);
+  if (!job_ok || !draw_secret(c, &err)) {
+    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
+    return 2;
+  }
+  Outcome o = agree(spawn_runners(c));
+  if (o == kOk) o = agree(bootstrap(c));
+  mark(c, "bootstrap");
+  if (o == kOk) harden(c.jobs, &c.report.notes);
+  const RankReport boot = c.report;
+  for (size_t i = 0; o == kOk && i < c.jobs.size(); ++i) {
+    o = begin_job(c, i, boot);
+    if (o == kOk) o = run_steps(c);
+    if (o == kFatal) {
+      // A runner's death by a signal is told by the crash file alone (no report), as a
+      // rank's own would be.
+      if (!c.crashed) write_reports(c, false);
+      std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank,
+                   c.crashed ? "the candidate's process died by a signal"
+                             : c.report.failures.back().message.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 3);
+      return 3;
+    }
+    write_reports(c, c.be != nullptr);
+    quit_runner(c.runner);  // reaped below, while the next job runs
+    if (!c.runners.empty()) c.runners[i] = c.runner;
+  }
+  for (RunnerLink& l : c.runners) stop_runner(l);  // before the heaps go: they map them
   if (c.heap_ready) c.be->shutdown();
   status_set("done", "", false, 0);
   return o == kOk ? 0 : o == kFailed ? 1 : 2;

@@ -95,7 +95,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-bool spawn_runner(Ctx& c, std::string* err) {
+bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     *err = std::string("socketpair: ") + strerror(errno);
@@ -129,9 +129,10 @@ bool spawn_runner(Ctx& c, std::string* err) {
     *err = "cannot start " + path + ": " + strerror(rc);
     return false;
   }
-  c.runner.pid = pid;
-  c.runner.fd = sv[0];
-  c.runner.spin_ms = c.job.backend == "cuda" ? 50 : 0;
+  *link = RunnerLink{};
+  link->pid = pid;
+  link->fd = sv[0];
+  link->spin_ms = c.job.backend == "cuda" ? 50 : 0;
   return true;
 }
 
@@ -142,7 +143,7 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   in.world = c.world;
   in.local_rank = c.local_rank;
   in.emulated = c.be->emulated();
-  in.heap_bytes = c.layout.total;
+  in.heap_bytes = c.heap_bytes;
   std::vector<int> fds;
   if (!c.be->export_heaps(&in.ipc_handles, &fds, err)) return false;
   for (size_t i = 0; i < c.job.tensors.size(); ++i) {
@@ -261,8 +262,7 @@ bool calibrate_runner(Ctx& c, std::string* err) {
   return true;
 }
 
-void stop_runner(Ctx& c) {
-  RunnerLink& l = c.runner;
+void quit_runner(RunnerLink& l) {
   if (l.pid > 0 && l.fd >= 0) {
     Request q{};
     q.op = Op::kQuit;
@@ -270,6 +270,10 @@ void stop_runner(Ctx& c) {
   }
   if (l.fd >= 0) close(l.fd);  // a runner that missed kQuit sees the end of its input
   l.fd = -1;
+}
+
+void stop_runner(RunnerLink& l) {
+  quit_runner(l);
   if (l.pid > 0) reap(l, 5000);
 }
 

@@ -43,9 +43,10 @@ struct RunnerLink {
   double spin_ms = 0;
 };
 
-// Starts this rank's runner (before anything secret exists in this process, and before
-// the seccomp filter forbids it). False with *err when it cannot be started.
-bool spawn_runner(Ctx& c, std::string* err);
+// Starts one runner of this rank into *link (before anything secret exists in this
+// process, and before the seccomp filter forbids it). False with *err when it cannot be
+// started.
+bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err);
 
 // Sends the heaps and the tensors, calibrates the round trip (when the job is timed),
 // then has the runner load the candidate. False with *err when the runner failed (the
@@ -80,7 +81,10 @@ Timed judge_time(const RunnerLink& l, const RunnerCall& rc);
 bool refute_claims(const RunnerLink& l, int calls, std::vector<double>* ms,
                    const std::vector<double>& overhead_ms);
 
+// Asks the runner to quit without waiting for it to end.
+void quit_runner(RunnerLink& l);
+
 // Asks the runner to quit and reaps it (SIGKILL after 5 s).
-void stop_runner(Ctx& c);
+void stop_runner(RunnerLink& l);
 
 }  // namespace sandbox::rank

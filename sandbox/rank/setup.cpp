@@ -134,7 +134,7 @@ void build_views(Ctx& c) {
   m.emulated = c.be->emulated() ? 1 : 0;
   m.stream_ = c.be->stream();
   for (int r = 0; r < c.world && r < kf::kMaxWorld; ++r) m.bases[r] = c.be->base(r);
-  m.heap_bytes = c.layout.total;
+  m.heap_bytes = c.heap_bytes;
   m.ops.ctx = &c.bump;
   m.ops.alloc = &bump_alloc;
   m.ops.barrier = &mpi_barrier;
