@@ -267,6 +267,9 @@ Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
   if (!c.runners.empty()) c.runner = c.runners[i];
   std::string err;
   if (i == 0) return kOk;  // bootstrap set everything up for the first job
+  // The previous job's runner must be gone first: its device memory (all of it, for a
+  // candidate that takes every byte it can) is not this job's to lose.
+  if (!c.runners.empty()) stop_runner(c.runners[i - 1]);
   if (!status_init(c.job.dir, c.rank, &err)) return internal(c, err);
   status_set("bootstrap", "next job", false, c.job.limits.load_s);
   c.report = boot;
@@ -372,9 +375,9 @@ int run(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 3);
       return 3;
     }
-    write_reports(c, c.be != nullptr);
-    quit_runner(c.runner);  // reaped below, while the next job runs
+    quit_runner(c.runner);  // it ends while the reports are written
     if (!c.runners.empty()) c.runners[i] = c.runner;
+    write_reports(c, c.be != nullptr);
   }
   for (RunnerLink& l : c.runners) stop_runner(l);  // before the heaps go: they map them
   if (c.heap_ready) c.be->shutdown();
