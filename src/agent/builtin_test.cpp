@@ -161,7 +161,8 @@ TEST_CASE("builtin: the model proposes fenced sources, learns from verdicts, rep
 
 TEST_CASE("builtin: no templates is an error naming the problem") {
   agent::EvalConfig cfg = host_config();
-  cfg.problem.name = "not_a_problem";  // a problem without expert kernels
+  cfg.problem.name = "not_a_problem";        // a problem without expert kernels:
+  cfg.problem.search = suite::SearchSpec();  // no search.json, so no templates
   cfg.backend = "cuda";
   std::string err;
   CHECK_FALSE(agent::make_builtin_model(cfg, &err));

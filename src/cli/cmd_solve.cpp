@@ -252,7 +252,9 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
   CLI::App* s = app.add_subcommand(
       "solve",
       "write a kernel for a problem with a model, until it is correct and faster than NCCL");
-  s->add_option("args", a->positionals, "PROBLEM (default all_reduce), then PARAM=V overrides");
+  s->add_option("args", a->positionals,
+                "PROBLEM (default: the one whose problem.json says \"default\": true), then "
+                "PARAM=V overrides");
   s->add_option("--model,-m", a->model,
                 "provider:name (openai:gpt-5, anthropic:claude-..., replay:FILE, builtin); "
                 "default: the config file's, else builtin");
@@ -313,7 +315,9 @@ int cmd_solve(const SolveArgs& a) {
   agent::SolveConfig cfg;
   agent::EvalConfig& e = cfg.eval;
   std::string err;
-  std::string name = a.positionals.empty() ? "all_reduce" : a.positionals[0];
+  std::string name = a.positionals.empty() ? "" : a.positionals[0];
+  if (name.empty() && !suite::default_problem(paths.problems_dir, &name, &err))
+    return fail(kBadInput, "bad_input", err);
   if (!load_problem_named(name, paths, &e.problem, &err)) return fail(kBadInput, "bad_input", err);
   e.paths = paths;
   std::vector<std::string> params;

@@ -1,8 +1,13 @@
-// suite/analysis.cpp: per-template predictions of the PK cost model.
+// suite/analysis.cpp: per-template predictions of the PK cost model. The model is generic;
+// what is particular to a problem (the bytes each family moves, its work, hops and copy
+// calls) comes from the family's terms in the problem's search.json.
 #include "suite/analysis.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "suite/cost.h"
 
@@ -18,19 +23,15 @@ int grid_for(int64_t work, int threads, int max_blocks) {
   return static_cast<int>(std::min<int64_t>(b, max_blocks));
 }
 
-// The source's defaults for knobs a template leaves unset (the expert kernels' config).
-int default_threads(const std::string& problem) { return problem == "all_gather" ? 256 : 512; }
-int default_blocks(const std::string& problem) { return problem == "all_gather" ? 16 : 32; }
-
 // The achievable link rate of a mechanism, from PK's 1 GB all-SM numbers scaled by the
 // share of the SMs it needs to saturate (TMA ~15, registers ~76) and, for TMA, by the
 // message size below 2 KB; copy engines ramp with the chunk, 90% at 256 MB.
-double mech_gbps(const std::string& mech, int blocks, int threads, double msg_bytes,
-                 const Machine& m, const CostConstants& c) {
+double mech_gbps(Mech mech, int blocks, int threads, double msg_bytes, const Machine& m,
+                 const CostConstants& c) {
   double bw = 0;
-  if (mech == "tma") {
+  if (mech == Mech::tma) {
     bw = c.tma_gbps * std::min(1.0, blocks / c.tma_sat_sms) * std::min(1.0, msg_bytes / c.tma_min_msg);
-  } else if (mech == "ce") {
+  } else if (mech == Mech::ce) {
     const double half = c.ce_sat_bytes / 9;  // s/(s+half) = 0.9 at the saturating chunk
     bw = c.ce_gbps * msg_bytes / (msg_bytes + half);
   } else {  // reg, host
@@ -40,71 +41,65 @@ double mech_gbps(const std::string& mech, int blocks, int threads, double msg_by
   return m.link_gbps > 0 ? std::min(bw, m.link_gbps) : bw;
 }
 
+// A prediction that could not be made: last in a ranking, with the reason.
+Prediction failed(const Template& t, const std::string& err) {
+  Prediction p;
+  p.tmpl = t;
+  p.ms = std::numeric_limits<double>::infinity();
+  p.bound = "error";
+  p.error = fmt::format("{} {}: {}", t.problem, t.name(), err);
+  return p;
+}
+
+// Kernels, barriers, copy-engine calls and the blocks launched, by mechanism.
+void launch_shape(Mech mech, const TermValues& v, int64_t tile, int threads, int max_blocks,
+                  Prediction* p) {
+  p->kernels = mech == Mech::ce ? 2 : 1;  // ce: the barrier kernels around the copies
+  p->barriers = 2;
+  if (mech == Mech::ce) {
+    p->ce_calls = static_cast<int>(v.ce_calls);
+    p->blocks = 1;
+    return;
+  }
+  const int64_t work = static_cast<int64_t>(v.work);
+  if (mech == Mech::tma) {  // one block per tile of the work, else the register tail's grid
+    const int64_t tiles = work * 16 / std::max<int64_t>(tile, 16);
+    p->blocks = tiles > 0 ? static_cast<int>(std::min<int64_t>(tiles, max_blocks))
+                          : grid_for(work, threads, max_blocks);
+    return;
+  }
+  p->blocks = grid_for(work, threads, max_blocks);
+}
+
 }  // namespace
 
 Prediction predict(const Template& t, const Instance& inst, const Machine& m,
                    const CostConstants& c) {
+  Mech mech;
+  if (!parse_mech(t.mech, &mech)) return failed(t, "unknown mechanism \"" + t.mech + "\"");
+  const TemplateModel& tm = t.model;
+  TermValues v;
+  std::string err;
+  if (!eval_terms(tm.cost, tm.fallback_when, t.algo, inst, &v, &err)) return failed(t, err);
+  if (v.fallback) mech = tm.fallback_mech;  // e.g. unaligned TMA chunks: the register path
+  const int threads = t.threads > 0 ? t.threads : tm.default_threads;
+  const int max_blocks = t.blocks > 0 ? t.blocks : tm.default_blocks;
+  // A template made by hand, not by template_space, has no model to predict with.
+  if (mech == Mech::ce ? tm.cost.msg_bytes.empty()
+                       : tm.cost.work.empty() || threads <= 0 || max_blocks <= 0)
+    return failed(t,
+                  "no cost model (a template from template_space has its family's "
+                  "search.json terms)");
   Prediction p;
   p.tmpl = t;
   const int w = std::max(inst.world, 1);
-  const double S = tensor_bytes(inst, "x"), Y = tensor_bytes(inst, "y");
-  const double esize = inst.str_params.count("dtype") && inst.str_params.at("dtype") == "bf16" ? 2 : 4;
-  const int64_t per_vec = static_cast<int64_t>(16 / esize);
-  const int64_t nx = static_cast<int64_t>(S / esize), ny = static_cast<int64_t>(Y / esize);
-  const int threads = t.threads > 0 ? t.threads : default_threads(t.problem);
-  const int max_blocks = t.blocks > 0 ? t.blocks : default_blocks(t.problem);
-  std::string mech = t.mech;
-  double msg = S;  // bytes per transfer, for TMA tiles and copy-engine calls
-  int64_t work = nx / per_vec;
-  p.comm_bytes = inst.comm_bytes;
-  p.hbm_bytes = inst.hbm_bytes;
-  p.hops = t.algo == "push" ? 1 : 2;  // a push is posted; a pull waits for the reply
-
-  if (t.problem == "all_reduce") {
-    if (t.algo == "two_shot") {  // read our part from all, push its sum to all
-      work = ceil_div(nx, w) / per_vec;
-      p.hbm_bytes = 2 * S;
-      p.hops = 3;
-    } else {  // one-shot (and the host's pull and push): every rank's whole x to every rank
-      p.comm_bytes = (w - 1) * S;
-      p.hbm_bytes = (w + 1) * S;
-    }
-  } else if (t.problem == "reduce_scatter") {
-    work = ny / per_vec;
-  } else if (t.problem == "all_gather") {
-    msg = static_cast<double>(t.chunk > 0 ? t.chunk : 16384);
-    if (mech == "tma" && nx % 4 != 0) mech = "reg";  // unaligned chunks: register path
-    if (mech == "ce") msg = S;
-  } else if (t.problem == "broadcast") {
-    if (t.algo == "relay" && w > 1) {  // root: its part read by all, its part pushed to all
-      p.comm_bytes = 2.0 * (w - 1) / w * S;
-      p.hbm_bytes = 2 * S;
-      work = ceil_div(nx, w) / 4;
-      p.hops = 3;
-    } else {                           // every rank pulls the root's whole x
-      p.comm_bytes = (w - 1) * S;
-      p.hbm_bytes = w * S + Y;
-    }
-  }
-  if (w == 1) p.comm_bytes = 0;
-
-  if (mech == "ce") {
-    p.kernels = 2;  // the barrier kernels around the copies
-    p.barriers = 2;
-    p.ce_calls = t.problem == "all_gather" ? w : 1;
-    p.blocks = 1;
-  } else {
-    p.kernels = 1;
-    p.barriers = 2;
-    if (mech == "tma") {
-      const int64_t tiles = nx * static_cast<int64_t>(esize) / std::max<int64_t>(t.chunk, 16);
-      p.blocks = tiles > 0 ? static_cast<int>(std::min<int64_t>(tiles, max_blocks))
-                           : grid_for(nx / 4, threads, max_blocks);
-    } else {
-      p.blocks = grid_for(work, threads, max_blocks);
-    }
-  }
-  if (w == 1) p.hops = 0;
+  p.comm_bytes = w == 1 ? 0 : v.comm_bytes;
+  p.hbm_bytes = v.hbm_bytes;
+  p.hops = w == 1 ? 0 : static_cast<int>(v.hops);
+  const int64_t tile = t.chunk > 0 ? t.chunk : tm.default_chunk_bytes;
+  launch_shape(mech, v, tile, threads, max_blocks, &p);
+  // bytes per transfer: the TMA tile, or one copy-engine call
+  const double msg = mech == Mech::tma ? static_cast<double>(tile) : v.msg_bytes;
   p.bw_gbps = mech_gbps(mech, p.blocks, threads, msg, m, c);
   p.launch_ms = (p.kernels * c.launch_us + p.ce_calls * c.ce_call_us) * 1e-3;
   p.sync_ms = (p.barriers * c.barrier_us + p.hops * c.hop_us) * 1e-3;

@@ -41,22 +41,24 @@ struct Prediction {
   double hbm_bytes = 0;          // one rank's HBM traffic
   double bw_gbps = 0;            // the mechanism's achievable rate at these blocks/chunks
   double launch_ms = 0, sync_ms = 0, comm_ms = 0, mem_ms = 0;
-  std::string bound;             // latency | comm | hbm
+  std::string bound;  // latency | comm | hbm | error
+  std::string error;  // why no prediction could be made (ms is then infinite)
 };
 
 Prediction predict(const Template& t, const Instance& inst, const Machine& m,
                    const CostConstants& c = CostConstants());
 double predict_ms(const Template& t, const Instance& inst, const Machine& m);
 
-// Every template's prediction, fastest first; ties: fewer blocks, then fewer threads, then
-// the space's order.
+// Every template's prediction, fastest first (those in error last); ties: fewer blocks,
+// then fewer threads, then the space's order.
 std::vector<Prediction> rank_templates(const std::vector<Template>& space, const Instance& inst,
                                        const Machine& m,
                                        const CostConstants& c = CostConstants());
 
 // The analysis for the prompt (plain text, ~30 lines): bytes, floor and bound, regime,
-// mechanism and algorithm advice with numbers and sources, and the CUDA templates'
-// predictions. Emulated or host timings are not speeds: the text says so.
+// mechanism advice with numbers and sources, the problem's algorithm advice (search.json)
+// and the CUDA templates' predictions. Emulated or host timings are not speeds: the text
+// says so.
 std::string analysis_text(const Problem& p, const Instance& inst, const Machine& m);
 
 }  // namespace suite

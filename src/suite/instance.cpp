@@ -254,6 +254,7 @@ class Resolver {
   bool costs() {
     Vars v = base_;
     v.insert(base_cost_.begin(), base_cost_.end());
+    out_->cost_vars = v;
     if (!nonneg(p_.comm_bytes, v, "cost.comm_bytes", &out_->comm_bytes) ||
         !nonneg(p_.hbm_bytes, v, "cost.hbm_bytes", &out_->hbm_bytes) ||
         !nonneg(p_.flops, v, "cost.flops", &out_->flops))

@@ -24,6 +24,9 @@ struct Instance {
   uint64_t workspace_bytes = 64ull << 20;
   // The cost model, per rank (problem.json "cost").
   double comm_bytes = 0, hbm_bytes = 0, flops = 0;
+  // What cost expressions see here (Problem::names(true) with values: numeric parameters,
+  // world, dsize, <tensor>_numel and <tensor>_bytes of rank 0), for search.json's terms.
+  Vars cost_vars;
   // nccl-tests' bus bandwidth (problem.json "busbw"); has_busbw false: none declared.
   bool has_busbw = false;
   double busbw_bytes = 0, busbw_factor = 0;
@@ -45,7 +48,7 @@ bool resolve_instance(const Problem& p, int world, const std::string& size,
 // Fills job->problem, world, params, str_params, tensors and workspace_bytes.
 void apply_instance(const Instance& inst, sandbox::Job* job);
 
-// "all_reduce small world=2 dtype=fp32 n=4099": one line for logs and reports.
+// "<problem> small world=2 dtype=fp32 n=4099": one line for logs and reports.
 std::string instance_label(const Instance& inst);
 
 }  // namespace suite

@@ -2,18 +2,16 @@
 // needs to hear about before a run does (see problem.h).
 #include "suite/problem.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "sandbox/job.h"
 #include "suite/instance.h"
+#include "suite/spec_json.h"
 
 namespace suite {
 
@@ -38,53 +36,38 @@ std::vector<std::string> Problem::size_names() const {
   return v;
 }
 
+std::set<std::string> Problem::names(bool cost) const {
+  std::set<std::string> known = {"world"};
+  for (const ParamSpec& ps : params)
+    if (ps.numeric()) known.insert(ps.name);
+  if (const ParamSpec* d = find_param("dtype"); d && d->type == "dtype") known.insert("dsize");
+  if (cost)
+    for (const TensorSpec& t : tensors) known.insert({t.name + "_numel", t.name + "_bytes"});
+  return known;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
-using ojson = nlohmann::ordered_json;
 
-const char* const kDocs = "see problems/README.md";
-
+// Short names for spec_json.h's path helpers, as the loader below uses them everywhere.
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
+  return spec_join(v, sep);
 }
-
-std::string join(const std::set<std::string>& v) {
-  return join(std::vector<std::string>(v.begin(), v.end()));
-}
-
 std::string sub(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
+  return spec_sub(path, key);
 }
-
-std::string idx(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
+std::string idx(const std::string& path, size_t i) {
+  return spec_idx(path, i);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Line and column (1-based) of a byte offset, for JSON syntax errors.
-void line_col(const std::string& text, size_t byte, size_t* line, size_t* col) {
-  *line = 1;
-  *col = 1;
-  for (size_t i = 0; i < text.size() && i + 1 < byte; ++i) {
-    if (text[i] == '\n') ++*line, *col = 1;
-    else ++*col;
-  }
-}
-
-class Loader {
+class Loader : public SpecReader {
  public:
-  Loader(Problem* p, std::string* err) : p_(p), err_(err) {}
+  Loader(Problem* p, std::string* err) : SpecReader(p->file, err), p_(p), err_(err) {}
 
   bool load(const ojson& j) {
     return top(j) && params(j) && world(j) && tensors(j) && sizes(j) && tolerance(j) &&
@@ -92,92 +75,27 @@ class Loader {
   }
 
  private:
-  bool fail(const std::string& path, const std::string& msg) {
-    *err_ = p_->file + ": " + (path.empty() ? "" : path + ": ") + msg;
-    return false;
-  }
-
-  // j must be an object whose keys are all in `allowed` and that has every `required`.
-  bool keys(const ojson& j, const std::string& path, const std::vector<std::string>& allowed,
-            const std::vector<std::string>& required) {
-    if (!j.is_object())
-      return fail(path, fmt::format("expected an object, got {}", j.type_name()));
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-        return fail(sub(path, it.key()),
-                    fmt::format("unknown key '{}'; the keys allowed {} are: {} ({})", it.key(),
-                                path.empty() ? "at the top level" : "in " + path, join(allowed),
-                                kDocs));
-    for (const std::string& k : required)
-      if (!j.contains(k))
-        return fail(path, fmt::format("missing required key '{}'; add it ({})", k, kDocs));
-    return true;
-  }
-
-  bool string_at(const ojson& j, const std::string& key, const std::string& path,
-                 std::string* out, bool nonempty = true) {
-    const ojson& v = j.at(key);
-    std::string p = sub(path, key);
-    if (!v.is_string()) return fail(p, fmt::format("expected a string, got {}", v.type_name()));
-    *out = v.get<std::string>();
-    if (nonempty && out->empty()) return fail(p, "must not be empty");
-    return true;
-  }
-
-  bool number_at(const ojson& v, const std::string& path, double* out) {
-    if (!v.is_number()) return fail(path, fmt::format("expected a number, got {}", v.type_name()));
-    *out = v.get<double>();
-    return true;
-  }
-
-  bool int_at(const ojson& v, const std::string& path, int* out) {
-    if (!v.is_number_integer())
-      return fail(path, fmt::format("expected an integer, got {}", v.is_number() ? v.dump()
-                                                                                 : v.type_name()));
-    *out = v.get<int>();
-    return true;
-  }
-
-  // An expression field: a string in the expression language, or a plain number.
-  bool expr_at(const ojson& v, const std::string& path, Expr* out) {
-    std::string text;
-    if (v.is_number()) text = format_number(v.get<double>());
-    else if (v.is_string()) text = v.get<std::string>();
-    else
-      return fail(path, fmt::format("expected an expression (a string such as \"2 * n\") or a "
-                                    "number, got {}", v.type_name()));
-    std::string e;
-    if (!out->parse(text, &e))
-      return fail(path, e + "; fix the expression (grammar: problems/README.md, Expressions)");
-    return true;
-  }
-
-  // Every name `e` mentions must be in `known`; `where` says which context this is.
+  // Every name `e` mentions must be in `known`, with a hint for the usual mistakes.
   bool names_known(const Expr& e, const std::string& path, const std::set<std::string>& known,
                    const char* where) {
-    std::set<std::string> used;
-    e.names(&used);
-    for (const std::string& n : used) {
-      if (known.count(n)) continue;
-      std::string why;
-      if (n == "rank") why = "; `rank` may only be used in tensor shapes";
-      else if (ends_with(n, "_numel") || ends_with(n, "_bytes"))
-        why = "; <tensor>_numel and <tensor>_bytes may only be used in cost and busbw";
-      else if (p_->find_param(n) && !p_->find_param(n)->numeric())
-        why = fmt::format("; '{}' is a {} parameter, and only numeric ones have a value", n,
-                          p_->find_param(n)->type);
-      return fail(path, fmt::format("\"{}\" uses unknown name '{}'{} (known in {}: {})",
-                                    e.text(), n, why, where, join(known)));
-    }
-    return true;
+    return SpecReader::names_known(e, path, known, where, [&](const std::string& n) {
+      if (n == "rank") return std::string("; `rank` may only be used in tensor shapes");
+      if (ends_with(n, "_numel") || ends_with(n, "_bytes"))
+        return std::string(
+            "; <tensor>_numel and <tensor>_bytes may only be used in cost and busbw");
+      if (p_->find_param(n) && !p_->find_param(n)->numeric())
+        return fmt::format("; '{}' is a {} parameter, and only numeric ones have a value", n,
+                           p_->find_param(n)->type);
+      return std::string();
+    });
   }
 
   bool top(const ojson& j) {
-    if (!keys(j, "",
-              {"name", "category", "mirrors", "description", "params", "sizes", "world",
-               "constraints", "tensors", "tolerance", "cost", "busbw", "workspace_bytes"},
-              {"name", "category", "description", "sizes", "world", "tensors", "tolerance",
-               "cost"}))
+    if (!keys(
+            j, "",
+            {"name", "category", "mirrors", "description", "params", "sizes", "world",
+             "constraints", "tensors", "tolerance", "cost", "busbw", "workspace_bytes", "default"},
+            {"name", "category", "description", "sizes", "world", "tensors", "tolerance", "cost"}))
       return false;
     if (!string_at(j, "name", "", &p_->name)) return false;
     std::string folder = fs::path(p_->dir).lexically_normal().filename().string();
@@ -200,6 +118,13 @@ class Loader {
       return fail("category", fmt::format("\"{}\" is not a category; use one of: {}",
                                           p_->category, join(cats)));
     if (!string_at(j, "description", "", &p_->description)) return false;
+    if (j.contains("default")) {
+      if (!j.at("default").is_boolean())
+        return fail("default",
+                    "expected true or false (true: `kforge solve` without a problem "
+                    "solves this one)");
+      p_->is_default = j.at("default").get<bool>();
+    }
     if (j.contains("mirrors") && !j.at("mirrors").is_null()) {
       const ojson& m = j.at("mirrors");
       if (!keys(m, "mirrors", {"suite", "id", "name"}, {"suite"})) return false;
@@ -497,13 +422,8 @@ class Loader {
       return false;
 
     // The names each context may use (problems/README.md, Expressions).
-    std::set<std::string> base = {"world"};
-    for (const ParamSpec& ps : p_->params)
-      if (ps.numeric()) base.insert(ps.name);
-    if (const ParamSpec* d = p_->find_param("dtype"); d && d->type == "dtype") base.insert("dsize");
-    std::set<std::string> shape = base, cost = base;
+    std::set<std::string> base = p_->names(false), shape = base, cost = p_->names(true);
     shape.insert("rank");
-    for (const TensorSpec& t : p_->tensors) cost.insert({t.name + "_numel", t.name + "_bytes"});
 
     for (size_t i = 0; i < p_->tensors.size(); ++i) {
       const TensorSpec& t = p_->tensors[i];
@@ -593,46 +513,17 @@ bool load_problem(const std::string& dir, Problem* out, std::string* err) {
   std::string d = dir;
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   p.file = d + "/problem.json";
-  std::ifstream in(p.file);
-  if (!in) {
+  if (!std::ifstream(p.file)) {
     *err = p.file + ": cannot open; a problem folder needs a problem.json (see problems/README.md)";
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
   ojson j;
-  // nlohmann keeps the last of two equal keys without a word; a duplicate is as silent
-  // a mistake as a typo, so the parser's callback records the first one.
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  auto track = [&](int, nlohmann::json::parse_event_t ev, ojson& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (ev == E::object_start) open_objects.emplace_back();
-    else if (ev == E::object_end && !open_objects.empty()) open_objects.pop_back();
-    else if (ev == E::key && !open_objects.empty() && duplicate.empty() &&
-             !open_objects.back().insert(parsed.get<std::string>()).second)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  try {
-    j = ojson::parse(text, track);
-  } catch (const ojson::parse_error& e) {
-    size_t line, col;
-    line_col(text, e.byte, &line, &col);
-    std::string what = e.what();
-    if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
-      what = what.substr(pos + 2);
-    *err = fmt::format("{}:{}:{}: not valid JSON: {}", p.file, line, col, what);
-    return false;
-  }
-  if (!duplicate.empty()) {
-    *err = fmt::format("{}: the key '{}' appears twice in one object; keep one", p.file,
-                       duplicate);
-    return false;
-  }
+  if (!read_spec_json(p.file, &j, err)) return false;
   Loader loader(&p, err);
   if (!loader.load(j)) return false;
+  SearchSpec search;
+  if (!load_search(p, &search, err)) return false;
+  p.search = std::move(search);
   for (const char* f : {"baseline.cu", "oracle.cpp"})
     if (!fs::exists(fs::path(d) / f)) {
       *err = fmt::format("{}: the problem folder has no {}; write it beside problem.json (see "
@@ -668,6 +559,28 @@ bool load_all_problems(const std::string& problems_root, std::vector<Problem>* o
     *err = join(errors, "\n");
     return false;
   }
+  return true;
+}
+
+bool default_problem(const std::string& problems_root, std::string* name, std::string* err) {
+  std::vector<Problem> ps;
+  std::string load_err;
+  load_all_problems(problems_root, &ps, &load_err);  // the valid ones, whatever the rest
+  if (ps.empty()) {
+    *err = fmt::format("no problem under {} loads{}{}", problems_root,
+                       load_err.empty() ? "" : ":\n", load_err);
+    return false;
+  }
+  std::vector<std::string> flagged;
+  for (const Problem& p : ps)
+    if (p.is_default) flagged.push_back(p.file);
+  if (flagged.size() > 1) {
+    *err = fmt::format("{} all say \"default\": true; keep it in one", join(flagged));
+    return false;
+  }
+  *name = ps.front().name;  // sorted by name
+  for (const Problem& p : ps)
+    if (p.is_default) *name = p.name;
   return true;
 }
 

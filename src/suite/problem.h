@@ -6,10 +6,12 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "suite/expr.h"
+#include "suite/search.h"
 
 namespace suite {
 
@@ -76,17 +78,23 @@ struct Problem {
   bool has_busbw = false;
   Expr busbw_bytes, busbw_factor;
   Expr workspace_bytes;  // empty: the default (64 MiB)
+  bool is_default = false;  // "default": true: `kforge solve` without a problem solves this one
+  SearchSpec search;        // search.json beside problem.json; search.file empty: none
 
   const ParamSpec* find_param(const std::string& name) const;
   const SizeSpec* find_size(const std::string& name) const;
   std::vector<std::string> size_names() const;
+  // The names an expression may use: the numeric parameters, world and (with a dtype
+  // parameter) dsize; with `cost` also <tensor>_numel and <tensor>_bytes, as cost, busbw
+  // and search.json's expressions may.
+  std::set<std::string> names(bool cost) const;
 };
 
 // The allowed values, for messages and for `kforge problems`.
 extern const char* const kCategories[6];
 
-// Reads and validates dir/problem.json. Every error names the file, the field path
-// (e.g. tensors[1].shape[0]) and what to do.
+// Reads and validates dir/problem.json, and dir/search.json where there is one. Every
+// error names the file, the field path (e.g. tensors[1].shape[0]) and what to do.
 bool load_problem(const std::string& dir, Problem* out, std::string* err);
 
 // Loads every folder of `problems_root` that has a problem.json, sorted by name. Folders
@@ -94,5 +102,10 @@ bool load_problem(const std::string& dir, Problem* out, std::string* err);
 // `err` lists every invalid one, one per line.
 bool load_all_problems(const std::string& problems_root, std::vector<Problem>* out,
                        std::string* err);
+
+// The problem `kforge solve` takes when given none: the one whose problem.json says
+// "default": true, else the first by name. Problems that fail to load are passed over;
+// false only when none loads or two claim the default.
+bool default_problem(const std::string& problems_root, std::string* name, std::string* err);
 
 }  // namespace suite

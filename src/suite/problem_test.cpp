@@ -334,10 +334,41 @@ TEST_CASE("suite: load_all_problems sorts, skips and reports") {
   has(err, "c_problem/problem.json: bogus: unknown key");
 }
 
-// The format's documentation shows the real all_reduce spec (its description shortened):
-// an example that drifted from the file once (bf16 atol, hbm_bytes, flops, workspace) now
-// fails here instead.
-TEST_CASE("suite: problems/README.md's example is problems/all_reduce/problem.json") {
+TEST_CASE("suite: the default problem is the one that says so, else the first by name") {
+  TempDir tmp;
+  for (const char* name : {"b_problem", "a_problem", "c_problem"}) {
+    ojson j = all_reduce_json();
+    j["name"] = name;
+    write_problem(tmp.path, name, j.dump());
+  }
+  std::string name, err;
+  REQUIRE_MESSAGE(suite::default_problem(tmp.path, &name, &err), err);
+  CHECK(name == "a_problem");
+  ojson b = all_reduce_json();
+  b["name"] = "b_problem";
+  b["default"] = true;
+  write_problem(tmp.path, "b_problem", b.dump());
+  REQUIRE_MESSAGE(suite::default_problem(tmp.path, &name, &err), err);
+  CHECK(name == "b_problem");
+  ojson c = all_reduce_json();
+  c["name"] = "c_problem";
+  c["default"] = true;
+  write_problem(tmp.path, "c_problem", c.dump());
+  CHECK_FALSE(suite::default_problem(tmp.path, &name, &err));
+  has(err, "b_problem/problem.json, " + tmp.path + "/c_problem/problem.json all say");
+  c["default"] = "yes";
+  write_problem(tmp.path, "c_problem", c.dump());
+  suite::Problem p;
+  CHECK_FALSE(suite::load_problem(tmp.path + "/c_problem", &p, &err));
+  has(err, "c_problem/problem.json: default: expected true or false");
+  REQUIRE_MESSAGE(suite::default_problem(KF_SOURCE_ROOT "/problems", &name, &err), err);
+  CHECK(name == "all_reduce");  // what README.md's `./kforge solve` promises
+}
+
+// The format's documentation shows the real all_reduce spec (its description shortened)
+// and its real search.json: an example that drifted from the file once (bf16 atol,
+// hbm_bytes, flops, workspace) now fails here instead.
+TEST_CASE("suite: problems/README.md's examples are problems/all_reduce's files") {
   auto read = [](const std::string& path) {
     std::ifstream in(path);
     REQUIRE_MESSAGE(in, path);
@@ -345,12 +376,19 @@ TEST_CASE("suite: problems/README.md's example is problems/all_reduce/problem.js
   };
   const std::string root = KF_SOURCE_ROOT;
   const std::string doc = read(root + "/problems/README.md");
-  const size_t start = doc.find("```json\n");
-  REQUIRE(start != std::string::npos);
-  const size_t end = doc.find("```", start + 8);
-  ojson shown = ojson::parse(doc.substr(start + 8, end - start - 8));
+  // The first ```json block after `heading`.
+  auto block = [&](const std::string& heading) {
+    const size_t at = doc.find(heading);
+    REQUIRE_MESSAGE(at != std::string::npos, heading);
+    const size_t start = doc.find("```json\n", at);
+    REQUIRE(start != std::string::npos);
+    const size_t end = doc.find("```", start + 8);
+    return ojson::parse(doc.substr(start + 8, end - start - 8));
+  };
+  ojson shown = block("## problem.json");
   ojson real = ojson::parse(read(root + "/problems/all_reduce/problem.json"));
   shown.erase("description");
   real.erase("description");
   CHECK(shown == real);
+  CHECK(block("## search.json") == ojson::parse(read(root + "/problems/all_reduce/search.json")));
 }

@@ -1,4 +1,5 @@
-// suite/templates.cpp: the knobs of each problem's expert kernels and their values.
+// suite/templates.cpp: the values of the expert kernels' knobs, and the template space of a
+// problem's search.json families.
 #include "suite/templates.h"
 
 #include <fstream>
@@ -20,53 +21,34 @@ const int64_t kTmaTiles[] = {4096, 8192, 16384};
 // includes one that rarely divides n.
 const int64_t kHostChunks[] = {1000, 65536};
 
-struct Family {
-  std::string source, mech, algo;
-  bool blocks = true, threads = true, tma_tile = false, host_chunk = false;
-};
-
-std::vector<Family> families(const std::string& problem, const std::string& backend) {
-  std::vector<Family> f;
-  if (backend == "host") {
-    // Every host problem has the same two knobs: who moves the bytes and the chunk.
-    for (const char* a : {"pull", "push"}) {
-      Family h{"solution_host.cpp", "host", a};
-      h.blocks = h.threads = false;
-      h.host_chunk = true;
-      f.push_back(h);
-    }
-    return f;
-  }
-  if (problem == "all_reduce") {
-    f.push_back({"solution.cu", "reg", "one_shot"});
-    f.push_back({"solution.cu", "reg", "two_shot"});
-  } else if (problem == "reduce_scatter") {
-    f.push_back({"solution.cu", "reg", "pull"});
-  } else if (problem == "all_gather") {
-    Family t{"solution.cu", "tma", "push"};
-    t.threads = false;  // one thread issues the TMA; the others only do the tail
-    t.tma_tile = true;
-    f.push_back(t);
-    f.push_back({"solution.cu", "reg", "push"});
-    f.push_back({"solution_ce.cu", "ce", "push", false, false});
-  } else if (problem == "all_to_all") {
-    f.push_back({"solution.cu", "reg", "push"});
-    f.push_back({"solution.cu", "reg", "pull"});
-  } else if (problem == "broadcast") {
-    f.push_back({"solution.cu", "reg", "pull"});
-    f.push_back({"solution.cu", "reg", "relay"});
-    f.push_back({"solution_ce.cu", "ce", "pull", false, false});
-  }
-  return f;
+TemplateModel model_of(const SearchSpec& s, const Family& f) {
+  TemplateModel m;
+  m.cost = f.cost;
+  m.fallback_when = f.fallback_when;
+  m.fallback_mech = f.fallback_mech;
+  m.default_blocks = static_cast<int>(s.default_of(Knob::blocks));
+  m.default_threads = static_cast<int>(s.default_of(Knob::threads));
+  m.default_chunk_bytes = s.default_of(Knob::chunk_bytes);
+  return m;
 }
 
-// The macro that selects the family inside a source with several.
-void family_macros(const std::string& problem, const Family& f, Template* t) {
-  if (f.source == "solution_ce.cu") return;  // one family per file: nothing to select
-  if (f.mech == "host" || problem == "all_reduce" || problem == "all_to_all" ||
-      problem == "broadcast")
-    t->macros.emplace_back("KF_ALGO", f.algo);
-  if (problem == "all_gather" && f.mech != "host") t->macros.emplace_back("KF_MECH", f.mech);
+// The TMA tiles worth trying at `inst`: a tile larger than the bytes a rank moves would
+// never be used (the smallest is always kept). Where the work cannot be evaluated all
+// are kept, and predict() reports the error.
+std::vector<int64_t> tma_tiles(const TemplateModel& m, const std::string& algo,
+                               const Instance& inst) {
+  TermValues v;
+  std::string err;
+  const bool known = eval_terms(m.cost, m.fallback_when, algo, inst, &v, &err);
+  std::vector<int64_t> out;
+  for (int64_t c : kTmaTiles)
+    if (!known || c <= v.work * 16 || c == kTmaTiles[0]) out.push_back(c);
+  return out;
+}
+
+template <typename T, size_t N>
+std::vector<T> values_or_none(bool on, const T (&values)[N]) {
+  return on ? std::vector<T>(std::begin(values), std::end(values)) : std::vector<T>{0};
 }
 
 }  // namespace
@@ -94,27 +76,21 @@ std::string Template::name() const {
 std::vector<Template> template_space(const Problem& p, const Instance& inst,
                                      const std::string& backend) {
   std::vector<Template> out;
-  const double x_bytes = tensor_bytes(inst, "x");
-  for (const Family& f : families(p.name, backend)) {
+  for (const Family& f : p.search.families) {
+    if (backend != f.backend()) continue;
     Template base;
     base.problem = p.name;
     base.backend = backend;
     base.source = f.source;
-    base.mech = f.mech;
+    base.mech = mech_name(f.mech);
     base.algo = f.algo;
-    family_macros(p.name, f, &base);
-    std::vector<int> blocks = f.blocks ? std::vector<int>(std::begin(kBlocks), std::end(kBlocks))
-                                       : std::vector<int>{0};
-    std::vector<int> threads = f.threads
-                                   ? std::vector<int>(std::begin(kThreads), std::end(kThreads))
-                                   : std::vector<int>{0};
-    std::vector<int64_t> chunks{0};
-    if (f.tma_tile) {
-      chunks.clear();
-      for (int64_t c : kTmaTiles)  // a tile larger than the message would never be used
-        if (c <= x_bytes || c == kTmaTiles[0]) chunks.push_back(c);
-    }
-    if (f.host_chunk) chunks.assign(std::begin(kHostChunks), std::end(kHostChunks));
+    base.macros = f.macros;
+    base.model = model_of(p.search, f);
+    const std::vector<int> blocks = values_or_none(f.has(Knob::blocks), kBlocks);
+    const std::vector<int> threads = values_or_none(f.has(Knob::threads), kThreads);
+    std::vector<int64_t> chunks = values_or_none(f.has(Knob::chunk_elems), kHostChunks);
+    if (f.has(Knob::chunk_bytes)) chunks = tma_tiles(base.model, f.algo, inst);
+    const Knob chunk_knob = f.has(Knob::chunk_elems) ? Knob::chunk_elems : Knob::chunk_bytes;
     for (int b : blocks)
       for (int th : threads)
         for (int64_t c : chunks) {
@@ -122,11 +98,9 @@ std::vector<Template> template_space(const Problem& p, const Instance& inst,
           t.blocks = b;
           t.threads = th;
           t.chunk = c;
-          if (b > 0) t.macros.emplace_back("KF_BLOCKS", std::to_string(b));
-          if (th > 0) t.macros.emplace_back("KF_THREADS", std::to_string(th));
-          if (c > 0)
-            t.macros.emplace_back(f.host_chunk ? "KF_CHUNK_ELEMS" : "KF_CHUNK_BYTES",
-                                  std::to_string(c));
+          if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
+          if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
+          if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
           out.push_back(t);
         }
   }

@@ -3,7 +3,9 @@
 // walks. A template is one source file of the problem (solution.cu, solution_ce.cu,
 // solution_host.cpp) plus macro values; the file reads each knob with a default
 // (#ifndef KF_BLOCKS / #define KF_BLOCKS 32 / #endif), so instantiating is prepending
-// #define lines, and a template with no macros is the expert kernel as shipped.
+// #define lines, and a template with no macros is the expert kernel as shipped. Which
+// families a problem has, their macros and knobs come from its search.json (search.h);
+// the values each knob takes are machine facts and live in templates.cpp.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +15,20 @@
 
 #include "suite/instance.h"
 #include "suite/problem.h"
+#include "suite/search.h"
 
 namespace suite {
+
+// What predict() needs beyond a template's knobs: its family's cost terms (search.json,
+// the family's over the top-level ones) and the source's defaults for the knobs a
+// template leaves unset. A template made by hand has none: predict reports an error.
+struct TemplateModel {
+  CostTerms cost;
+  Expr fallback_when;
+  Mech fallback_mech = Mech::reg;
+  int default_blocks = 0, default_threads = 0;
+  int64_t default_chunk_bytes = 0;
+};
 
 struct Template {
   std::string problem;
@@ -27,6 +41,7 @@ struct Template {
   int64_t chunk = 0;    // KF_CHUNK_BYTES (TMA tile) or KF_CHUNK_ELEMS (host); 0: none
   // What instantiate prepends, in order: ("KF_BLOCKS", "32"), ...
   std::vector<std::pair<std::string, std::string>> macros;
+  TemplateModel model;
 
   // mech/algo: a failure of one instance of a family rules the whole family out.
   std::string family() const;
@@ -39,8 +54,8 @@ double tensor_bytes(const Instance& inst, const std::string& name);
 
 // Every template of problem `p` for `backend` at instance `inst` (the world and sizes
 // decide nothing yet, but a knob that cannot apply, e.g. TMA tiles larger than the
-// message, is left out). Ordered by source, family, then knob values; empty for a
-// problem without solution files.
+// message, is left out). Ordered by search.json's families, then knob values; empty for
+// a problem without a search.json.
 std::vector<Template> template_space(const Problem& p, const Instance& inst,
                                      const std::string& backend);
 
