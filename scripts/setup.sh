@@ -21,6 +21,11 @@ need_cmd nm binutils
 need_cmd bwrap bubblewrap
 # The tests render a sweep report in headless Chromium; `./kforge` itself needs no browser.
 [ "${KF_SETUP_TESTS:-}" = 1 ] && need_cmd chromium chromium
+# ... and start a one-node Slurm cluster (slurmctld, slurmd, munged) for `sweep --slurm`.
+if [ "${KF_SETUP_TESTS:-}" = 1 ]; then
+  need_file slurm-wlm /usr/sbin/slurmctld
+  need_file munge /usr/sbin/munged
+fi
 need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/include/x86_64-linux-gnu/openmpi/mpi.h /usr/include/openmpi/mpi.h /usr/include/mpi.h
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
 need_file libfmt-dev /usr/include/fmt/core.h

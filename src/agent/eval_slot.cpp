@@ -23,8 +23,14 @@ SlotSpec slot_spec(const std::string& backend, int world) {
   if (!dir || !*dir) return s;
   s.dir = dir;
   if (backend == "cuda") {
+    // Named as the machine numbers them, so that every process on it means the same GPUs
+    // by one name: in a Slurm job SLURM_JOB_GPUS (its global ids; CUDA_VISIBLE_DEVICES
+    // starts from 0 in every job where Slurm confines devices, and two jobs on other GPUs
+    // would wait for each other), else CUDA_VISIBLE_DEVICES, else all of them.
+    const char* job = std::getenv("SLURM_JOB_GPUS");
     const char* vis = std::getenv("CUDA_VISIBLE_DEVICES");
-    s.set = std::string("gpu-") + (vis && *vis ? vis : "all");
+    const char* set = job && *job ? job : vis;
+    s.set = std::string("gpu-") + (set && *set ? set : "all");
     for (char& c : s.set)
       if (c == '/' || c == ' ') c = '_';
     s.count = 1;

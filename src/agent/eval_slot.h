@@ -1,9 +1,10 @@
 // agent/eval_slot.h: who may evaluate now, when several solves share a machine (a
 // sweep's samples). With KFORGE_EVAL_LOCKS=DIR in the environment (kforge sweep sets it
 // for its samples), every evaluate_file first takes a slot:
-//  - cuda backend: one slot per GPU set (CUDA_VISIBLE_DEVICES, else "all"), so an eval
-//    owns its GPUs: timings taken while another eval shares them would not be worth
-//    quoting, and two evals' working sets might not fit together;
+//  - cuda backend: one slot per GPU set (a Slurm job's SLURM_JOB_GPUS, else
+//    CUDA_VISIBLE_DEVICES, else "all"), so an eval owns its GPUs: timings taken while
+//    another eval shares them would not be worth quoting, and two evals' working sets
+//    might not fit together;
 //  - host backend: cores / world slots (each rank is a busy process), at least one.
 // A slot is an flock(2) on DIR/<set>.<i>. The kernel drops it when its holder exits, so
 // a kill -9'd sweep leaves no stale lock, and it holds across every process of the

@@ -29,6 +29,7 @@ struct TempDir {
 
 TEST_CASE("eval slots: none without KFORGE_EVAL_LOCKS; one per GPU set; cores/world on host") {
   unsetenv("KFORGE_EVAL_LOCKS");
+  unsetenv("SLURM_JOB_GPUS");  // the tests may run in a Slurm job
   CHECK(slot_spec("cuda", 2).count == 0);
   setenv("KFORGE_EVAL_LOCKS", "/tmp/kf-locks", 1);
   setenv("CUDA_VISIBLE_DEVICES", "2,3", 1);
@@ -36,6 +37,12 @@ TEST_CASE("eval slots: none without KFORGE_EVAL_LOCKS; one per GPU set; cores/wo
   CHECK(g.dir == "/tmp/kf-locks");
   CHECK(g.set == "gpu-2,3");
   CHECK(g.count == 1);
+  // A Slurm job's GPUs by their global ids: CUDA_VISIBLE_DEVICES may be renumbered.
+  setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  setenv("SLURM_JOB_GPUS", "5", 1);
+  CHECK(slot_spec("cuda", 2).set == "gpu-5");
+  unsetenv("SLURM_JOB_GPUS");
+  CHECK(slot_spec("cuda", 2).set == "gpu-0");
   unsetenv("CUDA_VISIBLE_DEVICES");
   CHECK(slot_spec("cuda", 1).set == "gpu-all");
   SlotSpec h = slot_spec("host", 2);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli/cmd_sweep_slurm.h"
 #include "cli/commands.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
@@ -122,6 +123,19 @@ SweepCommands add_sweep_command(CLI::App& app, SweepArgs* a) {
   c.sweep->add_option("--api-key-env", a->api_key_env, "as solve's");
   c.sweep->add_option("--config", a->config_file, "as solve's");
   add_eval_options(c.sweep, &a->opt);
+  CLI::Option* slurm = c.sweep->add_flag(
+      "--slurm", a->slurm, "submit it as a Slurm job array (sbatch) rather than run it here");
+  c.sweep
+      ->add_option("--array-size", a->array_size,
+                   "with --slurm: array tasks (default: one per --jobs samples, at most 32)")
+      ->check(CLI::Range(1, 100000))
+      ->needs(slurm);
+  c.sweep
+      ->add_option("--sbatch", a->sbatch,
+                   "with --slurm: an sbatch option, passed on (repeat: --sbatch=--gpus=2 "
+                   "--sbatch=--time=4:00:00)")
+      ->allow_extra_args(false)
+      ->needs(slurm);
   c.status = c.sweep->add_subcommand("status", "a sweep's metrics by model, category, problem");
   c.status->add_option("dir", a->status_dir, "the sweep's folder")->required();
   c.status->add_flag("--json", a->json, "as JSON");
@@ -161,6 +175,8 @@ int cmd_sweep(const SweepArgs& a) {
   cfg.eval_locks = eval_locks_dir();
   if (int code = check_plan({1, names, cats, models, a.samples, a.mode, outcome_args}, cfg.out))
     return code;
+  if (a.slurm) return submit_sweep_to_slurm(a, cfg, names, models);
+  use_slurm_allocation(a);
   // A Slurm array task writes a ledger of its own and takes its share of the samples.
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
   const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");

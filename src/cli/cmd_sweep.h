@@ -1,5 +1,6 @@
 // cli/cmd_sweep.h: `kforge sweep PROBLEMS --samples K --model M ...`: K independent
-// `kforge solve` runs per problem and model into one folder, resumable (src/sweep/), and
+// `kforge solve` runs per problem and model into one folder, resumable (src/sweep/), here
+// or, with --slurm, as a Slurm job array (cmd_sweep_slurm.cpp), and
 // `kforge sweep status DIR`: pass@k, fast_p@k and the rest by model, category, problem.
 #pragma once
 
@@ -24,6 +25,10 @@ struct SweepArgs {
   double max_cost = 0, max_wall = 0, target = 0;
   std::string base_url, api_key_env, config_file;
   EvalOptions opt;
+  // --slurm: submit the sweep as a job array (src/sweep/slurm.h) instead of running it
+  bool slurm = false;
+  int array_size = 0;               // 0: sweep::default_array_size
+  std::vector<std::string> sbatch;  // the user's sbatch options, passed on
   // status
   std::string status_dir;
   bool json = false, csv = false;

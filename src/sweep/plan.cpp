@@ -33,8 +33,11 @@ std::vector<Sample> plan(const std::vector<std::string>& problems,
 
 bool write_plan(const std::string& dir, const PlanFile& p, std::string* err) {
   // Written beside and renamed over: a reader (or a kill) never sees half a plan; the
-  // pid keeps two writers (Slurm tasks) off each other's temporary file.
-  std::string path = dir + "/sweep.json", tmp = fmt::format("{}.{}.tmp", path, getpid());
+  // host and pid keep two writers (Slurm tasks, on one node or several sharing the
+  // folder) off each other's temporary file.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string path = dir + "/sweep.json", tmp = fmt::format("{}.{}.{}.tmp", path, host, getpid());
   {
     std::ofstream out(tmp);
     out << nlohmann::json(p).dump(2) << "\n";
