@@ -145,6 +145,7 @@ Outcome bootstrap(Ctx& c) {
   cfg.shm_prefix = job.shm_prefix;
   // init is collective and agrees internally: every rank sees the same success.
   if (!c.be->init(cfg, &err)) return internal(c, "heap set-up: " + err);
+  mark(c, "context+heap");
   c.heap_ready = true;
   c.report.device = c.be->device();
   c.report.emulated = c.be->emulated();
@@ -156,6 +157,7 @@ Outcome bootstrap(Ctx& c) {
                        c.local_size, c.be->device_count(), c.be->device_count()));
   if ((c.base_runs || job.candidate_is_baseline) && job.backend == "cuda") {
     Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
+    mark(c, "nccl");
     if ((o = agree(o)) != kOk) return o;
   }
   build_views(c);
@@ -256,6 +258,16 @@ void write_reports(Ctx& c, bool with_result) {
     if (!write_json_file(c.job.dir + "/result.json", c.run, &err))
       std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
   }
+}
+
+// Rank 0 adds the teardown (the runners' exits, the heap and NCCL released) to the last
+// job's result.json, so that the launch's seconds outside the ranks are mpirun's alone.
+void record_teardown(Ctx& c) {
+  if (c.rank != 0 || !c.be) return;
+  mark(c, "teardown");
+  std::string err;
+  if (!write_json_file(c.job.dir + "/result.json", c.run, &err))
+    std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
 }
 
 // Makes job i the current one: its status files, a fresh report, its heap layout and
@@ -381,6 +393,7 @@ int run(int argc, char** argv) {
   }
   for (RunnerLink& l : c.runners) stop_runner(l);  // before the heaps go: they map them
   if (c.heap_ready) c.be->shutdown();
+  record_teardown(c);
   status_set("done", "", false, 0);
   return o == kOk ? 0 : o == kFailed ? 1 : 2;
 }
