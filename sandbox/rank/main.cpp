@@ -264,7 +264,7 @@ void write_reports(Ctx& c, bool with_result) {
 // job's result.json, so that the launch's seconds outside the ranks are mpirun's alone.
 void record_teardown(Ctx& c) {
   if (c.rank != 0 || !c.be) return;
-  mark(c, "teardown");
+  mark(c, "teardown/heap+nccl");
   std::string err;
   if (!write_json_file(c.job.dir + "/result.json", c.run, &err))
     std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
@@ -392,6 +392,7 @@ int run(int argc, char** argv) {
     write_reports(c, c.be != nullptr);
   }
   for (RunnerLink& l : c.runners) stop_runner(l);  // before the heaps go: they map them
+  mark(c, "teardown/runners");
   if (c.heap_ready) c.be->shutdown();
   record_teardown(c);
   status_set("done", "", false, 0);
