@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kRoot = KF_SOURCE_ROOT;
-const char* const kFused[] = {"gemm_reduce_scatter"};
+const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
 
 struct Run {
   int code = -1;
@@ -115,12 +115,20 @@ TEST_CASE("fused host: a kernel that leaves out rank 0's shard is a mismatch on 
 }
 
 TEST_CASE("fused host: a world the sizes do not divide is refused, naming the constraint") {
-  // gemm_reduce_scatter's small M = 200 and both problems' K = 192 are not multiples of 3
-  // (nor of 8 * 3 for K): every rank's shard must be whole.
+  // Both small sizes have K = 192, not a multiple of 8 * 5: every rank's shard of k must
+  // be whole and 16-byte rows. (World 3 divides it: all_gather_gemm runs there, while
+  // gemm_reduce_scatter's M = 200 does not split into 3 row blocks.)
   for (const char* p : kFused) {
-    Run r = kforge(eval_args(p, kRoot + "/problems/" + p + "/examples/host.cpp", 3));
+    Run r = kforge(eval_args(p, kRoot + "/problems/" + p + "/examples/host.cpp", 5));
     CHECK_MESSAGE(r.code == 2, p, ": ", r.out);
-    CHECK_MESSAGE(r.out.find("constraint") != std::string::npos, r.out);
-    CHECK_MESSAGE(r.out.find("world=3") != std::string::npos, r.out);
+    CHECK_MESSAGE(r.out.find("K % (8 * world) == 0") != std::string::npos, r.out);
+    CHECK_MESSAGE(r.out.find("world=5") != std::string::npos, r.out);
   }
+  Run odd = kforge(
+      eval_args("all_gather_gemm", kRoot + "/problems/all_gather_gemm/examples/host.cpp", 3));
+  CHECK_MESSAGE(status_of(odd) == "correct", odd.out);
+  Run rows = kforge(eval_args("gemm_reduce_scatter",
+                              kRoot + "/problems/gemm_reduce_scatter/examples/host.cpp", 3));
+  CHECK(rows.code == 2);
+  CHECK_MESSAGE(rows.out.find("M % world == 0") != std::string::npos, rows.out);
 }
