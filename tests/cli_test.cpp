@@ -52,15 +52,21 @@ std::string temp_dir(const char* tag) {
 
 }  // namespace
 
-TEST_CASE("cli: problems lists the five collectives, as a table and as JSON") {
+TEST_CASE("cli: problems lists the collectives and the fused GEMMs, as a table and as JSON") {
   Run t = kforge("problems");
   CHECK(t.code == 0);
-  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"})
+  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+                        "gemm_reduce_scatter", "all_gather_gemm"})
     CHECK_MESSAGE(t.out.find(p) != std::string::npos, p);
+  // Columns stay aligned past the longest name: the row's category starts under the
+  // header's CATEGORY.
+  const size_t header = t.out.find("PROBLEM"), row = t.out.find("\ngemm_reduce_scatter ") + 1;
+  REQUIRE(header != std::string::npos);
+  CHECK(t.out.find("CATEGORY", header) - header == t.out.find("tensor-parallel", row) - row);
   Run j = kforge("problems --json");
   REQUIRE(j.code == 0);
   auto arr = nlohmann::json::parse(j.out.substr(j.out.find('[')));
-  CHECK(arr.size() == 5);
+  CHECK(arr.size() == 7);
   CHECK(arr[0].contains("mirrors"));
 }
 
@@ -182,10 +188,13 @@ TEST_CASE("cli: every CUDA baseline, example and fault kernel builds for sm_90 (
   // A fresh cache: each source really goes through nvcc on this machine.
   std::string cache = temp_dir("cache");
   std::string env = "KFORGE_CACHE=" + cache;
-  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
+  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+                        "gemm_reduce_scatter", "all_gather_gemm"}) {
     std::string dir = kRoot + "/problems/" + p;
-    Run base = kforge(std::string("baseline ") + p + " --compile-only", env);
+    // --backend cuda: without a GPU here the default backend is host (baseline_host.cpp).
+    Run base = kforge(std::string("baseline ") + p + " --backend cuda --compile-only", env);
     CHECK_MESSAGE(base.code == 0, p, ": ", base.out);
+    CHECK_MESSAGE(base.out.find("/baseline.cu") != std::string::npos, base.out);
     Run uva = kforge(std::string("eval ") + p + " " + dir + "/examples/uva.cu --compile-only", env);
     CHECK_MESSAGE(uva.code == 0, p, ": ", uva.out);
     std::string wrong = kRoot + "/tests/kernels/cuda/" + p + "_wrong.cu";

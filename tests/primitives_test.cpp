@@ -139,8 +139,22 @@ __global__ void __launch_bounds__(Roles::kThreads, 1) use_schedule(kf::Sym<float
   kf::tile_ready(flags + blockIdx.x, e);
 }
 
+// Two k pieces from different places into one edge tile (61 x 120 of a 64 x 128 tile).
+using Gemm = kf::TileGemm<64, 128, 32, 2, 2, 3>;
+__global__ void __launch_bounds__(Gemm::kThreads) use_gemm(const __nv_bfloat16* a, const __nv_bfloat16* b,
+                                                           __nv_bfloat16* c) {
+  extern __shared__ __align__(128) char smem[];
+  Gemm tile;
+  tile.zero();
+  tile.mma(smem, a, 64, b, 128, 61, 120, 40);
+  tile.mma(smem, a + 40, 64, b + 40 * 128, 128, 61, 120, 24);
+  const float* cs = tile.stage_f32(smem);
+  kf::store_tile_bf16(c, 128, cs, Gemm::kLdC, 61, 120);
+}
+
 extern "C" int kf_setup(kf::Comm& comm, kf::Tensors& t) {
   kf::SignalSet s = kf::make_signals(comm, 4);
+  (void)kf::max_coresident_blocks(use_gemm, Gemm::kThreads, Gemm::kSmemBytes);
   kf::Sym<float> x = kf::sym<float>(comm, t["x"]);
   (void)kf::max_coresident_blocks(use_schedule, Roles::kThreads, 0);
   (void)kf::multicast_allowed(comm.device);

@@ -1,4 +1,5 @@
 // src/cli/cmd_problems.cpp: `kforge problems`, the native problems as a table.
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/core.h>
@@ -58,11 +59,15 @@ int cmd_problems(const ProblemsArgs& a) {
     }
     std::puts(arr.dump(2).c_str());
   } else {
-    fmt::print("{:<16} {:<11} {:<8} {:<10} {:<7} {}\n", "PROBLEM", "CATEGORY", "PKB", "DTYPES",
-               "WORLD", "FULL SIZE");
+    // The name and category columns as wide as their longest entry (gemm_reduce_scatter,
+    // tensor-parallel), so the columns stay aligned whatever the suite holds.
+    size_t wn = 16, wc = 11;
+    for (auto& p : problems) wn = std::max(wn, p.name.size()), wc = std::max(wc, p.category.size());
+    fmt::print("{:<{}} {:<{}} {:<8} {:<10} {:<7} {}\n", "PROBLEM", wn, "CATEGORY", wc, "PKB",
+               "DTYPES", "WORLD", "FULL SIZE");
     for (auto& p : problems) {
       std::string pkb = p.mirrors.suite.empty() ? "-" : fmt::format("#{}", p.mirrors.id);
-      fmt::print("{:<16} {:<11} {:<8} {:<10} {:<7} {}\n", p.name, p.category, pkb,
+      fmt::print("{:<{}} {:<{}} {:<8} {:<10} {:<7} {}\n", p.name, wn, p.category, wc, pkb,
                  dtypes_text(p), fmt::format("{}-{}", p.world_min, p.world_max),
                  size_text(p, "full"));
     }

@@ -14,3 +14,4 @@
 #include "multimem.cuh"   // NVLS multimem wrappers (multicast is off here: docs/multimem.md)
 #include "schedule.cuh"   // intra-SM warp roles, inter-SM communication blocks
 #include "tile.cuh"       // symmetric tensors (Sym) and tiles of them
+#include "gemm.cuh"       // bf16 tensor-core GEMM tiles for fused GEMM + collective kernels
