@@ -59,8 +59,8 @@ int cmd_problems(const ProblemsArgs& a) {
     }
     std::puts(arr.dump(2).c_str());
   } else {
-    // The name and category columns as wide as their longest entry (gemm_reduce_scatter,
-    // tensor-parallel), so the columns stay aligned whatever the suite holds.
+    // The name and category columns as wide as their longest entry, so the columns stay
+    // aligned whatever the suite holds.
     size_t wn = 16, wc = 11;
     for (auto& p : problems) wn = std::max(wn, p.name.size()), wc = std::max(wc, p.category.size());
     fmt::print("{:<{}} {:<{}} {:<8} {:<10} {:<7} {}\n", "PROBLEM", wn, "CATEGORY", wc, "PKB",
