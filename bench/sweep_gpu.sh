@@ -44,3 +44,5 @@ seq_run() {
   done; done
 }
 busy "$out/smi-seq.log" seq_run
+echo "== kforge report"
+"$K" report "$out/sweep" && cp "$out/sweep/report.html" "$out/sweep-report.html"
