@@ -26,6 +26,7 @@
 #include "context.h"
 #include "data.h"
 #include "harden.h"
+#include "jobs.h"
 #include "runner_link.h"
 #include "setup.h"
 #include "status.h"
@@ -45,28 +46,10 @@ void mark(Ctx& c, const char* name) {
   last = now;
 }
 
-std::string dirname_of(const std::string& path) {
-  size_t s = path.rfind('/');
-  return s == std::string::npos ? "." : s == 0 ? "/" : path.substr(0, s);
-}
-
 Outcome internal(Ctx& c, const std::string& msg) {
   std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, msg.c_str());
   c.report.notes.push_back("sandbox error: " + msg);
   return kInternal;
-}
-
-bool read_job(const std::string& path, Job* job, std::string* err) {
-  nlohmann::json j;
-  if (!read_json_file(path, &j, err)) return false;
-  try {
-    j.get_to(*job);
-  } catch (const std::exception& e) {
-    *err = path + ": " + e.what();
-    return false;
-  }
-  if (job->dir.empty()) job->dir = dirname_of(path);
-  return true;
 }
 
 // This rank's input secret, before any candidate code is loaded.
@@ -79,23 +62,6 @@ bool draw_secret(Ctx& c, std::string* err) {
   if (getrandom(&c.secret, sizeof c.secret, 0) != static_cast<ssize_t>(sizeof c.secret)) {
     *err = std::string("getrandom: ") + std::strerror(errno);
     return false;
-  }
-  return true;
-}
-
-// The jobs of one launch share the ranks, the heap, NCCL and the libraries.
-bool jobs_agree(const std::vector<Job>& jobs, std::string* err) {
-  for (const Job& j : jobs) {
-    const Job& a = jobs[0];
-    if (j.world != a.world || j.backend != a.backend || j.candidate_lib != a.candidate_lib ||
-        j.baseline_lib != a.baseline_lib || j.candidate_is_baseline != a.candidate_is_baseline ||
-        j.shm_prefix != a.shm_prefix || j.l2_flush_bytes != a.l2_flush_bytes) {
-      *err = j.dir +
-             "/job.json: world, backend, libraries, shm_prefix and l2_flush_bytes must "
-             "equal those of " +
-             a.dir + "/job.json (one launch runs both)";
-      return false;
-    }
   }
   return true;
 }
@@ -320,16 +286,6 @@ Outcome run_steps(Ctx& c) {
   return o;
 }
 
-// Reads argv's job files: the first names the status folder even when it is unreadable.
-bool read_jobs(Ctx& c, int argc, char** argv, std::string* err) {
-  for (int i = 1; i < argc; ++i) {
-    Job job;
-    if (!read_job(argv[i], &job, err)) return false;
-    c.jobs.push_back(job);
-  }
-  return jobs_agree(c.jobs, err);
-}
-
 // Starts one runner per job; the candidate's processes first: their CUDA contexts start
 // while this one's does.
 Outcome spawn_runners(Ctx& c) {
@@ -360,7 +316,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   std::string err;
-  bool job_ok = read_jobs(c, argc, argv, &err);
+  bool job_ok = read_jobs(argc, argv, &c.jobs, &err);
   if (job_ok) c.job = c.jobs[0];
   if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
   install_crash_handlers();
