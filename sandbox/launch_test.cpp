@@ -1,13 +1,12 @@
 #include "launch.h"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "process.h"
 
@@ -31,13 +30,14 @@ bool has_entry(const std::vector<std::string>& env, const std::string& prefix) {
 std::string fake_rank(const std::string& dir, const std::string& body) {
   std::string path = dir + "/bin/kforge-rank";
   fs::create_directories(dir + "/bin");
-  std::ofstream(path) << "#!/bin/sh\n"
-                         "dir=$(dirname \"$1\"); r=$OMPI_COMM_WORLD_RANK\n"
-                         "status() { ms=$(($(date +%s%N)/1000000));"
-                         " echo \"{\\\"pid\\\":$$,\\\"phase\\\":\\\"$1\\\",\\\"detail\\\":\\\"$2\\\","
-                         "\\\"in_candidate\\\":$3,\\\"since_ms\\\":$ms,\\\"limit_s\\\":$4}\""
-                         " > $dir/status/rank$r.tmp; mv $dir/status/rank$r.tmp $dir/status/rank$r; }\n"
-                      << body << "\n";
+  std::ofstream(path)
+      << "#!/bin/sh\n"
+         "dir=$(dirname \"$1\"); r=$OMPI_COMM_WORLD_RANK\n"
+         "status() { ms=$(($(date +%s%N)/1000000));"
+         " echo \"{\\\"pid\\\":$$,\\\"phase\\\":\\\"$1\\\",\\\"detail\\\":\\\"$2\\\","
+         "\\\"in_candidate\\\":$3,\\\"since_ms\\\":$ms,\\\"limit_s\\\":$4}\""
+         " > $dir/status/rank$r.tmp; mv $dir/status/rank$r.tmp $dir/status/rank$r; }\n"
+      << body << "\n";
   fs::permissions(path, fs::perms::owner_all);
   return path;
 }
@@ -111,9 +111,11 @@ TEST_CASE("launch: a missing rank program is an error") {
 TEST_CASE("launch: ranks that finish leave their status and reports" * doctest::timeout(120)) {
   std::string dir = temp_dir();
   LaunchOptions o;
-  o.rank_binary = fake_rank(dir, "status done '' false 0\n"
-                                 "echo \"{\\\"rank\\\":$r,\\\"pid\\\":$$,\\\"failures\\\":[]}\" > $dir/rank$r.json\n"
-                                 "env > $dir/scratch/env$r.txt\n");
+  o.rank_binary =
+      fake_rank(dir,
+                "status done '' false 0\n"
+                "echo \"{\\\"rank\\\":$r,\\\"pid\\\":$$,\\\"failures\\\":[]}\" > $dir/rank$r.json\n"
+                "env > $dir/scratch/env$r.txt\n");
   Job job = small_job(dir, 2);
   setenv("OPENAI_API_KEY", "sk-test-planted", 1);
   RunResult r;
@@ -141,9 +143,10 @@ TEST_CASE("launch: the watchdog kills ranks that overstay their phase" * doctest
   std::string dir = temp_dir();
   LaunchOptions o;
   // Rank 0 spins in its call; rank 1 waits, within its limit.
-  o.rank_binary = fake_rank(dir, "if [ $r = 0 ]; then status check 'trial 0 call 0' true 1;"
-                                 " else status barrier 'after trial 0 call 0' false 30; fi\n"
-                                 "while true; do sleep 0.05; done\n");
+  o.rank_binary = fake_rank(dir,
+                            "if [ $r = 0 ]; then status check 'trial 0 call 0' true 1;"
+                            " else status barrier 'after trial 0 call 0' false 30; fi\n"
+                            "while true; do sleep 0.05; done\n");
   Job job = small_job(dir, 2);
   job.shm_prefix = "/kf-launch-test-" + std::to_string(getpid());
   RunResult r;
@@ -168,8 +171,9 @@ TEST_CASE("launch: the watchdog kills ranks that overstay their phase" * doctest
 TEST_CASE("launch: a rank that never reports is stuck in bootstrap" * doctest::timeout(120)) {
   std::string dir = temp_dir();
   LaunchOptions o;
-  o.rank_binary = fake_rank(dir, "if [ $r = 0 ]; then status setup '' false 30; fi\n"
-                                 "while true; do sleep 0.05; done\n");
+  o.rank_binary = fake_rank(dir,
+                            "if [ $r = 0 ]; then status setup '' false 30; fi\n"
+                            "while true; do sleep 0.05; done\n");
   Job job = small_job(dir, 2);
   job.limits.bootstrap_s = 1.5;
   RunResult r;
@@ -186,10 +190,11 @@ TEST_CASE("launch: a rank that never reports is stuck in bootstrap" * doctest::t
 TEST_CASE("launch: a crash file is collected" * doctest::timeout(120)) {
   std::string dir = temp_dir();
   LaunchOptions o;
-  o.rank_binary = fake_rank(dir, "status check 'trial 0 call 0' true 10\n"
-                                 "if [ $r = 1 ]; then echo 'signal 11 (SIGSEGV) in check trial 0 call 0'"
-                                 " > $dir/status/rank1.crash; kill -SEGV $$; fi\n"
-                                 "sleep 30\n");
+  o.rank_binary = fake_rank(dir,
+                            "status check 'trial 0 call 0' true 10\n"
+                            "if [ $r = 1 ]; then echo 'signal 11 (SIGSEGV) in check trial 0 call 0'"
+                            " > $dir/status/rank1.crash; kill -SEGV $$; fi\n"
+                            "sleep 30\n");
   Job job = small_job(dir, 2);
   RunResult r;
   std::string err;
@@ -200,5 +205,35 @@ TEST_CASE("launch: a crash file is collected" * doctest::timeout(120)) {
   CHECK(r.crashes[0].first == 1);
   CHECK(r.crashes[0].second == "signal 11 (SIGSEGV) in check trial 0 call 0");
   CHECK(wait_none_naming(dir, 5));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("launch: one launch of two jobs whose bootstrap fails reports why in the first" *
+          doctest::timeout(120)) {
+  std::string dir = temp_dir();
+  LaunchOptions o;
+  o.rank_binary = std::string(KF_BINARY_DIR) + "/kforge-rank";
+  std::vector<Job> jobs;
+  for (const char* label : {"small", "full"}) {
+    Job j = small_job(dir, 2);
+    j.dir = dir + "/" + label;
+    j.backend = "bogus";  // refused by the bootstrap, after the status files exist
+    j.candidate_is_baseline = true;
+    j.candidate_lib = o.rank_binary;  // never loaded: any file the sandbox can bind
+    jobs.push_back(j);
+  }
+  std::vector<RunResult> runs;
+  std::string err;
+  REQUIRE(run_jobs(jobs, o, &runs, &err));
+  REQUIRE(runs.size() == 1);  // the ranks never reached the second job
+  INFO(runs[0].output);
+  CHECK(runs[0].exit_code == 2);
+  REQUIRE(runs[0].reports.size() == 2);
+  REQUIRE(runs[0].reports[1].has_value());
+  const auto& notes = runs[0].reports[1]->notes;
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("unknown backend 'bogus'") != std::string::npos;
+  }));
+  CHECK(!fs::exists(dir + "/full/rank0.json"));
   fs::remove_all(dir);
 }

@@ -6,9 +6,9 @@
 // an agreement on the worst outcome, so all ranks take the same path to the report.
 //
 // Exit status (of the last job run): 0 everything passed; 1 a failure of the candidate or
-// baseline (in rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap set-up: see the
-// notes and stderr); a CUDA error that leaves the context unusable is a crash in
-// rank<R>.json followed by MPI_Abort (status 3).
+// baseline (in rank<R>.json); 2 the sandbox itself failed (bad job, no oracle, heap
+// set-up: see the notes and stderr); a CUDA error that leaves the context unusable is a
+// crash in rank<R>.json followed by MPI_Abort (status 3).
 #include <fmt/format.h>
 #include <mpi.h>
 #include <sys/prctl.h>
@@ -330,6 +330,7 @@ int run(int argc, char** argv) {
   mark(c, "bootstrap");
   if (o == kOk) harden(c.jobs, &c.report.notes);
   const RankReport boot = c.report;
+  bool reported = false;
   for (size_t i = 0; o == kOk && i < c.jobs.size(); ++i) {
     o = begin_job(c, i, boot);
     if (o == kOk) o = run_steps(c);
@@ -346,8 +347,10 @@ int run(int argc, char** argv) {
     quit_runner(c.runner);  // it ends while the reports are written
     if (!c.runners.empty()) c.runners[i] = c.runner;
     write_reports(c, c.be != nullptr);
+    reported = true;
   }
-  for (RunnerLink& l : c.runners) stop_runner(l);  // before the heaps go: they map them
+  if (!reported) write_reports(c, c.be != nullptr);  // the bootstrap failed: the first job's
+  for (RunnerLink& l : c.runners) stop_runner(l);    // before the heaps go: they map them
   mark(c, "teardown/runners");
   if (c.heap_ready) c.be->shutdown();
   record_teardown(c);
