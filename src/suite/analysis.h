@@ -16,6 +16,9 @@
 
 namespace suite {
 
+// A GEMM family (search.json cost.flops) adds T_compute: fused, T = T_launch + T_sync +
+// max(T_comm, T_mem, T_compute); unfused (overlap false), the GEMM runs first:
+// T = T_launch + T_sync + T_compute + max(T_comm, T_mem).
 // The model's constants. Defaults: H100/H200 NVLink 4 (choosing.md; PK paper).
 struct CostConstants {
   double launch_us = 5.0;        // a kernel launch back to back (choosing.md §5: 4.3-6.7 µs)
@@ -30,6 +33,7 @@ struct CostConstants {
   double tma_min_msg = 2048;     // TMA saturates from 2 KB messages [PK]
   double ce_sat_bytes = 256.0 * (1 << 20);  // copy-engine chunks to saturate [PK]
   double full_threads = 512;     // threads per block the SM counts above assume [assumed]
+  double gpu_sms = 132;          // SMs of an H100/H200 SXM: a GEMM on fewer gets that share
 };
 
 struct Prediction {
@@ -41,7 +45,8 @@ struct Prediction {
   double hbm_bytes = 0;          // one rank's HBM traffic
   double bw_gbps = 0;            // the mechanism's achievable rate at these blocks/chunks
   double launch_ms = 0, sync_ms = 0, comm_ms = 0, mem_ms = 0;
-  std::string bound;  // latency | comm | hbm | error
+  double compute_ms = 0;         // a GEMM family's flops at its blocks' share of the bf16 rate
+  std::string bound;  // latency | comm | hbm | compute | error
   std::string error;  // why no prediction could be made (ms is then infinite)
 };
 

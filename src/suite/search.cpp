@@ -23,7 +23,12 @@ struct KnobName {
 const KnobName kKnobs[] = {{Knob::blocks, "blocks", "KF_BLOCKS"},
                            {Knob::threads, "threads", "KF_THREADS"},
                            {Knob::chunk_bytes, "chunk_bytes", "KF_CHUNK_BYTES"},
-                           {Knob::chunk_elems, "chunk_elems", "KF_CHUNK_ELEMS"}};
+                           {Knob::chunk_elems, "chunk_elems", "KF_CHUNK_ELEMS"},
+                           {Knob::bm, "bm", "KF_BM"},
+                           {Knob::bn, "bn", "KF_BN"},
+                           {Knob::bk, "bk", "KF_BK"},
+                           {Knob::stages, "stages", "KF_STAGES"},
+                           {Knob::comm_blocks, "comm_blocks", "KF_COMM_BLOCKS"}};
 
 bool eval_term(const Expr& e, const Vars& vars, const char* field, double fallback, double* out,
                std::string* err) {
@@ -76,6 +81,21 @@ bool parse_knob(const std::string& s, Knob* out) {
   return false;
 }
 
+const std::vector<Knob>& all_knobs() {
+  static const std::vector<Knob> all = [] {
+    std::vector<Knob> v;
+    for (const KnobName& n : kKnobs) v.push_back(n.knob);
+    return v;
+  }();
+  return all;
+}
+
+std::string knob_list() {
+  std::string s;
+  for (const KnobName& n : kKnobs) s += (s.empty() ? "" : ", ") + std::string(n.name);
+  return s;
+}
+
 bool Family::has(Knob k) const {
   for (Knob x : knobs)
     if (x == k) return true;
@@ -88,8 +108,10 @@ int64_t SearchSpec::default_of(Knob k) const {
 }
 
 bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string& algo,
-                const Instance& inst, TermValues* out, std::string* err) {
-  const Vars& v = inst.cost_vars;
+                const Instance& inst, const KnobValues& knobs, TermValues* out,
+                std::string* err) {
+  Vars v = inst.cost_vars;  // the loader keeps knob names apart from problem.json's
+  for (const auto& [k, x] : knobs) v[knob_name(k)] = static_cast<double>(x);
   const double hops = algo == "push" ? 1 : 2;  // a push is posted; a pull waits for the reply
   double fb = 0;
   if (!eval_term(c.comm_bytes, v, "comm_bytes", inst.comm_bytes, &out->comm_bytes, err) ||
@@ -97,7 +119,9 @@ bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string
       !eval_term(c.work, v, "work", 0, &out->work, err) ||
       !eval_term(c.hops, v, "hops", hops, &out->hops, err) ||
       !eval_term(c.msg_bytes, v, "msg_bytes", 0, &out->msg_bytes, err) ||
-      !eval_term(c.ce_calls, v, "ce_calls", 1, &out->ce_calls, err))
+      !eval_term(c.ce_calls, v, "ce_calls", 1, &out->ce_calls, err) ||
+      !eval_term(c.flops, v, "flops", 0, &out->flops, err) ||
+      !eval_term(c.tiles, v, "tiles", 0, &out->tiles, err))
     return false;
   if (!fallback_when.empty()) {
     std::string er;
