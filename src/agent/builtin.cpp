@@ -54,15 +54,17 @@ class BuiltinModel : public Model {
       text = fmt::format(
           "Template {} of {}: {} (from {}). The cost model predicts {:.4f} ms ({}-bound: launch "
           "{:.4f} + sync {:.4f} + {} ms; {} blocks at {:.0f} GB/s).\n",
-          proposed_.size(), search_->space_size(), p->tmpl.name(), p->tmpl.source, p->ms,
-          p->bound, p->launch_ms, p->sync_ms, data, p->blocks, p->bw_gbps);
+          proposed_.size(), search_->space_size(), p->tmpl.name(), p->tmpl.source, p->ms, p->bound,
+          p->launch_ms, p->sync_ms, data, p->blocks, p->bw_gbps);
       if (!suite::instantiate_file(cfg_.problem, p->tmpl, &source, &why)) return fail(why, err);
     } else if (const Trial* b = search_->best()) {
-      text = fmt::format("The template space is exhausted ({} tried of {}); the best is {} "
-                         "again{}.\n",
-                         search_->trials().size(), search_->space_size(), b->pred.tmpl.name(),
-                         b->timed ? fmt::format(" at a median of {:.4f} ms", b->median_ms) : "");
-      if (!suite::instantiate_file(cfg_.problem, b->pred.tmpl, &source, &why)) return fail(why, err);
+      text = fmt::format(
+          "The template space is exhausted ({} tried of {}); the best is {} "
+          "again{}.\n",
+          search_->trials().size(), search_->space_size(), b->pred.tmpl.name(),
+          b->timed ? fmt::format(" at a median of {:.4f} ms", b->median_ms) : "");
+      if (!suite::instantiate_file(cfg_.problem, b->pred.tmpl, &source, &why))
+        return fail(why, err);
     } else {
       return fail("every template of " + cfg_.problem.name +
                       " failed or was ruled out: the builtin search has nothing left to propose",

@@ -31,11 +31,13 @@ std::string no_templates_message(const EvalConfig& cfg) {
 
 }  // namespace
 
-TemplateSearch::TemplateSearch(std::vector<suite::Prediction> ranked) : ranked_(std::move(ranked)) {}
+TemplateSearch::TemplateSearch(std::vector<suite::Prediction> ranked)
+    : ranked_(std::move(ranked)) {}
 
 bool TemplateSearch::tried(const suite::Template& t) const {
-  return std::any_of(trials_.begin(), trials_.end(),
-                     [&](const Trial& x) { return x.pred.tmpl.name() == t.name() && x.pred.tmpl.source == t.source; });
+  return std::any_of(trials_.begin(), trials_.end(), [&](const Trial& x) {
+    return x.pred.tmpl.name() == t.name() && x.pred.tmpl.source == t.source;
+  });
 }
 
 bool TemplateSearch::family_dropped(const std::string& family) const {
@@ -64,7 +66,8 @@ bool TemplateSearch::neighbour(const suite::Template& a, const suite::Template& 
     for (size_t i = 0; i < v.size(); ++i) all[i].insert(v[i]);
   }
   int d = 0;
-  for (size_t i = 0; i < va.size(); ++i) d += std::abs(rank_of(all[i], va[i]) - rank_of(all[i], vb[i]));
+  for (size_t i = 0; i < va.size(); ++i)
+    d += std::abs(rank_of(all[i], va[i]) - rank_of(all[i], vb[i]));
   return d == 1;
 }
 
@@ -103,8 +106,10 @@ const Trial* TemplateSearch::best() const {
   const Trial* b = nullptr;
   for (const Trial& t : trials_) {
     if (!t.correct) continue;
-    if (!b) b = &t;
-    else if (t.timed && (!b->timed || t.median_ms < b->median_ms)) b = &t;
+    if (!b)
+      b = &t;
+    else if (t.timed && (!b->timed || t.median_ms < b->median_ms))
+      b = &t;
   }
   return b;
 }

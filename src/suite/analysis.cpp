@@ -15,7 +15,9 @@ namespace suite {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // kf::grid_for: the blocks a grid-stride kernel launches over `work` 16-byte vectors.
 int grid_for(int64_t work, int threads, int max_blocks) {
@@ -30,7 +32,8 @@ double mech_gbps(Mech mech, int blocks, int threads, double msg_bytes, const Mac
                  const CostConstants& c) {
   double bw = 0;
   if (mech == Mech::tma) {
-    bw = c.tma_gbps * std::min(1.0, blocks / c.tma_sat_sms) * std::min(1.0, msg_bytes / c.tma_min_msg);
+    bw = c.tma_gbps * std::min(1.0, blocks / c.tma_sat_sms) *
+         std::min(1.0, msg_bytes / c.tma_min_msg);
   } else if (mech == Mech::ce) {
     const double half = c.ce_sat_bytes / 9;  // s/(s+half) = 0.9 at the saturating chunk
     bw = c.ce_gbps * msg_bytes / (msg_bytes + half);
@@ -80,9 +83,12 @@ void finish(const Machine& m, const CostConstants& c, bool overlap, Prediction* 
   const double data_ms = overlap ? std::max({p->comm_ms, p->mem_ms, p->compute_ms})
                                  : p->compute_ms + std::max(p->comm_ms, p->mem_ms);
   p->ms = p->launch_ms + p->sync_ms + data_ms;
-  if (p->launch_ms + p->sync_ms >= data_ms) p->bound = "latency";
-  else if (p->compute_ms >= std::max(p->comm_ms, p->mem_ms)) p->bound = "compute";
-  else p->bound = p->comm_ms >= p->mem_ms ? "comm" : "hbm";
+  if (p->launch_ms + p->sync_ms >= data_ms)
+    p->bound = "latency";
+  else if (p->compute_ms >= std::max(p->comm_ms, p->mem_ms))
+    p->bound = "compute";
+  else
+    p->bound = p->comm_ms >= p->mem_ms ? "comm" : "hbm";
 }
 
 // A GEMM family: the tiles keep min(tiles, blocks - comm_blocks) blocks computing, at
@@ -102,8 +108,8 @@ Prediction predict_gemm(const Template& t, Mech mech, const TermValues& v, const
   p.kernels = t.model.overlap ? 1 : 2;
   p.barriers = t.model.overlap ? 1 : 2;  // the fused kernels have one (slots or signals)
   const int64_t comm = w == 1 ? 0 : knob(Knob::comm_blocks);
-  const int64_t compute =
-      std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(v.tiles), knob(Knob::blocks) - comm));
+  const int64_t compute = std::max<int64_t>(
+      1, std::min<int64_t>(static_cast<int64_t>(v.tiles), knob(Knob::blocks) - comm));
   p.blocks = static_cast<int>(compute + comm);
   const double msg = !t.model.cost.msg_bytes.empty() ? v.msg_bytes : knob(Knob::chunk_bytes);
   p.bw_gbps = mech_gbps(mech, static_cast<int>(comm > 0 ? comm : compute),

@@ -108,8 +108,7 @@ int64_t SearchSpec::default_of(Knob k) const {
 }
 
 bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string& algo,
-                const Instance& inst, const KnobValues& knobs, TermValues* out,
-                std::string* err) {
+                const Instance& inst, const KnobValues& knobs, TermValues* out, std::string* err) {
   Vars v = inst.cost_vars;  // the loader keeps knob names apart from problem.json's
   for (const auto& [k, x] : knobs) v[knob_name(k)] = static_cast<double>(x);
   const double hops = algo == "push" ? 1 : 2;  // a push is posted; a pull waits for the reply

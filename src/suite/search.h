@@ -78,10 +78,10 @@ struct AdviceValue {
 };
 
 struct SearchSpec {
-  std::string file;                  // dir/search.json; empty: the problem has none
-  KnobValues defaults;               // the sources' #define values
-  std::vector<Family> families;      // in file order: the search's order for equal times
-  std::string advice;                // one line of the analysis; empty: none
+  std::string file;              // dir/search.json; empty: the problem has none
+  KnobValues defaults;           // the sources' #define values
+  std::vector<Family> families;  // in file order: the search's order for equal times
+  std::string advice;            // one line of the analysis; empty: none
   std::vector<AdviceValue> advice_values;
   int64_t default_of(Knob k) const;  // 0 where none is declared
 };
@@ -101,8 +101,7 @@ struct TermValues {
   bool fallback = false;  // fallback_when holds: the source takes the fallback mechanism
 };
 bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string& algo,
-                const Instance& inst, const KnobValues& knobs, TermValues* out,
-                std::string* err);
+                const Instance& inst, const KnobValues& knobs, TermValues* out, std::string* err);
 
 // Copies `text` with every {name} replaced by value(name); false with *err when a brace
 // marks no placeholder or value() fails (it sets *err).

@@ -114,8 +114,9 @@ class SearchLoader : public SpecReader {
       // Expressions name the knobs in force (tiles = "ceil_div(M, bm) * ..."), so a knob
       // may not shadow a name of problem.json.
       if (!known_.insert(it.key()).second)
-        return fail(path, "is also a name of problem.json; the cost expressions could not tell "
-                          "them apart, so rename the parameter");
+        return fail(path,
+                    "is also a name of problem.json; the cost expressions could not tell "
+                    "them apart, so rename the parameter");
       s_->defaults[k] = v;
     }
     return true;
@@ -184,15 +185,17 @@ class SearchLoader : public SpecReader {
   bool gemm_needs(const Family& f, Mech m, const std::string& path) {
     if (m == Mech::ce) return fail(path, "a family with cost.flops computes: use reg, tma or host");
     if (f.cost.tiles.empty())
-      return fail(path, "a family with cost.flops needs cost.tiles (the GEMM's output tiles per "
-                        "rank, e.g. \"ceil_div(M, bm) * ceil_div(N, bn)\")");
+      return fail(path,
+                  "a family with cost.flops needs cost.tiles (the GEMM's output tiles per "
+                  "rank, e.g. \"ceil_div(M, bm) * ceil_div(N, bn)\")");
     if (!s_->default_of(Knob::blocks))
       return fail("defaults", fmt::format("missing blocks: the cost model needs the grid's "
                                           "default for a GEMM family ({})",
                                           path));
     if (m == Mech::tma && f.cost.msg_bytes.empty() && !s_->default_of(Knob::chunk_bytes))
-      return fail(path, "a tma GEMM family needs cost.msg_bytes (bytes per TMA store) or a "
-                        "chunk_bytes default");
+      return fail(path,
+                  "a tma GEMM family needs cost.msg_bytes (bytes per TMA store) or a "
+                  "chunk_bytes default");
     return true;
   }
 
@@ -203,8 +206,9 @@ class SearchLoader : public SpecReader {
       return false;
     if (j.contains("overlap")) {
       if (!j.at("overlap").is_boolean())
-        return fail(spec_sub(path, "overlap"), "expected true (a fused kernel: the GEMM and the "
-                                               "communication overlap) or false");
+        return fail(spec_sub(path, "overlap"),
+                    "expected true (a fused kernel: the GEMM and the "
+                    "communication overlap) or false");
       f->overlap = j.at("overlap").get<bool>();
     }
     std::string mech;

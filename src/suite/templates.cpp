@@ -34,12 +34,18 @@ const int64_t kCommBlocks[] = {4, 8, 16};
 
 std::vector<int64_t> gemm_values(Knob k) {
   switch (k) {
-    case Knob::bm: return {std::begin(kTileM), std::end(kTileM)};
-    case Knob::bn: return {std::begin(kTileN), std::end(kTileN)};
-    case Knob::bk: return {std::begin(kTileK), std::end(kTileK)};
-    case Knob::stages: return {std::begin(kStages), std::end(kStages)};
-    case Knob::comm_blocks: return {std::begin(kCommBlocks), std::end(kCommBlocks)};
-    default: return {};
+    case Knob::bm:
+      return {std::begin(kTileM), std::end(kTileM)};
+    case Knob::bn:
+      return {std::begin(kTileN), std::end(kTileN)};
+    case Knob::bk:
+      return {std::begin(kTileK), std::end(kTileK)};
+    case Knob::stages:
+      return {std::begin(kStages), std::end(kStages)};
+    case Knob::comm_blocks:
+      return {std::begin(kCommBlocks), std::end(kCommBlocks)};
+    default:
+      return {};
   }
 }
 
@@ -103,7 +109,9 @@ double tensor_bytes(const Instance& inst, const std::string& name) {
   return 0;
 }
 
-std::string Template::family() const { return mech + "/" + algo; }
+std::string Template::family() const {
+  return mech + "/" + algo;
+}
 
 std::string Template::name() const {
   std::string s = family();
