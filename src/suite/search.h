@@ -36,7 +36,12 @@ const char* knob_name(Knob k);   // "blocks", as search.json writes it
 const char* knob_macro(Knob k);  // "KF_BLOCKS", what the source reads
 bool parse_knob(const std::string& s, Knob* out);
 const std::vector<Knob>& all_knobs();  // in declaration order
-std::string knob_list();               // "blocks, threads, ...", for messages
+// Whether a mechanism's kernels read knob k, as the cost model understands them.
+bool knob_applies(Mech m, Knob k);
+// A source's knob defaults: every "#ifndef NAME" whose next line is "#define NAME VALUE",
+// NAME -> VALUE (its first token; empty when there is none).
+std::map<std::string, std::string> source_defines(const std::string& text);
+std::string knob_list();  // "blocks, threads, ...", for messages
 
 // A family's terms of the cost model: expressions over problem.json's cost names (numeric
 // parameters, world, dsize, <tensor>_numel, <tensor>_bytes of rank 0). An empty term takes

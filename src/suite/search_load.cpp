@@ -38,43 +38,6 @@ const Expr& term(const CostTerms& c, const std::string& key) {
   return *term(const_cast<CostTerms*>(&c), key);
 }
 
-// The knobs a mechanism's kernels read, as the cost model understands them: a grid
-// (blocks, threads) for reg and TMA, the TMA tile, the host backend's chunk, and a GEMM's
-// tile and communication blocks on the device.
-bool knob_applies(Mech m, Knob k) {
-  switch (k) {
-    case Knob::blocks:
-    case Knob::threads:
-    case Knob::bm:
-    case Knob::bn:
-    case Knob::bk:
-    case Knob::stages:
-    case Knob::comm_blocks:
-      return m == Mech::reg || m == Mech::tma;
-    case Knob::chunk_bytes:
-      return m == Mech::tma;
-    case Knob::chunk_elems:
-      return m == Mech::host;
-  }
-  return false;
-}
-
-// A source's knob defaults: every "#ifndef NAME" whose next line is "#define NAME VALUE",
-// NAME -> VALUE (its first token; empty when there is none).
-std::map<std::string, std::string> source_defines(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line, pending;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string directive, name, value;
-    words >> directive >> name >> value;
-    if (directive == "#define" && !pending.empty() && name == pending) out[name] = value;
-    pending = directive == "#ifndef" ? name : "";
-  }
-  return out;
-}
-
 class SearchLoader : public SpecReader {
  public:
   SearchLoader(const Problem& p, SearchSpec* s, std::string* err)
