@@ -59,7 +59,8 @@ nlohmann::json result_of(const Run& r) {
 
 }  // namespace
 
-TEST_CASE("fused search: solve --model builtin reaches a correct host kernel from search.json") {
+TEST_CASE(
+    "solve: --model builtin on the fused problems reaches a correct host kernel from search.json") {
   for (const char* p : kFused) {
     suite::test::TempDir dir;
     Run r = kforge("KFORGE_RUNS=" + dir.path + "/runs",
@@ -85,7 +86,7 @@ TEST_CASE("fused search: solve --model builtin reaches a correct host kernel fro
   }
 }
 
-TEST_CASE("fused search: tune walks the host templates and writes a correct best") {
+TEST_CASE("tune: all_gather_gemm walks its host templates and writes a correct best") {
   suite::test::TempDir dir;
   const std::string best = dir.path + "/best.cpp";
   Run r = kforge("KFORGE_RUNS=" + dir.path + "/runs",
@@ -101,7 +102,9 @@ TEST_CASE("fused search: tune walks the host templates and writes a correct best
   CHECK(j["best"]["status"] == "correct");
 }
 
-TEST_CASE("fused search: a problem without search.json says so, naming the problem and file") {
+TEST_CASE(
+    "solve: --model builtin on a problem without search.json says so, naming the problem and "
+    "file") {
   suite::test::TempDir dir;
   // A copy of the problem's folder without its search.json: no templates to search.
   const std::string root = dir.path + "/problems";

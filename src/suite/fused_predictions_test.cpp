@@ -91,10 +91,11 @@ TEST_CASE("suite: the unfused host twin adds the GEMM to the exchange") {
   const suite::Prediction r =
       suite::predict(find(space, "host/pull chunk_elems=65536"), inst, suite::default_h200());
   REQUIRE(r.error.empty());
-  // c is [512, 1024] bf16 = 1 MiB: one peer's slot; 128 tiles over 128 blocks of register
-  // ops (342.68 GB/s past 76 SMs); two kernels, two barriers, two hops for a pull.
+  // 2 * 1024^2 * 256 flops; c is [512, 1024] bf16 = 1 MiB: one peer's slot; 128 tiles over 128
+  // blocks of register ops (342.68 GB/s past 76 SMs); two kernels, two barriers, two hops for a
+  // pull.
   CHECK(r.kernels == 2);
-  CHECK(r.compute_ms == doctest::Approx(268435456 / (989e12 * 128 / 132) * 1e3));
+  CHECK(r.compute_ms == doctest::Approx(536870912 / (989e12 * 128 / 132) * 1e3));
   CHECK(r.ms == doctest::Approx(0.010 + 0.0065 + r.compute_ms + 1048576 / 342.68e9 * 1e3));
 }
 
