@@ -44,18 +44,27 @@ class BuiltinModel : public Model {
         return fail(why, err);
     } else if (const suite::Prediction* p = search_->next()) {
       proposed_.push_back(*p);
+      // A GEMM's compute overlaps the data terms in a fused kernel and precedes them in an
+      // unfused one.
+      const bool fused = p->tmpl.model.overlap;
+      const std::string compute = fmt::format("compute {:.4f}", p->compute_ms);
+      const std::string data = fmt::format(
+          "{}max(comm {:.4f}, hbm {:.4f}{})", p->compute_ms > 0 && !fused ? compute + " + " : "",
+          p->comm_ms, p->mem_ms, p->compute_ms > 0 && fused ? ", " + compute : "");
       text = fmt::format(
           "Template {} of {}: {} (from {}). The cost model predicts {:.4f} ms ({}-bound: launch "
-          "{:.4f} + sync {:.4f} + max(comm {:.4f}, hbm {:.4f}) ms; {} blocks at {:.0f} GB/s).\n",
-          proposed_.size(), search_->space_size(), p->tmpl.name(), p->tmpl.source, p->ms,
-          p->bound, p->launch_ms, p->sync_ms, p->comm_ms, p->mem_ms, p->blocks, p->bw_gbps);
+          "{:.4f} + sync {:.4f} + {} ms; {} blocks at {:.0f} GB/s).\n",
+          proposed_.size(), search_->space_size(), p->tmpl.name(), p->tmpl.source, p->ms, p->bound,
+          p->launch_ms, p->sync_ms, data, p->blocks, p->bw_gbps);
       if (!suite::instantiate_file(cfg_.problem, p->tmpl, &source, &why)) return fail(why, err);
     } else if (const Trial* b = search_->best()) {
-      text = fmt::format("The template space is exhausted ({} tried of {}); the best is {} "
-                         "again{}.\n",
-                         search_->trials().size(), search_->space_size(), b->pred.tmpl.name(),
-                         b->timed ? fmt::format(" at a median of {:.4f} ms", b->median_ms) : "");
-      if (!suite::instantiate_file(cfg_.problem, b->pred.tmpl, &source, &why)) return fail(why, err);
+      text = fmt::format(
+          "The template space is exhausted ({} tried of {}); the best is {} "
+          "again{}.\n",
+          search_->trials().size(), search_->space_size(), b->pred.tmpl.name(),
+          b->timed ? fmt::format(" at a median of {:.4f} ms", b->median_ms) : "");
+      if (!suite::instantiate_file(cfg_.problem, b->pred.tmpl, &source, &why))
+        return fail(why, err);
     } else {
       return fail("every template of " + cfg_.problem.name +
                       " failed or was ruled out: the builtin search has nothing left to propose",

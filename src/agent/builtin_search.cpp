@@ -15,13 +15,29 @@ int rank_of(const std::set<int64_t>& all, int64_t v) {
   return it == all.end() ? -1 : static_cast<int>(std::distance(all.begin(), it));
 }
 
+// Why a problem has nothing to search: no search.json at all, or none of its families
+// runs on this backend. Names the problem and the file, and says what to do instead.
+std::string no_templates_message(const EvalConfig& cfg) {
+  const std::string file = cfg.problem.dir + "/search.json";
+  if (cfg.problem.search.file.empty())
+    return "problem " + cfg.problem.name + " has no templates for the builtin search: " + file +
+           " is missing (it declares the expert kernels' knobs, see problems/README.md "
+           "\"search.json\"); add it, or solve with an LLM (--model provider:name)";
+  return "problem " + cfg.problem.name + " has no templates for the " + cfg.backend +
+         " backend: no family in " + file + " has a " +
+         (cfg.backend == "host" ? "host (.cpp)" : "CUDA (.cu)") +
+         " source; add one, or pick the other backend (--backend)";
+}
+
 }  // namespace
 
-TemplateSearch::TemplateSearch(std::vector<suite::Prediction> ranked) : ranked_(std::move(ranked)) {}
+TemplateSearch::TemplateSearch(std::vector<suite::Prediction> ranked)
+    : ranked_(std::move(ranked)) {}
 
 bool TemplateSearch::tried(const suite::Template& t) const {
-  return std::any_of(trials_.begin(), trials_.end(),
-                     [&](const Trial& x) { return x.pred.tmpl.name() == t.name() && x.pred.tmpl.source == t.source; });
+  return std::any_of(trials_.begin(), trials_.end(), [&](const Trial& x) {
+    return x.pred.tmpl.name() == t.name() && x.pred.tmpl.source == t.source;
+  });
 }
 
 bool TemplateSearch::family_dropped(const std::string& family) const {
@@ -35,17 +51,24 @@ bool TemplateSearch::live(const suite::Template& t) const {
 // One knob one step away in the family's own values (blocks 32 -> 16 or 64, ...).
 bool TemplateSearch::neighbour(const suite::Template& a, const suite::Template& b) const {
   if (a.family() != b.family() || a.source != b.source) return false;
-  std::set<int64_t> blocks, threads, chunks;
+  // Each knob's values over the family, as (knob, value) lists: blocks, threads, chunk,
+  // then the GEMM knobs (0 where a template leaves one at its default).
+  auto values = [](const suite::Template& t) {
+    std::vector<int64_t> v = {t.blocks, t.threads, t.chunk};
+    for (suite::Knob k : suite::all_knobs()) v.push_back(t.gemm.count(k) ? t.gemm.at(k) : 0);
+    return v;
+  };
+  const std::vector<int64_t> va = values(a), vb = values(b);
+  std::vector<std::set<int64_t>> all(va.size());
   for (const suite::Prediction& p : ranked_) {
     if (p.tmpl.family() != a.family()) continue;
-    blocks.insert(p.tmpl.blocks);
-    threads.insert(p.tmpl.threads);
-    chunks.insert(p.tmpl.chunk);
+    const std::vector<int64_t> v = values(p.tmpl);
+    for (size_t i = 0; i < v.size(); ++i) all[i].insert(v[i]);
   }
-  const int db = std::abs(rank_of(blocks, a.blocks) - rank_of(blocks, b.blocks));
-  const int dt = std::abs(rank_of(threads, a.threads) - rank_of(threads, b.threads));
-  const int dc = std::abs(rank_of(chunks, a.chunk) - rank_of(chunks, b.chunk));
-  return db + dt + dc == 1;
+  int d = 0;
+  for (size_t i = 0; i < va.size(); ++i)
+    d += std::abs(rank_of(all[i], va[i]) - rank_of(all[i], vb[i]));
+  return d == 1;
 }
 
 const suite::Prediction* TemplateSearch::next() {
@@ -83,8 +106,10 @@ const Trial* TemplateSearch::best() const {
   const Trial* b = nullptr;
   for (const Trial& t : trials_) {
     if (!t.correct) continue;
-    if (!b) b = &t;
-    else if (t.timed && (!b->timed || t.median_ms < b->median_ms)) b = &t;
+    if (!b)
+      b = &t;
+    else if (t.timed && (!b->timed || t.median_ms < b->median_ms))
+      b = &t;
   }
   return b;
 }
@@ -116,8 +141,7 @@ bool make_search(const EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out, st
   if (!search_instance(cfg, &inst, err)) return false;
   const std::vector<suite::Template> space = suite::template_space(cfg.problem, inst, cfg.backend);
   if (space.empty()) {
-    *err = "problem " + cfg.problem.name + " has no templates for the " + cfg.backend +
-           " backend (no expert kernels with knobs in " + cfg.problem.dir + ")";
+    *err = no_templates_message(cfg);
     return false;
   }
   *out = std::make_unique<TemplateSearch>(suite::rank_templates(space, inst, cfg.machine));

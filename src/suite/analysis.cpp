@@ -15,7 +15,9 @@ namespace suite {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // kf::grid_for: the blocks a grid-stride kernel launches over `work` 16-byte vectors.
 int grid_for(int64_t work, int threads, int max_blocks) {
@@ -30,7 +32,8 @@ double mech_gbps(Mech mech, int blocks, int threads, double msg_bytes, const Mac
                  const CostConstants& c) {
   double bw = 0;
   if (mech == Mech::tma) {
-    bw = c.tma_gbps * std::min(1.0, blocks / c.tma_sat_sms) * std::min(1.0, msg_bytes / c.tma_min_msg);
+    bw = c.tma_gbps * std::min(1.0, blocks / c.tma_sat_sms) *
+         std::min(1.0, msg_bytes / c.tma_min_msg);
   } else if (mech == Mech::ce) {
     const double half = c.ce_sat_bytes / 9;  // s/(s+half) = 0.9 at the saturating chunk
     bw = c.ce_gbps * msg_bytes / (msg_bytes + half);
@@ -71,6 +74,52 @@ void launch_shape(Mech mech, const TermValues& v, int64_t tile, int threads, int
   p->blocks = grid_for(work, threads, max_blocks);
 }
 
+// The times of the data terms and the total, from p's bytes, rate and compute time.
+void finish(const Machine& m, const CostConstants& c, bool overlap, Prediction* p) {
+  p->launch_ms = (p->kernels * c.launch_us + p->ce_calls * c.ce_call_us) * 1e-3;
+  p->sync_ms = (p->barriers * c.barrier_us + p->hops * c.hop_us) * 1e-3;
+  p->comm_ms = p->comm_bytes > 0 && p->bw_gbps > 0 ? p->comm_bytes / (p->bw_gbps * 1e9) * 1e3 : 0;
+  p->mem_ms = m.hbm_gbps > 0 ? p->hbm_bytes / (m.hbm_gbps * 1e9) * 1e3 : 0;
+  const double data_ms = overlap ? std::max({p->comm_ms, p->mem_ms, p->compute_ms})
+                                 : p->compute_ms + std::max(p->comm_ms, p->mem_ms);
+  p->ms = p->launch_ms + p->sync_ms + data_ms;
+  if (p->launch_ms + p->sync_ms >= data_ms)
+    p->bound = "latency";
+  else if (p->compute_ms >= std::max(p->comm_ms, p->mem_ms))
+    p->bound = "compute";
+  else
+    p->bound = p->comm_ms >= p->mem_ms ? "comm" : "hbm";
+}
+
+// A GEMM family: the tiles keep min(tiles, blocks - comm_blocks) blocks computing, at
+// their share of the tensor-core rate; the bytes move from the comm_blocks blocks of an
+// inter-SM schedule, else from every computing block (intra-SM: a tile's producer sends
+// it). One kernel when fused; the unfused GEMM and collective are two.
+Prediction predict_gemm(const Template& t, Mech mech, const TermValues& v, const Instance& inst,
+                        const Machine& m, const CostConstants& c) {
+  const KnobValues k = t.knobs();
+  auto knob = [&](Knob x) { return k.count(x) ? k.at(x) : int64_t{0}; };
+  Prediction p;
+  p.tmpl = t;
+  const int w = std::max(inst.world, 1);
+  p.comm_bytes = w == 1 ? 0 : v.comm_bytes;
+  p.hbm_bytes = v.hbm_bytes;
+  p.hops = w == 1 ? 0 : static_cast<int>(v.hops);
+  p.kernels = t.model.overlap ? 1 : 2;
+  p.barriers = t.model.overlap ? 1 : 2;  // the fused kernels have one (slots or signals)
+  const int64_t comm = w == 1 ? 0 : knob(Knob::comm_blocks);
+  const int64_t compute = std::max<int64_t>(
+      1, std::min<int64_t>(static_cast<int64_t>(v.tiles), knob(Knob::blocks) - comm));
+  p.blocks = static_cast<int>(compute + comm);
+  const double msg = !t.model.cost.msg_bytes.empty() ? v.msg_bytes : knob(Knob::chunk_bytes);
+  p.bw_gbps = mech_gbps(mech, static_cast<int>(comm > 0 ? comm : compute),
+                        static_cast<int>(c.full_threads), msg, m, c);
+  const double rate = flops_rate(inst.compute_dtype, m) * std::min(1.0, compute / c.gpu_sms);
+  p.compute_ms = rate > 0 ? v.flops / rate * 1e3 : 0;
+  finish(m, c, t.model.overlap, &p);
+  return p;
+}
+
 }  // namespace
 
 Prediction predict(const Template& t, const Instance& inst, const Machine& m,
@@ -80,8 +129,10 @@ Prediction predict(const Template& t, const Instance& inst, const Machine& m,
   const TemplateModel& tm = t.model;
   TermValues v;
   std::string err;
-  if (!eval_terms(tm.cost, tm.fallback_when, t.algo, inst, &v, &err)) return failed(t, err);
+  if (!eval_terms(tm.cost, tm.fallback_when, t.algo, inst, t.knobs(), &v, &err))
+    return failed(t, err);
   if (v.fallback) mech = tm.fallback_mech;  // e.g. unaligned TMA chunks: the register path
+  if (!tm.cost.flops.empty()) return predict_gemm(t, mech, v, inst, m, c);
   const int threads = t.threads > 0 ? t.threads : tm.default_threads;
   const int max_blocks = t.blocks > 0 ? t.blocks : tm.default_blocks;
   // A template made by hand, not by template_space, has no model to predict with.
@@ -101,14 +152,7 @@ Prediction predict(const Template& t, const Instance& inst, const Machine& m,
   // bytes per transfer: the TMA tile, or one copy-engine call
   const double msg = mech == Mech::tma ? static_cast<double>(tile) : v.msg_bytes;
   p.bw_gbps = mech_gbps(mech, p.blocks, threads, msg, m, c);
-  p.launch_ms = (p.kernels * c.launch_us + p.ce_calls * c.ce_call_us) * 1e-3;
-  p.sync_ms = (p.barriers * c.barrier_us + p.hops * c.hop_us) * 1e-3;
-  p.comm_ms = p.comm_bytes > 0 && p.bw_gbps > 0 ? p.comm_bytes / (p.bw_gbps * 1e9) * 1e3 : 0;
-  p.mem_ms = m.hbm_gbps > 0 ? p.hbm_bytes / (m.hbm_gbps * 1e9) * 1e3 : 0;
-  const double data_ms = std::max(p.comm_ms, p.mem_ms);
-  p.ms = p.launch_ms + p.sync_ms + data_ms;
-  if (p.launch_ms + p.sync_ms >= data_ms) p.bound = "latency";
-  else p.bound = p.comm_ms >= p.mem_ms ? "comm" : "hbm";
+  finish(m, c, true, &p);
   return p;
 }
 

@@ -53,31 +53,41 @@ std::string analysis_text(const Problem& p, const Instance& inst, const Machine&
   const std::string x = in ? in->name : "the input";
   const double S = in ? tensor_bytes(inst, in->name) : 0;
   const int w = inst.world;
-  std::string o = fmt::format("Analysis ({}; cost model of ParallelKittens: T = T_launch + "
-                              "T_sync + max(T_comm, T_mem) [PK]):\n",
-                              instance_label(inst));
+  // A fused GEMM's model also has the math (search.json cost.flops).
+  const bool gemm = std::any_of(p.search.families.begin(), p.search.families.end(),
+                                [](const Family& f) { return !f.cost.flops.empty(); });
+  std::string o = fmt::format(
+      "Analysis ({}; cost model of ParallelKittens: T = T_launch + "
+      "T_sync + max(T_comm, T_mem{}) [PK]):\n",
+      instance_label(inst), gemm ? ", T_compute" : "");
   o += fmt::format(
       "- Bytes: {} is {} per rank. Per rank the problem must move {} over NVLink "
       "and {} through HBM (problem.json cost).\n",
       x, bytes_str(S), bytes_str(w > 1 ? inst.comm_bytes : 0), bytes_str(inst.hbm_bytes));
-  o += fmt::format("- Roofline floor: {} ({}-bound; NVLink {:.0f} GB/s per direction line rate, "
-                   "about {:.0f} GB/s effective [NVLink]; HBM {:.0f} GB/s).\n",
-                   us(roof.floor_ms), roof.bound, m.link_gbps, m.link_effective_gbps, m.hbm_gbps);
+  o += fmt::format(
+      "- Roofline floor: {} ({}-bound; NVLink {:.0f} GB/s per direction line rate, "
+      "about {:.0f} GB/s effective [NVLink]; HBM {:.0f} GB/s).\n",
+      us(roof.floor_ms), roof.bound, m.link_gbps, m.link_effective_gbps, m.hbm_gbps);
   const double fixed_ms = (c.launch_us + 2 * c.barrier_us) * 1e-3;
   const double data_ms = w > 1 ? inst.comm_bytes / (m.link_effective_gbps * 1e9) * 1e3 : 0;
-  const char* regime = fixed_ms > 2 * data_ms ? "latency-bound: launch and barriers dominate, "
-                                                "so use few blocks and the fewest barriers"
+  const char* regime = fixed_ms > 2 * data_ms   ? "latency-bound: launch and barriers dominate, "
+                                                  "so use few blocks and the fewest barriers"
                        : data_ms > 2 * fixed_ms ? "bandwidth-bound: saturate the link"
                                                 : "between latency and bandwidth";
-  o += fmt::format("- Regime: fixed cost ~{} (one launch ~{:.0f} µs + 2 barriers × {:.1f} µs, "
-                   "measured in-process on one H200 [here]; a cross-GPU flag round trip is about "
-                   "1-2 µs, not published [NVLink]) vs ~{} of data at the effective rate: {}.\n",
-                   us(fixed_ms), c.launch_us, c.barrier_us, us(data_ms), regime);
+  o += fmt::format(
+      "- Regime: fixed cost ~{} (one launch ~{:.0f} µs + 2 barriers × {:.1f} µs, "
+      "measured in-process on one H200 [here]; a cross-GPU flag round trip is about "
+      "1-2 µs, not published [NVLink]) vs ~{} of data at the effective rate: {}.\n",
+      us(fixed_ms), c.launch_us, c.barrier_us, us(data_ms), regime);
   std::string mech;
-  if (S < 64 * 1024) mech = "register ops with 1-8 blocks (too little data for TMA or copy engines to pay)";
-  else if (S < (1 << 20)) mech = "register ops with 8-32 blocks; TMA only if the SMs are needed elsewhere";
-  else if (S < c.ce_sat_bytes) mech = "TMA (few SMs, 16-byte aligned) or register ops with many blocks";
-  else mech = "the copy engine or TMA";
+  if (S < 64 * 1024)
+    mech = "register ops with 1-8 blocks (too little data for TMA or copy engines to pay)";
+  else if (S < (1 << 20))
+    mech = "register ops with 8-32 blocks; TMA only if the SMs are needed elsewhere";
+  else if (S < c.ce_sat_bytes)
+    mech = "TMA (few SMs, 16-byte aligned) or register ops with many blocks";
+  else
+    mech = "the copy engine or TMA";
   o += fmt::format(
       "- Mechanism: TMA saturates from {:.0f} KB messages with ~{:.0f} SMs ({:.0f} GB/s at 1 GB), "
       "register ops need ~{:.0f} SMs ({:.0f} GB/s), the copy engine reaches {:.0f} GB/s only with "

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+
 #include "suite/instance.h"
 #include "suite/spec_json.h"
 
@@ -23,7 +25,12 @@ struct KnobName {
 const KnobName kKnobs[] = {{Knob::blocks, "blocks", "KF_BLOCKS"},
                            {Knob::threads, "threads", "KF_THREADS"},
                            {Knob::chunk_bytes, "chunk_bytes", "KF_CHUNK_BYTES"},
-                           {Knob::chunk_elems, "chunk_elems", "KF_CHUNK_ELEMS"}};
+                           {Knob::chunk_elems, "chunk_elems", "KF_CHUNK_ELEMS"},
+                           {Knob::bm, "bm", "KF_BM"},
+                           {Knob::bn, "bn", "KF_BN"},
+                           {Knob::bk, "bk", "KF_BK"},
+                           {Knob::stages, "stages", "KF_STAGES"},
+                           {Knob::comm_blocks, "comm_blocks", "KF_COMM_BLOCKS"}};
 
 bool eval_term(const Expr& e, const Vars& vars, const char* field, double fallback, double* out,
                std::string* err) {
@@ -76,6 +83,58 @@ bool parse_knob(const std::string& s, Knob* out) {
   return false;
 }
 
+const std::vector<Knob>& all_knobs() {
+  static const std::vector<Knob> all = [] {
+    std::vector<Knob> v;
+    for (const KnobName& n : kKnobs) v.push_back(n.knob);
+    return v;
+  }();
+  return all;
+}
+
+std::string knob_list() {
+  std::string s;
+  for (const KnobName& n : kKnobs) s += (s.empty() ? "" : ", ") + std::string(n.name);
+  return s;
+}
+
+// The knobs a mechanism's kernels read, as the cost model understands them: a grid
+// (blocks, threads) for reg and TMA, the TMA tile, the host backend's chunk, and a GEMM's
+// tile and communication blocks on the device.
+bool knob_applies(Mech m, Knob k) {
+  switch (k) {
+    case Knob::blocks:
+    case Knob::threads:
+    case Knob::bm:
+    case Knob::bn:
+    case Knob::bk:
+    case Knob::stages:
+    case Knob::comm_blocks:
+      return m == Mech::reg || m == Mech::tma;
+    case Knob::chunk_bytes:
+      return m == Mech::tma;
+    case Knob::chunk_elems:
+      return m == Mech::host;
+  }
+  return false;
+}
+
+// A source's knob defaults: every "#ifndef NAME" whose next line is "#define NAME VALUE",
+// NAME -> VALUE (its first token; empty when there is none).
+std::map<std::string, std::string> source_defines(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line, pending;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string directive, name, value;
+    words >> directive >> name >> value;
+    if (directive == "#define" && !pending.empty() && name == pending) out[name] = value;
+    pending = directive == "#ifndef" ? name : "";
+  }
+  return out;
+}
+
 bool Family::has(Knob k) const {
   for (Knob x : knobs)
     if (x == k) return true;
@@ -88,8 +147,9 @@ int64_t SearchSpec::default_of(Knob k) const {
 }
 
 bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string& algo,
-                const Instance& inst, TermValues* out, std::string* err) {
-  const Vars& v = inst.cost_vars;
+                const Instance& inst, const KnobValues& knobs, TermValues* out, std::string* err) {
+  Vars v = inst.cost_vars;  // the loader keeps knob names apart from problem.json's
+  for (const auto& [k, x] : knobs) v[knob_name(k)] = static_cast<double>(x);
   const double hops = algo == "push" ? 1 : 2;  // a push is posted; a pull waits for the reply
   double fb = 0;
   if (!eval_term(c.comm_bytes, v, "comm_bytes", inst.comm_bytes, &out->comm_bytes, err) ||
@@ -97,7 +157,9 @@ bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string
       !eval_term(c.work, v, "work", 0, &out->work, err) ||
       !eval_term(c.hops, v, "hops", hops, &out->hops, err) ||
       !eval_term(c.msg_bytes, v, "msg_bytes", 0, &out->msg_bytes, err) ||
-      !eval_term(c.ce_calls, v, "ce_calls", 1, &out->ce_calls, err))
+      !eval_term(c.ce_calls, v, "ce_calls", 1, &out->ce_calls, err) ||
+      !eval_term(c.flops, v, "flops", 0, &out->flops, err) ||
+      !eval_term(c.tiles, v, "tiles", 0, &out->tiles, err))
     return false;
   if (!fallback_when.empty()) {
     std::string er;

@@ -25,13 +25,23 @@ struct Instance;
 enum class Mech { reg, tma, ce, host };
 // The knobs a source reads with a default (#ifndef KF_BLOCKS / #define KF_BLOCKS 32).
 // Their values are machine facts and live in templates.cpp; which apply is per family.
-enum class Knob { blocks, threads, chunk_bytes, chunk_elems };
+// A GEMM family (one with a flops term) also has its tile (bm x bn, k steps of bk through
+// `stages` buffers) and, for an inter-SM schedule, the blocks that only communicate.
+enum class Knob { blocks, threads, chunk_bytes, chunk_elems, bm, bn, bk, stages, comm_blocks };
+using KnobValues = std::map<Knob, int64_t>;
 
 const char* mech_name(Mech m);  // "reg", as search.json writes it
 bool parse_mech(const std::string& s, Mech* out);
 const char* knob_name(Knob k);   // "blocks", as search.json writes it
 const char* knob_macro(Knob k);  // "KF_BLOCKS", what the source reads
 bool parse_knob(const std::string& s, Knob* out);
+const std::vector<Knob>& all_knobs();  // in declaration order
+// Whether a mechanism's kernels read knob k, as the cost model understands them.
+bool knob_applies(Mech m, Knob k);
+// A source's knob defaults: every "#ifndef NAME" whose next line is "#define NAME VALUE",
+// NAME -> VALUE (its first token; empty when there is none).
+std::map<std::string, std::string> source_defines(const std::string& text);
+std::string knob_list();  // "blocks, threads, ...", for messages
 
 // A family's terms of the cost model: expressions over problem.json's cost names (numeric
 // parameters, world, dsize, <tensor>_numel, <tensor>_bytes of rank 0). An empty term takes
@@ -43,6 +53,8 @@ struct CostTerms {
   Expr hops;        // link traversals on the critical path; default 1 for push, else 2
   Expr msg_bytes;   // bytes per copy-engine call; ce needs it
   Expr ce_calls;    // copy-engine calls per run; default 1
+  Expr flops;       // a fused GEMM's flops per rank; default 0 (no compute term)
+  Expr tiles;       // the GEMM's output tiles per rank; a family with flops needs it
 };
 
 struct Family {
@@ -54,6 +66,9 @@ struct Family {
   CostTerms cost;           // the family's terms over the file's top-level ones
   Expr fallback_when;       // non-zero: the source takes fallback_mech instead (empty: never)
   Mech fallback_mech = Mech::reg;
+  // The GEMM and the communication overlap (a fused kernel: T takes their max) or run one
+  // after the other (the unfused GEMM, then the collective: T takes their sum).
+  bool overlap = true;
   bool has(Knob k) const;
   const char* backend() const { return mech == Mech::host ? "host" : "cuda"; }
 };
@@ -68,10 +83,10 @@ struct AdviceValue {
 };
 
 struct SearchSpec {
-  std::string file;                  // dir/search.json; empty: the problem has none
-  std::map<Knob, int64_t> defaults;  // the sources' #define values
-  std::vector<Family> families;      // in file order: the search's order for equal times
-  std::string advice;                // one line of the analysis; empty: none
+  std::string file;              // dir/search.json; empty: the problem has none
+  KnobValues defaults;           // the sources' #define values
+  std::vector<Family> families;  // in file order: the search's order for equal times
+  std::string advice;            // one line of the analysis; empty: none
   std::vector<AdviceValue> advice_values;
   int64_t default_of(Knob k) const;  // 0 where none is declared
 };
@@ -82,13 +97,16 @@ struct SearchSpec {
 // full sizes. Errors name the file and the field path, e.g. "families[1].mech".
 bool load_search(const Problem& p, SearchSpec* out, std::string* err);
 
-// A family's cost terms at one instance, the defaults filled in.
+// A family's cost terms at one instance, the defaults filled in. `knobs` are the values
+// in force (a template's over the sources' defaults): expressions may name them (bm, bn,
+// comm_blocks, ...), e.g. tiles = "ceil_div(M, bm) * ceil_div(N, bn)".
 struct TermValues {
   double comm_bytes = 0, hbm_bytes = 0, work = 0, hops = 0, msg_bytes = 0, ce_calls = 0;
+  double flops = 0, tiles = 0;
   bool fallback = false;  // fallback_when holds: the source takes the fallback mechanism
 };
 bool eval_terms(const CostTerms& c, const Expr& fallback_when, const std::string& algo,
-                const Instance& inst, TermValues* out, std::string* err);
+                const Instance& inst, const KnobValues& knobs, TermValues* out, std::string* err);
 
 // Copies `text` with every {name} replaced by value(name); false with *err when a brace
 // marks no placeholder or value() fails (it sets *err).

@@ -20,8 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kCostKeys[] = {"comm_bytes", "hbm_bytes", "work",
-                                 "hops",       "msg_bytes", "ce_calls"};
+const char* const kCostKeys[] = {"comm_bytes", "hbm_bytes", "work",  "hops",
+                                 "msg_bytes",  "ce_calls",  "flops", "tiles"};
 
 Expr* term(CostTerms* c, const std::string& key) {
   if (key == "comm_bytes") return &c->comm_bytes;
@@ -29,42 +29,13 @@ Expr* term(CostTerms* c, const std::string& key) {
   if (key == "work") return &c->work;
   if (key == "hops") return &c->hops;
   if (key == "msg_bytes") return &c->msg_bytes;
+  if (key == "flops") return &c->flops;
+  if (key == "tiles") return &c->tiles;
   return &c->ce_calls;
 }
 
 const Expr& term(const CostTerms& c, const std::string& key) {
   return *term(const_cast<CostTerms*>(&c), key);
-}
-
-// The knobs a mechanism's kernels read, as the cost model understands them: a grid
-// (blocks, threads) for reg and TMA, the TMA tile, the host backend's chunk.
-bool knob_applies(Mech m, Knob k) {
-  switch (k) {
-    case Knob::blocks:
-    case Knob::threads:
-      return m == Mech::reg || m == Mech::tma;
-    case Knob::chunk_bytes:
-      return m == Mech::tma;
-    case Knob::chunk_elems:
-      return m == Mech::host;
-  }
-  return false;
-}
-
-// A source's knob defaults: every "#ifndef NAME" whose next line is "#define NAME VALUE",
-// NAME -> VALUE (its first token; empty when there is none).
-std::map<std::string, std::string> source_defines(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line, pending;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string directive, name, value;
-    words >> directive >> name >> value;
-    if (directive == "#define" && !pending.empty() && name == pending) out[name] = value;
-    pending = directive == "#ifndef" ? name : "";
-  }
-  return out;
 }
 
 class SearchLoader : public SpecReader {
@@ -99,11 +70,16 @@ class SearchLoader : public SpecReader {
     for (auto it = d.begin(); it != d.end(); ++it) {
       const std::string path = spec_sub("defaults", it.key());
       Knob k;
-      if (!parse_knob(it.key(), &k))
-        return fail(path, "not a knob; the knobs are blocks, threads, chunk_bytes, chunk_elems");
+      if (!parse_knob(it.key(), &k)) return fail(path, "not a knob; the knobs are " + knob_list());
       int64_t v;
       if (!int64_at(it.value(), path, &v)) return false;
       if (v <= 0) return fail(path, "must be positive");
+      // Expressions name the knobs in force (tiles = "ceil_div(M, bm) * ..."), so a knob
+      // may not shadow a name of problem.json.
+      if (!known_.insert(it.key()).second)
+        return fail(path,
+                    "is also a name of problem.json; the cost expressions could not tell "
+                    "them apart, so rename the parameter");
       s_->defaults[k] = v;
     }
     return true;
@@ -146,6 +122,7 @@ class SearchLoader : public SpecReader {
 
   // What the cost model needs for a family that moves bytes with `m`.
   bool needs(const Family& f, Mech m, const std::string& path) {
+    if (!f.cost.flops.empty()) return gemm_needs(f, m, path);
     if (m == Mech::ce && f.cost.msg_bytes.empty())
       return fail(path,
                   "a ce family needs cost.msg_bytes (bytes per copy-engine call), in the "
@@ -166,10 +143,37 @@ class SearchLoader : public SpecReader {
     return true;
   }
 
+  // A GEMM family's grid is its tiles (the tile fixes the threads), and a TMA one moves
+  // msg_bytes per store or the chunk_bytes tile.
+  bool gemm_needs(const Family& f, Mech m, const std::string& path) {
+    if (m == Mech::ce) return fail(path, "a family with cost.flops computes: use reg, tma or host");
+    if (f.cost.tiles.empty())
+      return fail(path,
+                  "a family with cost.flops needs cost.tiles (the GEMM's output tiles per "
+                  "rank, e.g. \"ceil_div(M, bm) * ceil_div(N, bn)\")");
+    if (!s_->default_of(Knob::blocks))
+      return fail("defaults", fmt::format("missing blocks: the cost model needs the grid's "
+                                          "default for a GEMM family ({})",
+                                          path));
+    if (m == Mech::tma && f.cost.msg_bytes.empty() && !s_->default_of(Knob::chunk_bytes))
+      return fail(path,
+                  "a tma GEMM family needs cost.msg_bytes (bytes per TMA store) or a "
+                  "chunk_bytes default");
+    return true;
+  }
+
   bool family(const ojson& j, const std::string& path, Family* f) {
-    if (!keys(j, path, {"doc", "source", "mech", "algo", "macros", "knobs", "cost", "fallback"},
+    if (!keys(j, path,
+              {"doc", "source", "mech", "algo", "macros", "knobs", "cost", "fallback", "overlap"},
               {"source", "mech", "algo"}))
       return false;
+    if (j.contains("overlap")) {
+      if (!j.at("overlap").is_boolean())
+        return fail(spec_sub(path, "overlap"),
+                    "expected true (a fused kernel: the GEMM and the "
+                    "communication overlap) or false");
+      f->overlap = j.at("overlap").get<bool>();
+    }
     std::string mech;
     if (!string_at(j, "source", path, &f->source) || !string_at(j, "mech", path, &mech) ||
         !string_at(j, "algo", path, &f->algo) || !mech_at(mech, spec_sub(path, "mech"), &f->mech))
@@ -226,11 +230,11 @@ class SearchLoader : public SpecReader {
       const std::string kp = spec_idx(path, i);
       Knob k;
       if (!ks[i].is_string() || !parse_knob(ks[i].get<std::string>(), &k))
-        return fail(kp, "not a knob; the knobs are blocks, threads, chunk_bytes, chunk_elems");
+        return fail(kp, "not a knob; the knobs are " + knob_list());
       if (!knob_applies(f->mech, k))
-        return fail(kp, fmt::format("{} does not apply to a {} family (reg: blocks, threads; "
-                                    "tma: blocks, threads, chunk_bytes; host: chunk_elems; ce: "
-                                    "none)",
+        return fail(kp, fmt::format("{} does not apply to a {} family (reg: blocks, threads and "
+                                    "the GEMM's bm, bn, bk, stages, comm_blocks; tma: those and "
+                                    "chunk_bytes; host: chunk_elems; ce: none)",
                                     knob_name(k), mech_name(f->mech)));
       if (f->has(k)) return fail(kp, fmt::format("{} is listed twice", knob_name(k)));
       f->knobs.push_back(k);
@@ -314,7 +318,7 @@ class SearchLoader : public SpecReader {
                     fmt::format("{} does not read {} with a default "
                                 "(#ifndef {} / #define {} ...)",
                                 f.source, knob_macro(k), knob_macro(k), knob_macro(k)));
-    for (Knob k : {Knob::blocks, Knob::threads, Knob::chunk_bytes, Knob::chunk_elems}) {
+    for (Knob k : all_knobs()) {
       auto it = defs.find(knob_macro(k));
       if (it == defs.end()) continue;
       defined_.insert(k);
@@ -343,7 +347,7 @@ class SearchLoader : public SpecReader {
         for (size_t i = 0; i < s_->families.size(); ++i) {
           const Family& f = s_->families[i];
           TermValues v;
-          if (!eval_terms(f.cost, f.fallback_when, f.algo, inst, &v, &e))
+          if (!eval_terms(f.cost, f.fallback_when, f.algo, inst, s_->defaults, &v, &e))
             return fail(spec_idx("families", i), fmt::format("{} (size {}, world {}; the family's "
                                                              "terms over the top-level cost)",
                                                              e, size, w));

@@ -2,6 +2,8 @@
 // problem's search.json families.
 #include "suite/templates.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +22,48 @@ const int64_t kTmaTiles[] = {4096, 8192, 16384};
 // Host chunks (elements per step); correctness must not depend on it, so the space
 // includes one that rarely divides n.
 const int64_t kHostChunks[] = {1000, 65536};
+// GEMM tiles of kf::TileGemm's 2 x 2 warps: 64 or 128 rows and columns (multiples of 32),
+// k steps of 32 or 64, 2 or 3 pipeline stages; at 128 x 128 x 64 x 3 the pipeline takes
+// 96 KB of the 227 KB shared memory. Communication blocks of an inter-SM schedule: TMA
+// saturates NVLink near 15 SMs [PK], so 4, 8 and 16 bracket it.
+const int64_t kTileM[] = {64, 128};
+const int64_t kTileN[] = {64, 128};
+const int64_t kTileK[] = {32, 64};
+const int64_t kStages[] = {2, 3};
+const int64_t kCommBlocks[] = {4, 8, 16};
+
+std::vector<int64_t> gemm_values(Knob k) {
+  switch (k) {
+    case Knob::bm:
+      return {std::begin(kTileM), std::end(kTileM)};
+    case Knob::bn:
+      return {std::begin(kTileN), std::end(kTileN)};
+    case Knob::bk:
+      return {std::begin(kTileK), std::end(kTileK)};
+    case Knob::stages:
+      return {std::begin(kStages), std::end(kStages)};
+    case Knob::comm_blocks:
+      return {std::begin(kCommBlocks), std::end(kCommBlocks)};
+    default:
+      return {};
+  }
+}
+
+// Every combination of the GEMM knobs the family varies ({{}} where it varies none).
+std::vector<KnobValues> gemm_space(const Family& f) {
+  std::vector<KnobValues> out = {{}};
+  for (Knob k : {Knob::bm, Knob::bn, Knob::bk, Knob::stages, Knob::comm_blocks}) {
+    if (!f.has(k)) continue;
+    std::vector<KnobValues> next;
+    for (const KnobValues& kv : out)
+      for (int64_t v : gemm_values(k)) {
+        next.push_back(kv);
+        next.back()[k] = v;
+      }
+    out = std::move(next);
+  }
+  return out;
+}
 
 TemplateModel model_of(const SearchSpec& s, const Family& f) {
   TemplateModel m;
@@ -29,6 +73,8 @@ TemplateModel model_of(const SearchSpec& s, const Family& f) {
   m.default_blocks = static_cast<int>(s.default_of(Knob::blocks));
   m.default_threads = static_cast<int>(s.default_of(Knob::threads));
   m.default_chunk_bytes = s.default_of(Knob::chunk_bytes);
+  m.defaults = s.defaults;
+  m.overlap = f.overlap;
   return m;
 }
 
@@ -39,7 +85,7 @@ std::vector<int64_t> tma_tiles(const TemplateModel& m, const std::string& algo,
                                const Instance& inst) {
   TermValues v;
   std::string err;
-  const bool known = eval_terms(m.cost, m.fallback_when, algo, inst, &v, &err);
+  const bool known = eval_terms(m.cost, m.fallback_when, algo, inst, m.defaults, &v, &err);
   std::vector<int64_t> out;
   for (int64_t c : kTmaTiles)
     if (!known || c <= v.work * 16 || c == kTmaTiles[0]) out.push_back(c);
@@ -63,14 +109,26 @@ double tensor_bytes(const Instance& inst, const std::string& name) {
   return 0;
 }
 
-std::string Template::family() const { return mech + "/" + algo; }
+std::string Template::family() const {
+  return mech + "/" + algo;
+}
 
 std::string Template::name() const {
   std::string s = family();
   if (blocks > 0) s += " blocks=" + std::to_string(blocks);
   if (threads > 0) s += " threads=" + std::to_string(threads);
+  for (const auto& [k, v] : gemm) s += fmt::format(" {}={}", knob_name(k), v);
   if (chunk > 0) s += (mech == "host" ? " chunk_elems=" : " chunk_bytes=") + std::to_string(chunk);
   return s;
+}
+
+KnobValues Template::knobs() const {
+  KnobValues k = model.defaults;
+  for (const auto& [knob, v] : gemm) k[knob] = v;
+  if (blocks > 0) k[Knob::blocks] = blocks;
+  if (threads > 0) k[Knob::threads] = threads;
+  if (chunk > 0) k[mech == "host" ? Knob::chunk_elems : Knob::chunk_bytes] = chunk;
+  return k;
 }
 
 std::vector<Template> template_space(const Problem& p, const Instance& inst,
@@ -93,16 +151,19 @@ std::vector<Template> template_space(const Problem& p, const Instance& inst,
     const Knob chunk_knob = f.has(Knob::chunk_elems) ? Knob::chunk_elems : Knob::chunk_bytes;
     for (int b : blocks)
       for (int th : threads)
-        for (int64_t c : chunks) {
-          Template t = base;
-          t.blocks = b;
-          t.threads = th;
-          t.chunk = c;
-          if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
-          if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
-          if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
-          out.push_back(t);
-        }
+        for (const KnobValues& g : gemm_space(f))
+          for (int64_t c : chunks) {
+            Template t = base;
+            t.blocks = b;
+            t.threads = th;
+            t.gemm = g;
+            t.chunk = c;
+            if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
+            if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
+            for (const auto& [k, v] : g) t.macros.emplace_back(knob_macro(k), std::to_string(v));
+            if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
+            out.push_back(t);
+          }
   }
   return out;
 }

@@ -28,6 +28,8 @@ struct TemplateModel {
   Mech fallback_mech = Mech::reg;
   int default_blocks = 0, default_threads = 0;
   int64_t default_chunk_bytes = 0;
+  KnobValues defaults;  // every knob's default (search.json "defaults")
+  bool overlap = true;  // the family's: fused (max of the terms) or one after the other (sum)
 };
 
 struct Template {
@@ -39,6 +41,7 @@ struct Template {
   int blocks = 0;       // KF_BLOCKS (the grid's maximum); 0 where the source has none
   int threads = 0;      // KF_THREADS per block; 0 where the source has none
   int64_t chunk = 0;    // KF_CHUNK_BYTES (TMA tile) or KF_CHUNK_ELEMS (host); 0: none
+  KnobValues gemm;      // the GEMM knobs it sets (bm, bn, bk, stages, comm_blocks)
   // What instantiate prepends, in order: ("KF_BLOCKS", "32"), ...
   std::vector<std::pair<std::string, std::string>> macros;
   TemplateModel model;
@@ -47,6 +50,8 @@ struct Template {
   std::string family() const;
   // "reg/two_shot blocks=32 threads=512": unique within a problem's space.
   std::string name() const;
+  // The value of every knob in force: the template's over the sources' defaults.
+  KnobValues knobs() const;
 };
 
 // Bytes of tensor `name` on rank 0 of `inst` (0 when it has none by that name).
