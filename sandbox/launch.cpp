@@ -26,12 +26,6 @@ namespace sandbox {
 
 namespace {
 
-long long now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void set_env(std::vector<std::string>* env, const std::string& kv) {
   std::string name = kv.substr(0, kv.find('='));
   for (auto& e : *env)
@@ -58,6 +52,12 @@ std::string trim(std::string s) {
 }
 
 }  // namespace
+
+long long wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 uint64_t LaunchOptions::default_job_memory() {
   if (const char* e = std::getenv("KFORGE_MEMORY_MIB"); e && atol(e) > 0)
@@ -128,7 +128,7 @@ RankStatus read_rank_status(const std::string& dir, int rank) {
     s.in_candidate = j.value("in_candidate", false);
     s.since_ms = j.value("since_ms", 0ll);
     s.limit_s = j.value("limit_s", 0.0);
-    s.seconds = s.since_ms > 0 ? (now_ms() - s.since_ms) / 1000.0 : 0;
+    s.seconds = s.since_ms > 0 ? (wall_clock_ms() - s.since_ms) / 1000.0 : 0;
     s.present = true;
   } catch (const std::exception&) {
     // A file being written is replaced atomically; anything else is not ours to parse.
@@ -248,12 +248,10 @@ void clean_up(const std::vector<int>& pids, const std::string& binary_name,
 bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog* dog,
                  ProcessSpec* spec, Confined* confined, std::string* err) {
   const Job& job = jobs[0];
-  double total_s = 0;
-  for (const Job& j : jobs) total_s += j.limits.total_s;
   spec->argv = mpirun_argv(jobs, o);
   spec->env = scrubbed_env(job.dir + "/scratch", o.allow_multicast, o.extra_env);
   spec->cwd = job.dir + "/scratch";
-  spec->limit_s = total_s > 0 ? total_s + o.slack_s : 0;
+  spec->limit_s = dog->total_s > 0 ? dog->total_s + o.slack_s : 0;
   spec->output_cap = o.output_cap;
   spec->poll = [dog](std::string* reason) { return (*dog)(reason); };
   Confinement jail;
@@ -266,7 +264,6 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
   jail.gpu = job.backend == "cuda";
   jail.memory_bytes = o.memory_bytes;
   jail.max_pids = o.max_pids;
-  dog->total_s = total_s;
   return confined->prepare(jail, spec, err);
 }
 
@@ -284,6 +281,7 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   for (const Job& j : jobs) dog.dirs.push_back(j.dir);
   dog.world = jobs[0].world;
   dog.bootstrap_s = jobs[0].limits.bootstrap_s;
+  for (const Job& j : jobs) dog.total_s += j.limits.total_s;
   dog.binary_name = fs::path(opt.rank_binary).filename().string();
   dog.kill_ranks = !private_shm;
   dog.out = &last;

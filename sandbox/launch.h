@@ -96,6 +96,9 @@ std::vector<std::string> scrubbed_env(const std::string& scratch_dir, bool allow
 // The mpirun command line for a launch of `jobs` (without running it).
 std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchOptions& opt);
 
+// The wall clock in ms since the epoch: the clock of the status files' since_ms.
+long long wall_clock_ms();
+
 // Reads status/rank<R> of a run directory; `present` false when there is none.
 RankStatus read_rank_status(const std::string& dir, int rank);
 

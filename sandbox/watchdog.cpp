@@ -15,12 +15,6 @@ namespace sandbox {
 
 namespace {
 
-long long now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string describe(const RankStatus& s) {
   std::string w = s.phase;
   if (!s.detail.empty())
@@ -57,7 +51,7 @@ bool Watchdog::operator()(std::string* reason) {
   if (now - last_check < std::chrono::milliseconds(100)) return false;
   last_check = now;
   const double elapsed = std::chrono::duration<double>(now - t0).count();
-  const long long nms = now_ms();
+  const long long nms = wall_clock_ms();
   std::vector<RankStatus> all, stuck;
   for (int r = 0; r < world; ++r) {
     const int k = current_job(dirs, r);

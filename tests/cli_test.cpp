@@ -12,28 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/kforge_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-// Runs `kforge ARGS` through the shell with `env` prepended (e.g. "KFORGE_PROBLEMS=/x").
-Run kforge(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + " " KF_BINARY_DIR "/kforge " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using kforge_run::kforge;
+using kforge_run::Run;
 
 // The JSON document a --json run printed (stderr lines before it are skipped).
 nlohmann::json json_of(const Run& r) {

@@ -14,30 +14,16 @@
 #include <sstream>
 #include <string>
 
+#include "tests/kforge_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using kforge_run::kforge;
+using kforge_run::Run;
 
 const std::string kRoot = KF_SOURCE_ROOT;
 const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
-
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Run kforge(const std::string& args) {
-  std::string cmd = std::string(KF_BINARY_DIR "/kforge ") + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // The verdict's status from a --json run ("" when there is no JSON).
 std::string status_of(const Run& r) {

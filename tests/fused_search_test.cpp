@@ -14,37 +14,20 @@
 #include <string>
 
 #include "suite/test_util.h"
+#include "tests/kforge_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using kforge_run::Run;
+
+// `kforge ARGS` with `env` in front, its stderr apart (through a file in `dir`).
+Run kforge(const std::string& env, const std::string& args, const std::string& dir) {
+  return kforge_run::kforge(args, env, dir + "/stderr");
+}
 
 const std::string kRoot = KF_SOURCE_ROOT;
 const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
-
-struct Run {
-  int code = -1;
-  std::string out;  // stdout; stderr goes to err
-  std::string err;
-};
-
-Run kforge(const std::string& env, const std::string& args, const std::string& dir) {
-  const std::string errf = dir + "/stderr";
-  const std::string cmd = env + " " + std::string(KF_BINARY_DIR "/kforge ") + args + " 2>" + errf;
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(errf);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  return r;
-}
 
 // The headless run's last JSON line with "event": "result" (null when there is none).
 nlohmann::json result_of(const Run& r) {
