@@ -13,18 +13,12 @@
 #include <filesystem>
 #include <thread>
 
+#include "suite/test_util.h"
+
 namespace agent {
 
 namespace {
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char t[] = "/tmp/kf-slot-test-XXXXXX";
-    REQUIRE(mkdtemp(t));
-    path = t;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using suite::test::TempDir;
 }  // namespace
 
 TEST_CASE("eval slots: none without KFORGE_EVAL_LOCKS; one per GPU set; cores/world on host") {

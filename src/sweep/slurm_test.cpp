@@ -15,20 +15,13 @@
 #include <vector>
 
 #include "sandbox/process.h"
+#include "suite/test_util.h"
 
 namespace sweep {
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char t[] = "/tmp/kf-slurm-test-XXXXXX";
-    REQUIRE(mkdtemp(t));
-    path = t;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using suite::test::TempDir;
 
 // Keeps the named variables as they were for the tests after this one (the tests may run
 // in a Slurm job themselves).
