@@ -14,7 +14,7 @@ source bench/gpu_env.sh
 out="${OUT:-/tmp/kf-gpu}"
 mkdir -p "$out/j"
 build="${KF_BUILD_DIR:-build-gpu}"
-problems="${PROBLEMS:-all_reduce all_gather reduce_scatter all_to_all broadcast}"
+problems="${PROBLEMS:-$(ls problems/*/problem.json | cut -d/ -f2 | tr "\n" " ")}"
 worlds="${WORLDS:-1 2 4}"
 # Which parts run (one call has 10 minutes): any of uva wrong deadlock deadline
 # baselines solutions variants solve tune sweep mechanisms latency isolation; the table of

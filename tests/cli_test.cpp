@@ -37,21 +37,17 @@ std::string temp_dir(const char* tag) {
 
 }  // namespace
 
-TEST_CASE("cli: problems lists the collectives and the fused GEMMs, as a table and as JSON") {
+TEST_CASE("cli: the problems table keeps its columns aligned past the longest name") {
+  // (tests/problems_test.cpp checks that every folder is listed.)
   Run t = kforge("problems");
   CHECK(t.code == 0);
-  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
-                        "gemm_reduce_scatter", "all_gather_gemm"})
-    CHECK_MESSAGE(t.out.find(p) != std::string::npos, p);
-  // Columns stay aligned past the longest name: the row's category starts under the
-  // header's CATEGORY.
+  // The row's category starts under the header's CATEGORY.
   const size_t header = t.out.find("PROBLEM"), row = t.out.find("\ngemm_reduce_scatter ") + 1;
   REQUIRE(header != std::string::npos);
   CHECK(t.out.find("CATEGORY", header) - header == t.out.find("tensor-parallel", row) - row);
   Run j = kforge("problems --json");
   REQUIRE(j.code == 0);
   auto arr = nlohmann::json::parse(j.out.substr(j.out.find('[')));
-  CHECK(arr.size() == 7);
   CHECK(arr[0].contains("mirrors"));
 }
 
@@ -169,23 +165,12 @@ TEST_CASE("cli: --timing batched times batches of back-to-back calls, as nccl-te
   CHECK(bad.out.find("--timing") != std::string::npos);
 }
 
-TEST_CASE("cli: every CUDA baseline, example and fault kernel builds for sm_90 (compile only)") {
+TEST_CASE(
+    "cli: the fault kernels build for sm_90 and NCCL in a candidate is rejected (compile only)") {
+  // (tests/problems_test.cpp builds every problem's baseline, example and planted bug.)
   // A fresh cache: each source really goes through nvcc on this machine.
   std::string cache = temp_dir("cache");
   std::string env = "KFORGE_CACHE=" + cache;
-  for (const char* p : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
-                        "gemm_reduce_scatter", "all_gather_gemm"}) {
-    std::string dir = kRoot + "/problems/" + p;
-    // --backend cuda: without a GPU here the default backend is host (baseline_host.cpp).
-    Run base = kforge(std::string("baseline ") + p + " --backend cuda --compile-only", env);
-    CHECK_MESSAGE(base.code == 0, p, ": ", base.out);
-    CHECK_MESSAGE(base.out.find("/baseline.cu") != std::string::npos, base.out);
-    Run uva = kforge(std::string("eval ") + p + " " + dir + "/examples/uva.cu --compile-only", env);
-    CHECK_MESSAGE(uva.code == 0, p, ": ", uva.out);
-    std::string wrong = kRoot + "/tests/kernels/cuda/" + p + "_wrong.cu";
-    Run w = kforge(std::string("eval ") + p + " " + wrong + " --compile-only", env);
-    CHECK_MESSAGE(w.code == 0, wrong, ": ", w.out);
-  }
   for (const char* f : {"deadlock.cu", "deadline.cu"}) {
     Run dl =
         kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/" + f + " --compile-only", env);
