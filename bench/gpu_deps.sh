@@ -28,6 +28,8 @@ packages=(
   librtmp1 libnghttp2-14 libpsl5 libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0
   libkeyutils1 libcom-err2 libbrotli1 libidn2-0 libunistring2 libgnutls30 libnettle8
   libhogweed6 libp11-kit0 libtasn1-6 libgmp10 libssl3 libdb5.3
+  # OpenSSL's libcrypto headers: SHA-256 (sandbox/sha256.cpp)
+  libssl-dev
 )
 
 if [ "${1:-}" = "--fetch" ]; then

@@ -1,95 +1,53 @@
-// sandbox/sha256.cpp: FIPS 180-4 section 6.2, one 512-bit block at a time.
+// sandbox/sha256.cpp: SHA-256 through OpenSSL's EVP interface.
 #include "sha256.h"
 
-#include <cstring>
+#include <openssl/evp.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace sandbox {
 
-namespace {
-constexpr uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+struct Sha256::State {
+  EVP_MD_CTX* ctx = nullptr;
+};
 
-inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-inline uint32_t ch(uint32_t x, uint32_t y, uint32_t z) { return (x & y) ^ (~x & z); }
-inline uint32_t maj(uint32_t x, uint32_t y, uint32_t z) { return (x & y) ^ (x & z) ^ (y & z); }
-inline uint32_t big0(uint32_t x) { return rotr(x, 2) ^ rotr(x, 13) ^ rotr(x, 22); }
-inline uint32_t big1(uint32_t x) { return rotr(x, 6) ^ rotr(x, 11) ^ rotr(x, 25); }
-inline uint32_t small0(uint32_t x) { return rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3); }
-inline uint32_t small1(uint32_t x) { return rotr(x, 17) ^ rotr(x, 19) ^ (x >> 10); }
+namespace {
+
+// OpenSSL fails these only when out of memory or misbuilt; nothing kforge could act on.
+void check(int ok, const char* what) {
+  if (ok == 1) return;
+  std::fprintf(stderr, "kforge: OpenSSL's %s failed (SHA-256)\n", what);
+  std::abort();
+}
+
 }  // namespace
 
-Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-         0x5be0cd19} {}
+Sha256::Sha256() : s_(new State) {
+  s_->ctx = EVP_MD_CTX_new();
+  check(s_->ctx != nullptr, "EVP_MD_CTX_new");
+  check(EVP_DigestInit_ex(s_->ctx, EVP_sha256(), nullptr), "EVP_DigestInit_ex");
+}
 
-void Sha256::block(const uint8_t* p) {
-  uint32_t w[64];
-  for (int t = 0; t < 16; ++t)
-    w[t] = uint32_t(p[4 * t]) << 24 | uint32_t(p[4 * t + 1]) << 16 | uint32_t(p[4 * t + 2]) << 8 |
-           uint32_t(p[4 * t + 3]);
-  for (int t = 16; t < 64; ++t) w[t] = small1(w[t - 2]) + w[t - 7] + small0(w[t - 15]) + w[t - 16];
-  uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
-  for (int t = 0; t < 64; ++t) {
-    uint32_t t1 = h + big1(e) + ch(e, f, g) + K[t] + w[t];
-    uint32_t t2 = big0(a) + maj(a, b, c);
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  h_[0] += a;
-  h_[1] += b;
-  h_[2] += c;
-  h_[3] += d;
-  h_[4] += e;
-  h_[5] += f;
-  h_[6] += g;
-  h_[7] += h;
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(s_->ctx);
 }
 
 void Sha256::update(const void* data, size_t n) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  total_ += n;
-  if (buf_len_ > 0) {
-    size_t take = std::min(n, 64 - buf_len_);
-    std::memcpy(buf_ + buf_len_, p, take);
-    buf_len_ += take;
-    p += take;
-    n -= take;
-    if (buf_len_ < 64) return;
-    block(buf_);
-    buf_len_ = 0;
-  }
-  for (; n >= 64; p += 64, n -= 64) block(p);
-  std::memcpy(buf_, p, n);
-  buf_len_ = n;
+  check(EVP_DigestUpdate(s_->ctx, data, n), "EVP_DigestUpdate");
 }
 
 std::string Sha256::hex_digest() {
-  // Padding (5.1.1): a 1 bit, zeros to 56 mod 64 bytes, the length in bits, big-endian.
-  uint64_t bits = total_ * 8;
-  uint8_t pad[72] = {0x80};
-  size_t padlen = (buf_len_ < 56 ? 56 : 120) - buf_len_;
-  for (int i = 0; i < 8; ++i) pad[padlen + i] = uint8_t(bits >> (56 - 8 * i));
-  update(pad, padlen + 8);
-  static const char* hexd = "0123456789abcdef";
-  std::string s;
-  for (uint32_t v : h_)
-    for (int i = 28; i >= 0; i -= 4) s += hexd[(v >> i) & 0xf];
-  return s;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  check(EVP_DigestFinal_ex(s_->ctx, md, &len), "EVP_DigestFinal_ex");
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
 }
 
 std::string sha256_hex(const std::string& data) {

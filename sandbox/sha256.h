@@ -1,9 +1,9 @@
-// sandbox/sha256.h: SHA-256 (FIPS 180-4), for the compile cache's keys. Written here so
-// that the sandbox needs no crypto library.
+// sandbox/sha256.h: SHA-256, for the build cache's keys and the trajectories' candidate
+// hashes: OpenSSL's libcrypto (Debian's libssl-dev) behind a small interface.
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
+#include <memory>
 #include <string>
 
 namespace sandbox {
@@ -11,17 +11,17 @@ namespace sandbox {
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
   void update(const void* data, size_t n);
   void update(const std::string& s) { update(s.data(), s.size()); }
   // The digest as 64 lowercase hex digits. The object is spent afterwards.
   std::string hex_digest();
 
  private:
-  void block(const uint8_t* p);
-  uint32_t h_[8];
-  uint8_t buf_[64];
-  size_t buf_len_ = 0;
-  uint64_t total_ = 0;  // bytes
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 std::string sha256_hex(const std::string& data);

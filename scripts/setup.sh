@@ -21,10 +21,12 @@ need_cmd nm binutils
 need_cmd bwrap bubblewrap
 # The tests render a sweep report in headless Chromium; `./kforge` itself needs no browser.
 [ "${KF_SETUP_TESTS:-}" = 1 ] && need_cmd chromium chromium
-# ... and start a one-node Slurm cluster (slurmctld, slurmd, munged) for `sweep --slurm`.
+# ... start a one-node Slurm cluster (slurmctld, slurmd, munged) for `sweep --slurm`, and
+# check every source against .clang-format (scripts/check_format.sh, ctest's `format`).
 if [ "${KF_SETUP_TESTS:-}" = 1 ]; then
   need_file slurm-wlm /usr/sbin/slurmctld
   need_file munge /usr/sbin/munged
+  need_cmd clang-format clang-format
 fi
 need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/include/x86_64-linux-gnu/openmpi/mpi.h /usr/include/openmpi/mpi.h /usr/include/mpi.h
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
@@ -33,6 +35,7 @@ need_file doctest-dev /usr/include/doctest/doctest.h
 need_file libseccomp-dev /usr/include/seccomp.h
 need_file libcli11-dev /usr/include/CLI/CLI.hpp
 need_file libcurl4-openssl-dev /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/curl/curl.h
+need_file libssl-dev /usr/include/openssl/evp.h
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "kforge setup: installing ${missing[*]}" >&2
   sudo=""

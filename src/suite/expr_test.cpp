@@ -31,18 +31,18 @@ TEST_CASE("suite: expr numbers and arithmetic precedence") {
   CHECK(ev("64 * 2^20") == 67108864);
   CHECK(ev("1 + 2 * 3") == 7);
   CHECK(ev("(1 + 2) * 3") == 9);
-  CHECK(ev("10 - 4 - 3") == 3);      // left-associative
+  CHECK(ev("10 - 4 - 3") == 3);  // left-associative
   CHECK(ev("64 / 4 / 2") == 8);
-  CHECK(ev("2^3^2") == 512);         // right-associative
-  CHECK(ev("-2^2") == -4);           // unary minus is looser than ^
+  CHECK(ev("2^3^2") == 512);  // right-associative
+  CHECK(ev("-2^2") == -4);    // unary minus is looser than ^
   CHECK(ev("2^-1") == 0.5);
   CHECK(ev("--3") == 3);
-  CHECK(ev("7 / 2") == 3.5);         // exact division
+  CHECK(ev("7 / 2") == 3.5);  // exact division
   CHECK(ev("7 // 2") == 3);
-  CHECK(ev("-7 // 2") == -4);        // floors like Python
+  CHECK(ev("-7 // 2") == -4);  // floors like Python
   CHECK(ev("7 % 3") == 1);
   CHECK(ev("-7 % 3") == 2);
-  CHECK(ev("2 * 7 % 4") == 2);       // same level as *, left to right
+  CHECK(ev("2 * 7 % 4") == 2);  // same level as *, left to right
   CHECK(ev("2 + 3 * 4 ^ 2") == 50);
 }
 
@@ -51,8 +51,8 @@ TEST_CASE("suite: expr comparisons, logic and functions") {
   CHECK(ev("2 <= 1") == 0);
   CHECK(ev("3 == 3 && 2 != 2") == 0);
   CHECK(ev("3 == 3 || 2 != 2") == 1);
-  CHECK(ev("1 + 1 == 2") == 1);       // arithmetic binds tighter than ==
-  CHECK(ev("0 || 0 && 1") == 0);      // && binds tighter than ||
+  CHECK(ev("1 + 1 == 2") == 1);   // arithmetic binds tighter than ==
+  CHECK(ev("0 || 0 && 1") == 0);  // && binds tighter than ||
   CHECK(ev("1 || 0 && 0") == 1);
   CHECK(ev("!0") == 1);
   CHECK(ev("!(2 > 1)") == 0);
