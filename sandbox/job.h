@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kf/abi.h"
+#include "verdict_status.h"
 
 namespace sandbox {
 
@@ -109,10 +110,10 @@ struct Job {
 
 // A failure seen by one rank. `kind` is a verdict name of DESIGN.md.
 struct Failure {
-  std::string kind;     // load_error | setup_error | crash | mismatch | unstable
-  std::string who;      // "candidate" | "baseline"
-  std::string message;  // one readable line
-  std::string phase;    // the phase it happened in
+  Status kind = Status::crash;  // load_error | setup_error | crash | mismatch | unstable
+  std::string who;              // "candidate" | "baseline"
+  std::string message;          // one readable line
+  std::string phase;            // the phase it happened in
   // mismatch / unstable details
   std::string tensor;
   int trial = -1, call = -1;

@@ -13,9 +13,8 @@
 namespace sandbox {
 
 struct Verdict {
-  // rejected compile_error load_error setup_error crash timeout mismatch unstable correct
-  std::string status;
-  std::string summary;  // one line
+  Status status = Status::rejected;  // set by whatever makes the verdict
+  std::string summary;               // one line
   std::string problem, candidate;
   int world = 0;
   std::string backend;

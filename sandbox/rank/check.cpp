@@ -42,7 +42,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
     return device_error(c, "check", "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
-    Failure& r = add_failure(c, "mismatch", "baseline", "check", "");
+    Failure& r = add_failure(c, Status::mismatch, "baseline", "check", "");
     std::string msg = f.message;
     r = f;
     r.who = "baseline";
@@ -57,7 +57,8 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
 }  // namespace
 
 Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err) {
-  add_failure(c, "crash", g_last_who, phase, fmt::format("CUDA error while {}: {}", what, err));
+  add_failure(c, Status::crash, g_last_who, phase,
+              fmt::format("CUDA error while {}: {}", what, err));
   return kFatal;
 }
 
@@ -134,7 +135,7 @@ Outcome run_chained(Ctx& c) {
     }
     Failure f;
     if (!compare_outputs(c, got[k], want, &f)) {
-      f.kind = "unstable";
+      f.kind = Status::unstable;
       f.who = "candidate";
       f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
       f.call = k;
@@ -189,7 +190,7 @@ Outcome run_barriered_checks(Ctx& c) {
       Failure f;
       if (!compare_outputs(c, got, want, &f)) {
         if (call > 0 && call0_ok) {
-          f.kind = "unstable";
+          f.kind = Status::unstable;
           f.message = fmt::format(
               "call 0 was correct, call {} differs: a flag or counter not reset between "
               "calls? ({})",

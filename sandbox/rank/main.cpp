@@ -157,7 +157,7 @@ Outcome load(Ctx& c) {
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
     if (!load_fresh(c, "candidate", job.candidate_lib, &c.cand, &err)) {
-      add_failure(c, "load_error", "candidate", "load", err);
+      add_failure(c, Status::load_error, "candidate", "load", err);
       o = kFailed;
     }
   } else {
@@ -168,13 +168,13 @@ Outcome load(Ctx& c) {
     if (!start_runner(c, &load_err, &err)) {
       o = internal(c, err);
     } else if (!c.runner.loaded) {
-      add_failure(c, "load_error", "candidate", "load", load_err);
+      add_failure(c, Status::load_error, "candidate", "load", load_err);
       o = kFailed;
     }
   }
   if (!job.baseline_lib.empty()) {
     if (!load_fresh(c, "baseline", job.baseline_lib, &c.base, &err)) {
-      add_failure(c, "load_error", "baseline", "load", err);
+      add_failure(c, Status::load_error, "baseline", "load", err);
       o = kFailed;
     }
     c.have_base = o == kOk;

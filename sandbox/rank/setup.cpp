@@ -36,7 +36,7 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
   Outcome o = kOk;
   if (c.bump.exhausted) {
     add_failure(
-        c, "setup_error", lib.who, "setup",
+        c, Status::setup_error, lib.who, "setup",
         fmt::format("comm.alloc asked for {} bytes with {} of the {} bytes of workspace in use: "
                     "workspace exhausted (the problem's workspace_bytes is {})",
                     c.bump.asked, c.bump.used, c.bump.cap, c.job.workspace_bytes));
@@ -53,7 +53,7 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
           break;
         }
       add_failure(
-          c, "setup_error", lib.who, "setup",
+          c, Status::setup_error, lib.who, "setup",
           fmt::format(
               "comm.alloc calls differ between ranks (rank 0 allocated {} bytes, rank {} {}): "
               "every rank must make the same calls in the same order",

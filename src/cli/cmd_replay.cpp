@@ -1,11 +1,11 @@
 // cli/cmd_replay.cpp: see cmd_replay.h.
 #include "cli/cmd_replay.h"
 
+#include <fmt/core.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
-
-#include <fmt/core.h>
 
 #include "agent/eval.h"
 #include "cli/commands.h"
@@ -22,7 +22,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 CLI::App* add_replay_command(CLI::App& app, ReplayArgs* a) {
-  CLI::App* r = app.add_subcommand("replay", "re-evaluate the candidates a trajectory recorded and compare the verdicts");
+  CLI::App* r = app.add_subcommand(
+      "replay", "re-evaluate the candidates a trajectory recorded and compare the verdicts");
   r->add_option("file", a->file, "a trajectory (runs/<problem>/*.jsonl)")->required();
   r->add_flag("--json", a->json, "one JSON line per candidate, then a summary line");
   return r;
@@ -58,15 +59,19 @@ int cmd_replay(const ReplayArgs& a) {
     cfg.no_time = ec.at("no_time");
     cfg.machine = suite::default_h200();
   } catch (const json::exception& e) {
-    fmt::print(stderr, "kforge replay: {}: the header's config.eval is incomplete: {}\n", a.file, e.what());
+    fmt::print(stderr, "kforge replay: {}: the header's config.eval is incomplete: {}\n", a.file,
+               e.what());
     return kBadInput;
   }
   if (cfg.backend == "cuda" && suite::detect_backend() != "cuda") {
-    fmt::print(stderr, "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n", a.file);
+    fmt::print(stderr,
+               "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n",
+               a.file);
     return kBadInput;
   }
   std::map<int, std::string> recorded;  // turn -> status
-  for (auto* v : t.of_type("verdict")) recorded[v->value("turn", 0)] = (*v)["verdict"].value("status", "");
+  for (auto* v : t.of_type("verdict"))
+    recorded[v->value("turn", 0)] = (*v)["verdict"].value("status", "");
   std::string dir = paths.runs_dir + "/replay/" + fs::path(a.file).stem().string();
   std::error_code fec;
   fs::create_directories(dir, fec);
@@ -89,18 +94,27 @@ int cmd_replay(const ReplayArgs& a) {
       return kInternal;
     }
     std::string was = recorded.count(turn) ? recorded[turn] : "(none)";
-    bool same = was == v.status;
+    bool same = was == sandbox::status_name(v.status);
     same ? ++matched : ++differed;
     if (a.json)
-      std::puts(json{{"turn", turn}, {"recorded", was}, {"now", v.status}, {"match", same}, {"summary", v.summary}}.dump().c_str());
+      std::puts(json{{"turn", turn},
+                     {"recorded", was},
+                     {"now", v.status},
+                     {"match", same},
+                     {"summary", v.summary}}
+                    .dump()
+                    .c_str());
     else
-      fmt::print("turn {}: recorded {}, now {}{}\n", turn, was, v.status, same ? "" : "  <- DIFFERS: " + v.summary);
+      fmt::print("turn {}: recorded {}, now {}{}\n", turn, was, sandbox::status_name(v.status),
+                 same ? "" : "  <- DIFFERS: " + v.summary);
   }
   if (a.json)
-    std::puts(json{{"candidates", matched + differed}, {"matched", matched}, {"differed", differed}}.dump().c_str());
+    std::puts(json{{"candidates", matched + differed}, {"matched", matched}, {"differed", differed}}
+                  .dump()
+                  .c_str());
   else
-    fmt::print("{} candidate{}: {} matched, {} differed\n", matched + differed, matched + differed == 1 ? "" : "s",
-               matched, differed);
+    fmt::print("{} candidate{}: {} matched, {} differed\n", matched + differed,
+               matched + differed == 1 ? "" : "s", matched, differed);
   return differed == 0 ? kOk : kNotCorrect;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/trace.h"
+#include "verdict_status.h"
 
 namespace sweep {
 
@@ -25,7 +26,7 @@ bool first_correct(const std::string& trajectory, FirstCorrect* out, std::string
       tokens += u.value("input_tokens", 0LL) + u.value("output_tokens", 0LL);
       cost += e.value("cost_usd", 0.0);
     } else if (type == "verdict" && e.contains("verdict") &&
-               e["verdict"].value("status", "") == "correct") {
+               e["verdict"].value("status", "") == sandbox::status_name(sandbox::Status::correct)) {
       *out = {e.value("turn", 0), tokens, cost};
       return true;
     }
@@ -65,7 +66,7 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
                 "");
   r->state = "done";
   r->status = v.value("status", "no_candidate");
-  r->correct = r->status == "correct";
+  r->correct = r->status == sandbox::status_name(sandbox::Status::correct);
   // A speed only where one was measured: the host backend's and emulated ranks' times
   // are no speed (sandbox::times_meaningful), whatever ratio the verdict carries.
   bool measured =
