@@ -150,7 +150,7 @@ std::string BuildResult::summary() const {
 
 std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& source, Role role) {
   std::vector<std::string> f;
-  if (tc.backend == "cuda") {
+  if (tc.backend == Backend::cuda) {
     f = {"-O3", "-std=c++17"};
     if (wants_sm90a(source))
       f.push_back("-gencode=arch=compute_90a,code=sm_90a");
@@ -218,10 +218,6 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
     *err = "build: no cache_dir set in the toolchain";
     return false;
   }
-  if (tc.backend != "cuda" && tc.backend != "host") {
-    *err = "build: unknown backend '" + tc.backend + "' (cuda or host)";
-    return false;
-  }
 
   // 1. Static checks.
   auto t0 = Clock::now();
@@ -247,13 +243,13 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   }
 
   // 2. The key, then the cache or the compiler.
-  const std::string& compiler = tc.backend == "cuda" ? tc.nvcc : tc.cxx;
+  const std::string& compiler = tc.backend == Backend::cuda ? tc.nvcc : tc.cxx;
   std::vector<std::string> flags = compile_flags(tc, source, role);
   Sha256 h;
   h.update(std::string("kforge-build-v1\0", 16));
   h.update(source);
-  for (const std::string& part :
-       {std::string("role=") + role_name(role), "backend=" + tc.backend}) {
+  for (const std::string& part : {std::string("role=") + role_name(role),
+                                  std::string("backend=") + backend_name(tc.backend)}) {
     h.update("\0", 1);
     h.update(part);
   }
@@ -274,7 +270,7 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
     return false;
   }
   out->lib_path = dir + "/lib.so";
-  std::string ext = tc.backend == "cuda" ? ".cu" : ".cpp";
+  std::string ext = tc.backend == Backend::cuda ? ".cu" : ".cpp";
   auto t1 = Clock::now();
   if (fs::exists(out->lib_path)) {
     out->cached = true;

@@ -14,7 +14,7 @@
 namespace sandbox {
 
 struct Toolchain {
-  std::string backend;  // "cuda" | "host"
+  Backend backend = Backend::cuda;
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::string cxx = "g++";
   std::string include_dir;  // primitives/include

@@ -28,7 +28,7 @@ std::string write(const std::string& dir, const std::string& name, const std::st
 
 Toolchain host_tc(const std::string& dir) {
   Toolchain tc;
-  tc.backend = "host";
+  tc.backend = Backend::host;
   tc.include_dir = KF_SOURCE_ROOT "/primitives/include";
   tc.cache_dir = dir + "/cache";
   tc.allow_multicast = false;
@@ -154,7 +154,7 @@ TEST_CASE("build: a library without kf_run is a load_error") {
 
 TEST_CASE("build: a tiny CUDA candidate builds with nvcc" * doctest::timeout(300)) {
   Toolchain tc;
-  tc.backend = "cuda";
+  tc.backend = Backend::cuda;
   if (!fs::exists(tc.nvcc)) {
     MESSAGE("skipped: no nvcc at " << tc.nvcc);
     return;
@@ -189,7 +189,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
 
 TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
   Toolchain tc;
-  tc.backend = "cuda";
+  tc.backend = Backend::cuda;
   tc.include_dir = "/inc";
   tc.nccl_include = "/nccl/include";
   tc.nccl_lib_dir = "/nccl/lib";
@@ -219,7 +219,7 @@ TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
   CHECK(!has(a, "-arch=sm_90"));
   CHECK(has(compile_flags(tc, "asm(\"wgmma.mma_async\");", Role::candidate),
             "-gencode=arch=compute_90a,code=sm_90a"));
-  tc.backend = "host";
+  tc.backend = Backend::host;
   auto h = compile_flags(tc, "", Role::candidate);
   CHECK(has(h, "-std=c++20"));
   CHECK(has(h, "-fPIC"));

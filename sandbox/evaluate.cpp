@@ -58,7 +58,7 @@ void add_note(Verdict* v, const std::string& n) {
 // holds a failure of the candidate's.
 bool crashed_after_failing(const RunResult& run, const std::vector<Failure>& failures) {
   bool candidate_failed = false;
-  for (const Failure& f : failures) candidate_failed = candidate_failed || f.who != "baseline";
+  for (const Failure& f : failures) candidate_failed = candidate_failed || f.who != Role::baseline;
   if (!candidate_failed) return false;
   for (const auto& [r, what] : run.crashes) {
     bool reported = r < static_cast<int>(run.reports.size()) && run.reports[r];
@@ -182,7 +182,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   //    problem's bug, not the candidate's.
   std::optional<Status> worst;
   for (auto& f : v->failures)
-    if (f.who != "baseline" && (!worst || more_severe(f.kind, *worst))) worst = f.kind;
+    if (f.who != Role::baseline && (!worst || more_severe(f.kind, *worst))) worst = f.kind;
   if (worst) {
     v->status = *worst;
     // Candidate failures first, in rank order (stable).
@@ -190,7 +190,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     for (size_t i = 0; i < v->failures.size(); ++i)
       fs_.push_back({v->failure_ranks[i], v->failures[i]});
     std::stable_sort(fs_.begin(), fs_.end(), [](auto& a, auto& b) {
-      return (a.second.who == "baseline") < (b.second.who == "baseline");
+      return (a.second.who == Role::baseline) < (b.second.who == Role::baseline);
     });
     v->failures.clear();
     v->failure_ranks.clear();
@@ -251,7 +251,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     if (rr.baseline_timed) v->baseline_time = rr.baseline;
     v->off_stream_slack_ms = rr.off_stream_slack_ms;
     v->timer_margin_ms = rr.timer_margin_ms;
-    bool meaningful = job.backend == "cuda" && !v->emulated;
+    bool meaningful = job.backend == Backend::cuda && !v->emulated;
     if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
       v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
     if (meaningful && inst.busbw_bytes > 0) {
@@ -265,9 +265,9 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0)
       v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
     if (!meaningful)
-      add_note(v, job.backend == "cuda"
-                      ? "emulated ranks: times are not a speed measurement"
-                      : job.backend + " backend: times are not a speed measurement");
+      add_note(v, job.backend == Backend::cuda ? "emulated ranks: times are not a speed measurement"
+                                               : std::string(backend_name(job.backend)) +
+                                                     " backend: times are not a speed measurement");
     if (meaningful && mostly_off_stream(rr.candidate))
       add_note(v, fmt::format("timing: {} of {} timed samples left work running on the GPU after "
                               "comm.stream() was done (another stream, the copy engine, a graph); "
@@ -279,7 +279,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
                               "by its rank's own round trips (forged, or a process too busy to "
                               "answer); the {} samples were timed by the round trip instead",
                               rr.candidate.n));
-    if (job.timing == "batched")
+    if (job.timing == Timing::batched)
       add_note(v,
                fmt::format(
                    "timing: batched, nccl-tests' method ({} samples of back-to-back calls, no L2 "

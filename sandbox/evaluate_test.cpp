@@ -12,7 +12,7 @@ namespace {
 Job job2() {
   Job j;
   j.world = 2;
-  j.backend = "cuda";
+  j.backend = Backend::cuda;
   JobTensor y;
   y.name = "y";
   y.output = true;
@@ -78,7 +78,7 @@ TEST_CASE("evaluate: a timed correct run gets speedup, busbw and roofline") {
 
   // The same on the host backend: no speed figures.
   Job h = job2();
-  h.backend = "host";
+  h.backend = Backend::host;
   Verdict hv;
   REQUIRE(verdict_from_run(inst, h, r, &hv, &err));
   CHECK(hv.status == Status::correct);
@@ -146,7 +146,7 @@ TEST_CASE("evaluate: a crash after the report does not hide the failure reported
   RunResult r = ok_run();
   Failure f;
   f.kind = Status::mismatch;
-  f.who = "candidate";
+  f.who = Role::candidate;
   f.message = "y is wrong";
   r.reports[1]->failures = {f};
   r.crashes = {{1, "signal 11 (SIGSEGV) in done"}};
@@ -192,7 +192,7 @@ TEST_CASE("evaluate: the candidate's failures decide; the baseline's alone are a
   RunResult r = ok_run();
   Failure m;
   m.kind = Status::mismatch;
-  m.who = "candidate";
+  m.who = Role::candidate;
   m.tensor = "y";
   r.reports[1]->failures = {m};
   r.exit_code = 1;
@@ -206,7 +206,7 @@ TEST_CASE("evaluate: the candidate's failures decide; the baseline's alone are a
   RunResult b = ok_run();
   Failure bf;
   bf.kind = Status::setup_error;
-  bf.who = "baseline";
+  bf.who = Role::baseline;
   bf.message = "kf_setup returned 1";
   b.reports[0]->failures = {bf};
   Verdict bv;

@@ -261,7 +261,7 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
   jail.read_only = {o.rank_binary, runner_binary, job.candidate_lib};
   if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
   for (const Job& j : jobs) jail.writable.push_back(j.dir);
-  jail.gpu = job.backend == "cuda";
+  jail.gpu = job.backend == Backend::cuda;
   jail.memory_bytes = o.memory_bytes;
   jail.max_pids = o.max_pids;
   return confined->prepare(jail, spec, err);

@@ -74,7 +74,7 @@ std::vector<std::pair<std::vector<int>, const Verdict::Stuck*>> group(
 }
 
 bool times_meaningful(const Verdict& v) {
-  return v.backend == "cuda" && !v.emulated;
+  return v.backend == Backend::cuda && !v.emulated;
 }
 
 const Failure* first_failure(const Verdict& v, int* rank) {
@@ -94,7 +94,7 @@ const Failure* first_failure(const Verdict& v, int* rank) {
 
 std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
   std::string s = rank >= 0 ? "rank " + std::to_string(rank) : "";
-  if (f.who == "baseline") s += (s.empty() ? "" : ", ") + std::string("the baseline");
+  if (f.who == Role::baseline) s += (s.empty() ? "" : ", ") + std::string("the baseline");
   auto sep = [&] { return s.empty() ? "" : ", "; };
   if (f.kind == Status::mismatch || f.kind == Status::unstable) {
     if (!f.tensor.empty()) s += sep() + std::string("tensor ") + f.tensor;
@@ -197,7 +197,8 @@ std::string summarize_status(const Verdict& v) {
     s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) +
          ", p90 " + ms(v.candidate_time.p90_ms) + ")";
     if (!times_meaningful(v)) {
-      s += v.emulated ? "; emulated ranks share a device" : "; " + v.backend + " backend";
+      s += v.emulated ? "; emulated ranks share a device"
+                      : "; " + std::string(backend_name(v.backend)) + " backend";
       s += ": times are not a speed measurement";
       if (v.roofline_ms > 0)
         s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
@@ -267,7 +268,7 @@ std::string render_text(const Verdict& v) {
   std::string ctx = v.problem;
   if (v.world > 0)
     ctx += (ctx.empty() ? "" : ", ") + std::string("world ") + std::to_string(v.world);
-  if (!v.backend.empty()) ctx += ", " + v.backend + " backend";
+  ctx += ", " + std::string(backend_name(v.backend)) + " backend";
   if (v.emulated) ctx += ", emulated";
   if (!v.size.empty()) ctx += ", size " + v.size;
   if (!ctx.empty()) s += "  (" + ctx + ")\n";

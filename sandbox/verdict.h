@@ -17,7 +17,7 @@ struct Verdict {
   std::string summary;               // one line
   std::string problem, candidate;
   int world = 0;
-  std::string backend;
+  Backend backend = Backend::cuda;
   bool emulated = false;
   std::string size;  // the instance that decided it, e.g. "small"
   std::string log;   // compiler log, mpirun output tail, ...

@@ -15,7 +15,7 @@ TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and 
   v.status = Status::mismatch;
   Failure f;
   f.kind = Status::mismatch;
-  f.who = "candidate";
+  f.who = Role::candidate;
   f.tensor = "y";
   f.trial = 0;
   f.call = 0;
@@ -93,7 +93,7 @@ TEST_CASE("verdict: a crash after kf::wait's deadline carries the line the devic
   v.status = Status::crash;
   Failure f;
   f.kind = Status::crash;
-  f.who = "candidate";
+  f.who = Role::candidate;
   f.phase = "check";
   f.message =
       "CUDA error after kf_run (trial 0 call 0): cudaDeviceSynchronize: unspecified launch failure";
@@ -115,7 +115,7 @@ TEST_CASE("verdict: a crash after kf::wait's deadline carries the line the devic
 TEST_CASE("verdict: correct with times, speedup, busbw and roofline") {
   Verdict v;
   v.status = Status::correct;
-  v.backend = "cuda";
+  v.backend = Backend::cuda;
   v.timed = true;
   v.candidate_time = {50, 0.123, 0.120, 0.130, 0.11, 0.2};
   v.baseline_time = {50, 0.200, 0.19, 0.21, 0.18, 0.3};
@@ -133,14 +133,14 @@ TEST_CASE("verdict: correct with times, speedup, busbw and roofline") {
 TEST_CASE("verdict: host and emulated times are not a speed measurement") {
   Verdict v;
   v.status = Status::correct;
-  v.backend = "host";
+  v.backend = Backend::host;
   v.timed = true;
   v.candidate_time = {10, 1.5, 1.2, 2.0, 1, 3};
   v.speedup = 0;
   std::string s = summarize(v);
   CHECK(has(s, "not a speed measurement"));
   CHECK(!has(s, "x;"));
-  v.backend = "cuda";
+  v.backend = Backend::cuda;
   v.emulated = true;
   CHECK(has(summarize(v), "emulated"));
   CHECK(has(summarize(v), "not a speed measurement"));
@@ -149,7 +149,7 @@ TEST_CASE("verdict: host and emulated times are not a speed measurement") {
 TEST_CASE("verdict: suspicious figures are flagged") {
   Verdict v;
   v.status = Status::correct;
-  v.backend = "cuda";
+  v.backend = Backend::cuda;
   v.timed = true;
   v.candidate_time.median_ms = 0.05;
   v.roofline_ms = 0.1;
@@ -158,7 +158,7 @@ TEST_CASE("verdict: suspicious figures are flagged") {
   CHECK(v.flags == std::vector<std::string>{"faster_than_roofline", "excessive_speedup"});
   Verdict h = v;
   h.flags.clear();
-  h.backend = "host";
+  h.backend = Backend::host;
   flag_suspicious(&h);
   CHECK(h.flags.empty());
 }
@@ -166,7 +166,7 @@ TEST_CASE("verdict: suspicious figures are flagged") {
 TEST_CASE("verdict: work off comm.stream() in most samples is flagged, in a few it is not") {
   Verdict v;
   v.status = Status::correct;
-  v.backend = "cuda";
+  v.backend = Backend::cuda;
   v.timed = true;
   v.candidate_time.median_ms = 0.5;
   v.candidate_time.n = 10;

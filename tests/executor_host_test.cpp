@@ -60,14 +60,14 @@ JobTensor tensor(const std::string& name, bool output, std::vector<int64_t> shap
 Job base_job(const std::string& problem, int world, int64_t n) {
   Job j;
   j.problem = problem;
-  j.backend = "host";
+  j.backend = sandbox::Backend::host;
   j.world = world;
   j.params = {{"n", static_cast<double>(n)}};
   if (problem == "all_reduce")
     j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {n}, world, 1e-5)};
   else  // all_gather
     j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {world * n}, world, 0)};
-  j.reference = "oracle";
+  j.reference = sandbox::Reference::oracle;
   j.trials = 2;
   j.calls = 3;
   j.time = false;
@@ -95,7 +95,7 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
   req.problem = problem;
   req.candidate_path = candidate;
   req.baseline_path = kRoot + "/problems/" + problem + "/baseline_host.cpp";
-  req.backend = "host";
+  req.backend = sandbox::Backend::host;
   req.world = world;
   Instance inst;
   inst.label = "small";
@@ -107,7 +107,7 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
     inst.job.verify_every = 2;
   }
   req.instances = {inst};
-  req.toolchain.backend = "host";
+  req.toolchain.backend = sandbox::Backend::host;
   req.toolchain.include_dir = kRoot + "/primitives/include";
   req.toolchain.cache_dir = test_root() + "/cache";
   req.toolchain.allow_multicast = false;

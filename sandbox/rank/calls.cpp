@@ -82,7 +82,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
   auto fresh = [&] {
     c.items = c.pristine;
     c.tensors.items = c.items.data();
-    c.comm_call = lib.who == "baseline" ? c.comm_base : c.comm_cand;
+    c.comm_call = lib.who == Role::baseline ? c.comm_base : c.comm_cand;
   };
   std::string err;
   status_set(phase, detail, true, limit_s, restart);

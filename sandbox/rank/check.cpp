@@ -14,7 +14,7 @@
 namespace sandbox::rank {
 
 namespace {
-std::string g_last_who = "candidate";  // who ran last: a sticky device error is theirs
+Role g_last_who = Role::candidate;  // who ran last: a sticky device error is theirs
 
 Outcome run_lib(Ctx& c, Lib& lib, const char* phase, const std::string& detail, double limit_s,
                 bool restart) {
@@ -42,10 +42,10 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
     return device_error(c, "check", "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
-    Failure& r = add_failure(c, Status::mismatch, "baseline", "check", "");
+    Failure& r = add_failure(c, Status::mismatch, Role::baseline, "check", "");
     std::string msg = f.message;
     r = f;
-    r.who = "baseline";
+    r.who = Role::baseline;
     r.phase = "check";
     r.trial = trial;
     r.call = call;
@@ -136,7 +136,7 @@ Outcome run_chained(Ctx& c) {
     Failure f;
     if (!compare_outputs(c, got[k], want, &f)) {
       f.kind = Status::unstable;
-      f.who = "candidate";
+      f.who = Role::candidate;
       f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
       f.call = k;
       c.report.failures.push_back(f);
@@ -201,7 +201,7 @@ Outcome run_barriered_checks(Ctx& c) {
         f = changed;
       }
       if (!same) {
-        f.who = "candidate";
+        f.who = Role::candidate;
         f.phase = "check";
         f.trial = trial;
         f.call = call;

@@ -11,7 +11,7 @@ Outcome agree(Outcome mine) {
   return static_cast<Outcome>(worst);
 }
 
-Failure& add_failure(Ctx& c, Status kind, const std::string& who, const std::string& phase,
+Failure& add_failure(Ctx& c, Status kind, Role who, const std::string& phase,
                      const std::string& message) {
   Failure f;
   f.kind = kind;

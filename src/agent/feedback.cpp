@@ -20,7 +20,7 @@ std::vector<std::string> lines_of(const std::string& s) {
 }
 
 std::string context(const sandbox::Verdict& v) {
-  std::string s = fmt::format("world {}, {} backend", v.world, v.backend);
+  std::string s = fmt::format("world {}, {} backend", v.world, sandbox::backend_name(v.backend));
   if (v.emulated) s += ", emulated ranks";
   if (!v.size.empty()) s += ", size " + v.size;
   return s;
@@ -53,17 +53,18 @@ std::string stuck_line(const sandbox::Verdict::Stuck& s, const char* verb) {
 
 std::string goal_text(const sandbox::Verdict& v, double target) {
   if (v.status != sandbox::Status::correct)
-    return speedup_measurable(v) || v.backend == "cuda"
+    return speedup_measurable(v) || v.backend == sandbox::Backend::cuda
                ? fmt::format(
                      "The goal is a correct kernel with a speedup of at least {:.2f}x over the "
                      "baseline.",
                      target)
                : "The goal is a correct kernel.";
   if (!speedup_measurable(v)) {
-    if (v.backend == "cuda" && !v.emulated && !v.timed)
+    if (v.backend == sandbox::Backend::cuda && !v.emulated && !v.timed)
       return "It was not timed, so correct is all that is asked here.";
     return "Times here are not a speed measurement (" +
-           std::string(v.emulated ? "emulated ranks share a device" : v.backend + " backend") +
+           std::string(v.emulated ? "emulated ranks share a device"
+                                  : sandbox::backend_name(v.backend) + std::string(" backend")) +
            "), so correct is the goal.";
   }
   if (v.speedup >= target)
@@ -124,8 +125,8 @@ std::string clip_tail(const std::string& log, size_t max_lines, size_t max_chars
 }
 
 bool speedup_measurable(const sandbox::Verdict& v) {
-  return v.status == sandbox::Status::correct && v.backend == "cuda" && !v.emulated && v.timed &&
-         v.speedup > 0;
+  return v.status == sandbox::Status::correct && v.backend == sandbox::Backend::cuda &&
+         !v.emulated && v.timed && v.speedup > 0;
 }
 
 bool target_met(const sandbox::Verdict& v, double target) {

@@ -11,7 +11,7 @@ sandbox::Verdict base(sandbox::Status status) {
   v.status = status;
   v.problem = "all_reduce";
   v.world = 4;
-  v.backend = "cuda";
+  v.backend = sandbox::Backend::cuda;
   v.size = "full";
   return v;
 }
@@ -41,7 +41,7 @@ TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck 
   sandbox::Verdict v = base(sandbox::Status::mismatch);
   sandbox::Failure f;
   f.kind = sandbox::Status::mismatch;
-  f.who = "candidate";
+  f.who = sandbox::Role::candidate;
   f.tensor = "y";
   f.bad_count = 3;
   f.total = 10;
@@ -78,7 +78,7 @@ TEST_CASE("feedback: correct against the target; best and target rules") {
   CHECK(agent::better_than(w, v));
   CHECK_FALSE(agent::better_than(v, w));
   sandbox::Verdict host = base(sandbox::Status::correct);
-  host.backend = "host";
+  host.backend = sandbox::Backend::host;
   CHECK(agent::target_met(host, 5.0));  // no speedup can be measured: correct is the goal
   CHECK(has(render(host), "not a speed measurement"));
   CHECK(agent::better_than(host, base(sandbox::Status::mismatch)));

@@ -129,7 +129,7 @@ sandbox::Verdict verdict(const suite::Problem& p, const std::string& backend,
   sandbox::Verdict v;
   v.status = status;
   v.problem = p.name;
-  v.backend = backend;
+  REQUIRE(sandbox::parse_enum(backend, &v.backend));
   v.world = 4;
   v.size = "small";
   v.summary = std::string(sandbox::status_name(status)) + " at world 4";
