@@ -14,7 +14,7 @@
 #include "sandbox/process.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
-#include "trace/trace.h"
+#include "trace/run.h"
 
 namespace cli {
 
@@ -30,14 +30,14 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs* a) {
 }
 
 int cmd_replay(const ReplayArgs& a) {
-  trace::Trajectory t;
+  trace::Run run;
   std::string err, warn;
-  if (!trace::read_trajectory(a.file, &t, &err, &warn)) {
+  if (!trace::read_run(a.file, &run, &err, &warn)) {
     fmt::print(stderr, "kforge replay: {}\n", err);
     return kBadInput;
   }
   if (!warn.empty()) fmt::print(stderr, "kforge replay: {}\n", warn);
-  const json& ec = t.header["config"]["eval"];
+  const json& ec = run.raw.header["config"]["eval"];
   suite::Paths paths = suite::default_paths();
   agent::EvalConfig cfg;
   try {
@@ -70,16 +70,16 @@ int cmd_replay(const ReplayArgs& a) {
     return kBadInput;
   }
   std::map<int, std::string> recorded;  // turn -> status
-  for (auto* v : t.of_type("verdict"))
-    recorded[v->value("turn", 0)] = (*v)["verdict"].value("status", "");
+  for (const trace::VerdictEvent& v : run.verdicts)
+    recorded[v.turn] = sandbox::status_name(v.verdict.status);
   std::string dir = paths.runs_dir + "/replay/" + fs::path(a.file).stem().string();
   std::error_code fec;
   fs::create_directories(dir, fec);
   int matched = 0, differed = 0;
-  for (auto* c : t.of_type("candidate")) {
-    int turn = c->value("turn", 0);
+  for (const trace::CandidateEvent& c : run.candidates) {
+    int turn = c.turn;
     std::string file = fmt::format("{}/turn_{}{}", dir, turn, agent::kernel_extension(cfg.backend));
-    std::ofstream(file, std::ios::binary) << c->value("source", "");
+    std::ofstream(file, std::ios::binary) << c.source;
     sandbox::Verdict v;
     bool evaluated =
         agent::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err);
