@@ -1,6 +1,8 @@
 // sandbox/build.cpp: the build, its cache key and the compiler log trimming.
 #include "build.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -9,8 +11,6 @@
 #include <mutex>
 #include <random>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "confine.h"
 #include "process.h"
@@ -71,7 +71,8 @@ Confinement compiler_jail(const Toolchain& tc, const std::string& compiler, cons
   c.read_only = {tc.include_dir};
   std::error_code ec;
   fs::path real = fs::canonical(compiler, ec);
-  if (!ec && real.string().rfind("/usr/", 0) != 0) c.read_only.push_back(real.parent_path().parent_path().string());
+  if (!ec && real.string().rfind("/usr/", 0) != 0)
+    c.read_only.push_back(real.parent_path().parent_path().string());
   if (role == Role::baseline)
     for (const std::string& d : {tc.nccl_include, tc.nccl_lib_dir})
       if (!d.empty()) c.read_only.push_back(d);
@@ -132,7 +133,7 @@ bool is_error_line(const std::string& l) {
 std::string BuildResult::summary() const {
   if (ok) return "built " + lib_path + (cached ? " (cached)" : "");
   if (!findings.empty()) {
-    std::string s = status + ": " + findings[0].render();
+    std::string s = std::string(status_name(status)) + ": " + findings[0].render();
     if (findings.size() > 1) s += " (and " + std::to_string(findings.size() - 1) + " more)";
     return s;
   }
@@ -144,15 +145,17 @@ std::string BuildResult::summary() const {
       first = l;
       break;
     }
-  return status + ": " + first;
+  return std::string(status_name(status)) + ": " + first;
 }
 
 std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& source, Role role) {
   std::vector<std::string> f;
-  if (tc.backend == "cuda") {
+  if (tc.backend == Backend::cuda) {
     f = {"-O3", "-std=c++17"};
-    if (wants_sm90a(source)) f.push_back("-gencode=arch=compute_90a,code=sm_90a");
-    else f.push_back("-arch=" + tc.arch);
+    if (wants_sm90a(source))
+      f.push_back("-gencode=arch=compute_90a,code=sm_90a");
+    else
+      f.push_back("-arch=" + tc.arch);
     for (const char* s : {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-lineinfo"})
       f.push_back(s);
     f.push_back("-I" + tc.include_dir);
@@ -160,7 +163,8 @@ std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& s
       if (!tc.nccl_include.empty()) f.push_back("-I" + tc.nccl_include);
       if (!tc.nccl_lib_dir.empty()) f.push_back("-L" + tc.nccl_lib_dir);
       // Some images ship only the runtime's libnccl.so.2, without the -dev symlink.
-      bool dev_link = tc.nccl_lib_dir.empty() || access((tc.nccl_lib_dir + "/libnccl.so").c_str(), F_OK) == 0;
+      bool dev_link =
+          tc.nccl_lib_dir.empty() || access((tc.nccl_lib_dir + "/libnccl.so").c_str(), F_OK) == 0;
       f.push_back(dev_link ? "-lnccl" : "-l:libnccl.so.2");
       if (source.find("cublas") != std::string::npos) {
         f.push_back("-lcublas");
@@ -197,13 +201,12 @@ std::string trim_compiler_log(const std::string& log, const std::string& tmp_pat
   std::string out;
   if (first > 0) out += "[" + std::to_string(first) + " lines before the first error cut]\n";
   for (size_t i = first; i < end; ++i) out += lines[i] + "\n";
-  if (end < lines.size())
-    out += "[" + std::to_string(lines.size() - end) + " more lines cut]\n";
+  if (end < lines.size()) out += "[" + std::to_string(lines.size() - end) + " more lines cut]\n";
   return out;
 }
 
-bool build_library(const Toolchain& tc, const std::string& source_path, Role role,
-                   BuildResult* out, std::string* err) {
+bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
+                   std::string* err) {
   *out = BuildResult{};
   out->file_name = fs::path(source_path).filename().string();
   std::string source;
@@ -213,10 +216,6 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   }
   if (tc.cache_dir.empty()) {
     *err = "build: no cache_dir set in the toolchain";
-    return false;
-  }
-  if (tc.backend != "cuda" && tc.backend != "host") {
-    *err = "build: unknown backend '" + tc.backend + "' (cuda or host)";
     return false;
   }
 
@@ -229,13 +228,14 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   out->static_s = since(t0);
   if (!pass) {
     out->stage = "static";
-    out->status = "rejected";
+    out->status = Status::rejected;
     // A source without kf_run (and nothing else wrong) is the load_error it would become.
     bool only_entry = std::all_of(out->findings.begin(), out->findings.end(),
                                   [](const Finding& f) { return f.rule == "entry"; });
     if (only_entry) {
-      out->status = "load_error";
-      out->log = out->file_name + " defines no kf_run: declare extern \"C\" int kf_run(kf::Comm&, "
+      out->status = Status::load_error;
+      out->log = out->file_name +
+                 " defines no kf_run: declare extern \"C\" int kf_run(kf::Comm&, "
                  "kf::Tensors&) at namespace scope";
       out->findings.clear();
     }
@@ -243,12 +243,13 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   }
 
   // 2. The key, then the cache or the compiler.
-  const std::string& compiler = tc.backend == "cuda" ? tc.nvcc : tc.cxx;
+  const std::string& compiler = tc.backend == Backend::cuda ? tc.nvcc : tc.cxx;
   std::vector<std::string> flags = compile_flags(tc, source, role);
   Sha256 h;
   h.update(std::string("kforge-build-v1\0", 16));
   h.update(source);
-  for (const std::string& part : {std::string("role=") + role_name(role), "backend=" + tc.backend}) {
+  for (const std::string& part : {std::string("role=") + role_name(role),
+                                  std::string("backend=") + backend_name(tc.backend)}) {
     h.update("\0", 1);
     h.update(part);
   }
@@ -269,7 +270,7 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
     return false;
   }
   out->lib_path = dir + "/lib.so";
-  std::string ext = tc.backend == "cuda" ? ".cu" : ".cpp";
+  std::string ext = tc.backend == Backend::cuda ? ".cu" : ".cpp";
   auto t1 = Clock::now();
   if (fs::exists(out->lib_path)) {
     out->cached = true;
@@ -312,15 +313,15 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
     std::string tool = fs::path(compiler).filename().string();
     if (r.timed_out || !r.ok() || !fs::exists(tmp_lib)) {
       out->stage = "compile";
-      out->status = "compile_error";
+      out->status = Status::compile_error;
       out->log = trim_compiler_log(r.output, tmp_src, out->file_name);
       if (r.timed_out) {
         char buf[96];
         snprintf(buf, sizeof buf, "%s took longer than %g s", tool.c_str(), tc.limit_s);
         out->log = std::string(buf) + "\n" + out->log;
       } else if (cr.oom_killed) {
-        out->log = tool + " went past its memory limit of " + std::to_string(jail.memory_bytes >> 20) +
-                   " MiB\n" + out->log;
+        out->log = tool + " went past its memory limit of " +
+                   std::to_string(jail.memory_bytes >> 20) + " MiB\n" + out->log;
       } else if (r.signal) {
         out->log = tool + " died with " + signal_name(r.signal) + "\n" + out->log;
       }
@@ -346,14 +347,15 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   out->symbols_s = since(t2);
   if (!clean) {
     out->stage = "symbols";
-    out->status = "rejected";
+    out->status = Status::rejected;
     return true;
   }
   if (!defines_symbol(syms, "kf_run")) {
     out->stage = "load";
-    out->status = "load_error";
-    out->log = "the library defines no kf_run: declare it extern \"C\" int kf_run(kf::Comm&, "
-               "kf::Tensors&) at namespace scope";
+    out->status = Status::load_error;
+    out->log =
+        "the library defines no kf_run: declare it extern \"C\" int kf_run(kf::Comm&, "
+        "kf::Tensors&) at namespace scope";
     return true;
   }
   out->ok = true;

@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "static_check.h"
+#include "verdict_status.h"
 
 namespace sandbox {
 
 struct Toolchain {
-  std::string backend;  // "cuda" | "host"
+  Backend backend = Backend::cuda;
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::string cxx = "g++";
   std::string include_dir;  // primitives/include
@@ -27,15 +28,15 @@ struct Toolchain {
 struct BuildResult {
   bool ok = false;
   // When !ok: which stage failed and the verdict it means.
-  std::string stage;   // "static" | "compile" | "symbols" | "load"
-  std::string status;  // "rejected" | "compile_error" | "load_error"
-  std::vector<Finding> findings;  // static and symbol findings
-  std::string log;                // the compiler's output, trimmed (compile errors)
-  std::string lib_path;           // <cache_dir>/<key>/lib.so when ok
+  std::string stage;                 // "static" | "compile" | "symbols" | "load"
+  Status status = Status::rejected;  // rejected | compile_error | load_error
+  std::vector<Finding> findings;     // static and symbol findings
+  std::string log;                   // the compiler's output, trimmed (compile errors)
+  std::string lib_path;              // <cache_dir>/<key>/lib.so when ok
   std::string key;
-  bool cached = false;            // the library was already in the cache
-  std::string command;            // the compile command, for the record
-  std::string file_name;          // the source's own name, as messages use it
+  bool cached = false;    // the library was already in the cache
+  std::string command;    // the compile command, for the record
+  std::string file_name;  // the source's own name, as messages use it
   double static_s = 0, compile_s = 0, symbols_s = 0;
   // One line: "rejected: kernel.cu:12: uses MPI_Allreduce: ..." or "compile_error: ...".
   std::string summary() const;
@@ -43,8 +44,8 @@ struct BuildResult {
 
 // False (with *err) only for internal failures: the source cannot be read, the cache
 // cannot be written, the compiler cannot be started. A bad source is *out with !ok.
-bool build_library(const Toolchain& tc, const std::string& source_path, Role role,
-                   BuildResult* out, std::string* err);
+bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
+                   std::string* err);
 
 // The compile flags (without the source and the output), as the key sees them.
 std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& source, Role role);

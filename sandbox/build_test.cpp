@@ -1,11 +1,10 @@
 #include "build.h"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <stdlib.h>
 
 #include "process.h"
 #include "symbols.h"
@@ -29,7 +28,7 @@ std::string write(const std::string& dir, const std::string& name, const std::st
 
 Toolchain host_tc(const std::string& dir) {
   Toolchain tc;
-  tc.backend = "host";
+  tc.backend = Backend::host;
   tc.include_dir = KF_SOURCE_ROOT "/primitives/include";
   tc.cache_dir = dir + "/cache";
   tc.allow_multicast = false;
@@ -93,7 +92,7 @@ TEST_CASE("build: the static check rejects before compiling") {
   REQUIRE(build_library(host_tc(dir), src, Role::candidate, &b, &err));
   CHECK(!b.ok);
   CHECK(b.stage == "static");
-  CHECK(b.status == "rejected");
+  CHECK(b.status == Status::rejected);
   REQUIRE(!b.findings.empty());
   CHECK(b.findings[0].render().rfind("bad.cpp:7: uses MPI_Barrier", 0) == 0);
   CHECK(b.summary().rfind("rejected: bad.cpp:7:", 0) == 0);
@@ -104,14 +103,15 @@ TEST_CASE("build: the static check rejects before compiling") {
 TEST_CASE("build: a compile error is trimmed and names the candidate's file") {
   std::string dir = temp_dir();
   std::string body = std::string(kHostOk) + "int g() { return undeclared_thing; }\n";
-  for (int i = 0; i < 80; ++i) body += "int h" + std::to_string(i) + "() { return nope" + std::to_string(i) + "; }\n";
+  for (int i = 0; i < 80; ++i)
+    body += "int h" + std::to_string(i) + "() { return nope" + std::to_string(i) + "; }\n";
   std::string src = write(dir, "broken.cpp", body);
   BuildResult b;
   std::string err;
   REQUIRE(build_library(host_tc(dir), src, Role::candidate, &b, &err));
   CHECK(!b.ok);
   CHECK(b.stage == "compile");
-  CHECK(b.status == "compile_error");
+  CHECK(b.status == Status::compile_error);
   CHECK(b.log.find("broken.cpp:7") != std::string::npos);
   CHECK(b.log.find("undeclared_thing") != std::string::npos);
   CHECK(b.log.find(dir + "/cache") == std::string::npos);  // no temporary path
@@ -132,7 +132,7 @@ TEST_CASE("build: the compile time limit is a compile_error naming it") {
   BuildResult b;
   std::string err;
   REQUIRE(build_library(tc, src, Role::candidate, &b, &err));
-  CHECK(b.status == "compile_error");
+  CHECK(b.status == Status::compile_error);
   CHECK(b.log.find("slowcc took longer than 0.5 s") != std::string::npos);
   fs::remove_all(dir);
 }
@@ -147,14 +147,14 @@ TEST_CASE("build: a library without kf_run is a load_error") {
   std::string err;
   REQUIRE(build_library(host_tc(dir), src, Role::candidate, &b, &err));
   CHECK(!b.ok);
-  CHECK(b.status == "load_error");
+  CHECK(b.status == Status::load_error);
   CHECK(b.log.find("defines no kf_run") != std::string::npos);
   fs::remove_all(dir);
 }
 
 TEST_CASE("build: a tiny CUDA candidate builds with nvcc" * doctest::timeout(300)) {
   Toolchain tc;
-  tc.backend = "cuda";
+  tc.backend = Backend::cuda;
   if (!fs::exists(tc.nvcc)) {
     MESSAGE("skipped: no nvcc at " << tc.nvcc);
     return;
@@ -189,7 +189,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
 
 TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
   Toolchain tc;
-  tc.backend = "cuda";
+  tc.backend = Backend::cuda;
   tc.include_dir = "/inc";
   tc.nccl_include = "/nccl/include";
   tc.nccl_lib_dir = "/nccl/lib";
@@ -219,7 +219,7 @@ TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
   CHECK(!has(a, "-arch=sm_90"));
   CHECK(has(compile_flags(tc, "asm(\"wgmma.mma_async\");", Role::candidate),
             "-gencode=arch=compute_90a,code=sm_90a"));
-  tc.backend = "host";
+  tc.backend = Backend::host;
   auto h = compile_flags(tc, "", Role::candidate);
   CHECK(has(h, "-std=c++20"));
   CHECK(has(h, "-fPIC"));
@@ -227,11 +227,13 @@ TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
 
 TEST_CASE("build: a source that never mentions kf_run is a load_error without compiling") {
   std::string dir = temp_dir();
-  std::string src = write(dir, "nokf.cpp", "#include <kf/kf.h>\nextern \"C\" int kf_setup(kf::Comm&, kf::Tensors&) { return 0; }\n");
+  std::string src = write(
+      dir, "nokf.cpp",
+      "#include <kf/kf.h>\nextern \"C\" int kf_setup(kf::Comm&, kf::Tensors&) { return 0; }\n");
   BuildResult b;
   std::string err;
   REQUIRE(build_library(host_tc(dir), src, Role::candidate, &b, &err));
-  CHECK(b.status == "load_error");
+  CHECK(b.status == Status::load_error);
   CHECK(b.stage == "static");
   CHECK(b.log.find("nokf.cpp defines no kf_run") != std::string::npos);
   fs::remove_all(dir);

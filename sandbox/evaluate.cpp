@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <regex>
 
@@ -57,7 +58,7 @@ void add_note(Verdict* v, const std::string& n) {
 // holds a failure of the candidate's.
 bool crashed_after_failing(const RunResult& run, const std::vector<Failure>& failures) {
   bool candidate_failed = false;
-  for (const Failure& f : failures) candidate_failed = candidate_failed || f.who != "baseline";
+  for (const Failure& f : failures) candidate_failed = candidate_failed || f.who != Role::baseline;
   if (!candidate_failed) return false;
   for (const auto& [r, what] : run.crashes) {
     bool reported = r < static_cast<int>(run.reports.size()) && run.reports[r];
@@ -66,13 +67,6 @@ bool crashed_after_failing(const RunResult& run, const std::vector<Failure>& fai
     if (!reported || !late) return false;
   }
   return true;
-}
-
-int kind_rank(const std::string& k) {
-  static const char* order[] = {"load_error", "setup_error", "crash", "mismatch", "unstable"};
-  for (int i = 0; i < 5; ++i)
-    if (k == order[i]) return i;
-  return 5;
 }
 
 double gbps(double bytes, double ms, double factor) {
@@ -136,7 +130,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   // 0. The job's memory limit: the kernel's OOM killer ended a process of it, and what
   //    the others did next (a peer waiting forever, mpirun's abort) follows from that.
   if (run.oom_killed) {
-    v->status = "crash";
+    v->status = Status::crash;
     v->log = fmt::format(
         "out of memory: the job went past its limit of {} MiB of host memory (all "
         "ranks together) and the kernel ended it; allocate less (KFORGE_MEMORY_MIB "
@@ -150,7 +144,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   //    thread it left running hit the process as it shut down, and the failures it was
   //    reported for come first.
   if (!run.crashes.empty() && !crashed_after_failing(run, v->failures)) {
-    v->status = "crash";
+    v->status = Status::crash;
     for (auto& [r, what] : run.crashes) v->crashes.push_back({r, what});
     v->log = mpirun_tail;
     return true;
@@ -162,7 +156,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   if (run.lingering) add_note(v, run.kill_reason);
   // 2. The watchdog.
   if (!run.lingering && (run.killed_by_watchdog || (run.signal != 0 && !run.stuck.empty()))) {
-    v->status = "timeout";
+    v->status = Status::timeout;
     v->limit_s = run.limit_s;
     for (auto& s : run.stuck)
       v->stuck.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
@@ -176,7 +170,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     return true;
   }
   if (!run.lingering && !run.kill_reason.empty()) {  // mpirun's own hard limit
-    v->status = "timeout";
+    v->status = Status::timeout;
     v->limit_s = run.limit_s;
     for (auto& s : run.statuses)
       if (s.present) v->others.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
@@ -186,23 +180,17 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
 
   // 3. Failures the ranks reported: the candidate's decide; the baseline's alone are the
   //    problem's bug, not the candidate's.
-  int best = 99;
-  bool candidate_failed = false;
+  std::optional<Status> worst;
   for (auto& f : v->failures)
-    if (f.who != "baseline") {
-      candidate_failed = true;
-      best = std::min(best, kind_rank(f.kind));
-    }
-  if (candidate_failed) {
-    static const char* order[] = {"load_error", "setup_error", "crash",
-                                  "mismatch",   "unstable",    "crash"};
-    v->status = order[best];
+    if (f.who != Role::baseline && (!worst || more_severe(f.kind, *worst))) worst = f.kind;
+  if (worst) {
+    v->status = *worst;
     // Candidate failures first, in rank order (stable).
     std::vector<std::pair<int, Failure>> fs_;
     for (size_t i = 0; i < v->failures.size(); ++i)
       fs_.push_back({v->failure_ranks[i], v->failures[i]});
     std::stable_sort(fs_.begin(), fs_.end(), [](auto& a, auto& b) {
-      return (a.second.who == "baseline") < (b.second.who == "baseline");
+      return (a.second.who == Role::baseline) < (b.second.who == Role::baseline);
     });
     v->failures.clear();
     v->failure_ranks.clear();
@@ -210,11 +198,11 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
       v->failures.push_back(f);
       v->failure_ranks.push_back(r);
     }
-    if (v->status == "crash") v->log = mpirun_tail;
+    if (v->status == Status::crash) v->log = mpirun_tail;
     return true;
   }
   if (!v->failures.empty()) {
-    *err = "the baseline failed (" + v->failures[0].kind + " on rank " +
+    *err = "the baseline failed (" + std::string(status_name(v->failures[0].kind)) + " on rank " +
            std::to_string(v->failure_ranks[0]) + ": " + v->failures[0].message + ")";
     return false;
   }
@@ -229,7 +217,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   std::smatch m;
   for (size_t r = 0; r < run.reports.size(); ++r) {
     if (run.reports[r]) continue;
-    v->status = "crash";
+    v->status = Status::crash;
     std::string what;
     if (std::regex_search(run.output, m, died) && std::stoi(m[1]) == static_cast<int>(r)) {
       int sig = std::stoi(m[2]);
@@ -244,7 +232,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     if (s.present) what += " (last in " + s.phase + (s.detail.empty() ? "" : " " + s.detail) + ")";
     v->crashes.push_back({static_cast<int>(r), what});
   }
-  if (v->status == "crash") {
+  if (v->status == Status::crash) {
     v->log = mpirun_tail;
     return true;
   }
@@ -255,7 +243,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
   }
 
   // 5. Correct: the figures.
-  v->status = "correct";
+  v->status = Status::correct;
   if (run.result && run.result->timed) {
     const RunReport& rr = *run.result;
     v->timed = true;
@@ -263,7 +251,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     if (rr.baseline_timed) v->baseline_time = rr.baseline;
     v->off_stream_slack_ms = rr.off_stream_slack_ms;
     v->timer_margin_ms = rr.timer_margin_ms;
-    bool meaningful = job.backend == "cuda" && !v->emulated;
+    bool meaningful = job.backend == Backend::cuda && !v->emulated;
     if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
       v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
     if (meaningful && inst.busbw_bytes > 0) {
@@ -277,9 +265,9 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
     if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0)
       v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
     if (!meaningful)
-      add_note(v, job.backend == "cuda"
-                      ? "emulated ranks: times are not a speed measurement"
-                      : job.backend + " backend: times are not a speed measurement");
+      add_note(v, job.backend == Backend::cuda ? "emulated ranks: times are not a speed measurement"
+                                               : std::string(backend_name(job.backend)) +
+                                                     " backend: times are not a speed measurement");
     if (meaningful && mostly_off_stream(rr.candidate))
       add_note(v, fmt::format("timing: {} of {} timed samples left work running on the GPU after "
                               "comm.stream() was done (another stream, the copy engine, a graph); "
@@ -291,7 +279,7 @@ bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run
                               "by its rank's own round trips (forged, or a process too busy to "
                               "answer); the {} samples were timed by the round trip instead",
                               rr.candidate.n));
-    if (job.timing == "batched")
+    if (job.timing == Timing::batched)
       add_note(v,
                fmt::format(
                    "timing: batched, nccl-tests' method ({} samples of back-to-back calls, no L2 "
@@ -422,7 +410,7 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
       return false;
     }
     v = iv;
-    if (v.status != "correct") break;
+    if (v.status != Status::correct) break;
   }
   return finish();
 }

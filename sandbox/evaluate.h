@@ -1,8 +1,8 @@
 // sandbox/evaluate.h: the whole evaluation of one candidate: build the baseline and the
 // candidate, run each instance (e.g. "small" checked against the oracle, then "full"
 // checked against the baseline and timed) in one launch of the ranks until one is not
-// correct, and turn what the ranks reported into one Verdict. This is the executor's interface to the rest of
-// kforge: a second suite can fill an EvalRequest its own way.
+// correct, and turn what the ranks reported into one Verdict. This is the executor's interface to
+// the rest of kforge: a second suite can fill an EvalRequest its own way.
 #pragma once
 
 #include <functional>
@@ -27,7 +27,7 @@ struct EvalRequest {
   // Role::baseline evaluates a problem's baseline as the candidate (it may use NCCL);
   // baseline_path is then usually "".
   Role candidate_role = Role::candidate;
-  std::string backend;                                 // "cuda" | "host"
+  Backend backend = Backend::cuda;
   int world = 1;
   std::vector<Instance> instances;  // run in order; stop at the first that is not correct
   Toolchain toolchain;
@@ -48,7 +48,7 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err);
 
 // The verdict of one finished job (exposed for tests). False with *err when the run
 // says the sandbox or the baseline failed rather than the candidate.
-bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run,
-                      Verdict* v, std::string* err);
+bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run, Verdict* v,
+                      std::string* err);
 
 }  // namespace sandbox

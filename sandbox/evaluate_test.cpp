@@ -12,7 +12,7 @@ namespace {
 Job job2() {
   Job j;
   j.world = 2;
-  j.backend = "cuda";
+  j.backend = Backend::cuda;
   JobTensor y;
   y.name = "y";
   y.output = true;
@@ -69,7 +69,7 @@ TEST_CASE("evaluate: a timed correct run gets speedup, busbw and roofline") {
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(inst, job2(), r, &v, &err));
-  CHECK(v.status == "correct");
+  CHECK(v.status == Status::correct);
   CHECK(v.speedup == doctest::Approx(2.0));
   CHECK(v.busbw_gbps == doctest::Approx(40.0));
   CHECK(v.baseline_busbw_gbps == doctest::Approx(20.0));
@@ -78,10 +78,10 @@ TEST_CASE("evaluate: a timed correct run gets speedup, busbw and roofline") {
 
   // The same on the host backend: no speed figures.
   Job h = job2();
-  h.backend = "host";
+  h.backend = Backend::host;
   Verdict hv;
   REQUIRE(verdict_from_run(inst, h, r, &hv, &err));
-  CHECK(hv.status == "correct");
+  CHECK(hv.status == Status::correct);
   CHECK(hv.speedup == 0);
   CHECK(hv.busbw_gbps == 0);
   CHECK(summarize(hv).find("not a speed measurement") != std::string::npos);
@@ -101,7 +101,7 @@ TEST_CASE("evaluate: samples timed past comm.stream()'s end are noted and flagge
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
-  CHECK(v.status == "correct");
+  CHECK(v.status == Status::correct);
   CHECK(v.candidate_time.off_stream == 50);
   CHECK(v.off_stream_slack_ms == doctest::Approx(0.008));
   CHECK(v.flags == std::vector<std::string>{"work_off_stream"});
@@ -135,7 +135,7 @@ TEST_CASE("evaluate: crash files win over the watchdog") {
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
-  CHECK(v.status == "crash");
+  CHECK(v.status == Status::crash);
   REQUIRE(v.crashes.size() == 1);
   CHECK(v.crashes[0].rank == 1);
 }
@@ -145,15 +145,15 @@ TEST_CASE("evaluate: a crash after the report does not hide the failure reported
   // shut down: the mismatch decides, the crash is a note.
   RunResult r = ok_run();
   Failure f;
-  f.kind = "mismatch";
-  f.who = "candidate";
+  f.kind = Status::mismatch;
+  f.who = Role::candidate;
   f.message = "y is wrong";
   r.reports[1]->failures = {f};
   r.crashes = {{1, "signal 11 (SIGSEGV) in done"}};
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
-  CHECK(v.status == "mismatch");
+  CHECK(v.status == Status::mismatch);
   bool noted = false;
   for (auto& n : v.notes) noted = noted || n.find("after its report") != std::string::npos;
   CHECK(noted);
@@ -161,13 +161,13 @@ TEST_CASE("evaluate: a crash after the report does not hide the failure reported
   r.statuses[1].phase = "check";
   Verdict c;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &c, &err));
-  CHECK(c.status == "crash");
+  CHECK(c.status == Status::crash);
   // So is one after a clean report: the kernel left work that crashed the process.
   r.statuses[1].phase = "done";
   r.reports[1]->failures.clear();
   Verdict d;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &d, &err));
-  CHECK(d.status == "crash");
+  CHECK(d.status == Status::crash);
 }
 
 TEST_CASE("evaluate: the watchdog is a timeout naming stuck and other ranks") {
@@ -180,7 +180,7 @@ TEST_CASE("evaluate: the watchdog is a timeout naming stuck and other ranks") {
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
-  CHECK(v.status == "timeout");
+  CHECK(v.status == Status::timeout);
   REQUIRE(v.stuck.size() == 1);
   CHECK(v.stuck[0].rank == 0);
   REQUIRE(v.others.size() == 1);
@@ -191,22 +191,22 @@ TEST_CASE("evaluate: the watchdog is a timeout naming stuck and other ranks") {
 TEST_CASE("evaluate: the candidate's failures decide; the baseline's alone are an error") {
   RunResult r = ok_run();
   Failure m;
-  m.kind = "mismatch";
-  m.who = "candidate";
+  m.kind = Status::mismatch;
+  m.who = Role::candidate;
   m.tensor = "y";
   r.reports[1]->failures = {m};
   r.exit_code = 1;
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
-  CHECK(v.status == "mismatch");
+  CHECK(v.status == Status::mismatch);
   CHECK(v.failure_ranks == std::vector<int>{1});
   CHECK(summarize(v).rfind("mismatch: rank 1, tensor y", 0) == 0);
 
   RunResult b = ok_run();
   Failure bf;
-  bf.kind = "setup_error";
-  bf.who = "baseline";
+  bf.kind = Status::setup_error;
+  bf.who = Role::baseline;
   bf.message = "kf_setup returned 1";
   b.reports[0]->failures = {bf};
   Verdict bv;
@@ -223,7 +223,7 @@ TEST_CASE("evaluate: a rank without a report is a crash quoting mpirun") {
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
-  CHECK(v.status == "crash");
+  CHECK(v.status == Status::crash);
   REQUIRE(v.crashes.size() == 1);
   CHECK(v.crashes[0].rank == 1);
   CHECK(v.crashes[0].what.find("SIGKILL") != std::string::npos);

@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "job_enums.h"
 #include "kf/abi.h"
+#include "verdict_status.h"
 
 namespace sandbox {
 
@@ -55,7 +57,7 @@ struct Limits {
 
 struct Job {
   std::string problem;
-  std::string backend = "cuda";  // "cuda" | "host"
+  Backend backend = Backend::cuda;
   int world = 1;
   std::string dir;            // the run directory (absolute)
   std::string candidate_lib;  // absolute path of the candidate's .so
@@ -66,7 +68,7 @@ struct Job {
   // Where expected outputs come from: "oracle" (CPU, double precision) or "baseline"
   // (the baseline's outputs on the same inputs). When the baseline cannot run (NCCL
   // refuses several ranks on one GPU), a rank falls back to the oracle and says so.
-  std::string reference = "oracle";
+  Reference reference = Reference::oracle;
   std::map<std::string, double> params;           // numeric parameters, passed to kf_run
   std::map<std::string, std::string> str_params;  // e.g. dtype=bf16 (already applied)
   std::vector<JobTensor> tensors;                 // in problem order
@@ -96,7 +98,7 @@ struct Job {
   // L2 flush between its calls; a sample is the batch's time over its calls. Launch
   // latency then overlaps and small messages stay in L2, as in nccl-tests' numbers.
   bool time = true;
-  std::string timing = "isolated";  // "isolated" | "batched"
+  Timing timing = Timing::isolated;
   int warmup = 5;
   int iters = 50;
   int verify_every = 10;
@@ -109,8 +111,8 @@ struct Job {
 
 // A failure seen by one rank. `kind` is a verdict name of DESIGN.md.
 struct Failure {
-  std::string kind;     // load_error | setup_error | crash | mismatch | unstable
-  std::string who;      // "candidate" | "baseline"
+  Status kind = Status::crash;  // load_error | setup_error | crash | mismatch | unstable
+  Role who = Role::candidate;
   std::string message;  // one readable line
   std::string phase;    // the phase it happened in
   // mismatch / unstable details
@@ -144,7 +146,7 @@ struct RankReport {
   int device = -1;
   bool emulated = false;
   bool baseline_ran = false;
-  std::string reference_used;  // "oracle" | "baseline" | "none"
+  Reference reference_used = Reference::none;
   std::vector<Failure> failures;
   std::vector<std::string> notes;
 };
@@ -153,7 +155,7 @@ struct RankReport {
 struct RunReport {
   int world = 1;
   bool emulated = false;
-  std::string backend;
+  Backend backend = Backend::cuda;
   std::string device_name;
   int devices = 0;
   bool timed = false;

@@ -15,6 +15,7 @@
 
 #include "confine.h"
 #include "process.h"
+#include "rank_status.h"
 #include "secrets.h"
 #include "watchdog.h"
 
@@ -120,19 +121,18 @@ RankStatus read_rank_status(const std::string& dir, int rank) {
   s.rank = rank;
   std::string text = read_text(dir + "/status/rank" + std::to_string(rank));
   if (text.empty()) return s;
-  try {
-    auto j = nlohmann::json::parse(text);
-    s.pid = j.value("pid", 0);
-    s.phase = j.value("phase", "");
-    s.detail = j.value("detail", "");
-    s.in_candidate = j.value("in_candidate", false);
-    s.since_ms = j.value("since_ms", 0ll);
-    s.limit_s = j.value("limit_s", 0.0);
-    s.seconds = s.since_ms > 0 ? (wall_clock_ms() - s.since_ms) / 1000.0 : 0;
-    s.present = true;
-  } catch (const std::exception&) {
-    // A file being written is replaced atomically; anything else is not ours to parse.
-  }
+  // A file being written is replaced atomically; anything else is not ours to parse.
+  RankStatusLine line;
+  std::string err;
+  if (!parse_rank_status(text, &line, &err)) return s;
+  s.pid = line.pid;
+  s.phase = line.phase;
+  s.detail = line.detail;
+  s.in_candidate = line.in_candidate;
+  s.since_ms = line.since_ms;
+  s.limit_s = line.limit_s;
+  s.seconds = s.since_ms > 0 ? (wall_clock_ms() - s.since_ms) / 1000.0 : 0;
+  s.present = true;
   return s;
 }
 
@@ -261,7 +261,7 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
   jail.read_only = {o.rank_binary, runner_binary, job.candidate_lib};
   if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
   for (const Job& j : jobs) jail.writable.push_back(j.dir);
-  jail.gpu = job.backend == "cuda";
+  jail.gpu = job.backend == Backend::cuda;
   jail.memory_bytes = o.memory_bytes;
   jail.max_pids = o.max_pids;
   return confined->prepare(jail, spec, err);

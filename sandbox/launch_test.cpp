@@ -45,7 +45,7 @@ std::string fake_rank(const std::string& dir, const std::string& body) {
 Job small_job(const std::string& dir, int world) {
   Job j;
   j.problem = "all_reduce";
-  j.backend = "host";
+  j.backend = Backend::host;
   j.world = world;
   j.dir = dir + "/run";
   j.limits.bootstrap_s = 20;
@@ -217,7 +217,12 @@ TEST_CASE("launch: one launch of two jobs whose bootstrap fails reports why in t
   for (const char* label : {"small", "full"}) {
     Job j = small_job(dir, 2);
     j.dir = dir + "/" + label;
-    j.backend = "bogus";  // refused by the bootstrap, after the status files exist
+    // A tensor shaped for three ranks of two: refused by the bootstrap, after the status
+    // files exist.
+    JobTensor t;
+    t.name = "x";
+    t.shape_by_rank = {{4}, {4}, {4}};
+    j.tensors = {t};
     j.candidate_is_baseline = true;
     j.candidate_lib = o.rank_binary;  // never loaded: any file the sandbox can bind
     jobs.push_back(j);
@@ -232,7 +237,7 @@ TEST_CASE("launch: one launch of two jobs whose bootstrap fails reports why in t
   REQUIRE(runs[0].reports[1].has_value());
   const auto& notes = runs[0].reports[1]->notes;
   CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
-    return n.find("unknown backend 'bogus'") != std::string::npos;
+    return n.find("tensor 'x' has 3 entries in shape_by_rank") != std::string::npos;
   }));
   CHECK(!fs::exists(dir + "/full/rank0.json"));
   fs::remove_all(dir);

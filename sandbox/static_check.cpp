@@ -10,10 +10,6 @@
 
 namespace sandbox {
 
-const char* role_name(Role r) {
-  return r == Role::baseline ? "baseline" : "candidate";
-}
-
 std::string Finding::render() const {
   std::string s = file;
   if (line > 0) s += ":" + std::to_string(line);

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "job_enums.h"
+
 namespace sandbox {
 
 // Whose source it is: only a problem's baseline may use NCCL.
-enum class Role { candidate, baseline };
-const char* role_name(Role r);
 
 // One reason to reject a source (or a library, from symbols.h).
 struct Finding {
@@ -29,7 +29,7 @@ struct Finding {
 
 struct StaticPolicy {
   size_t max_bytes = 512 * 1024;
-  bool allow_multicast = false;     // see default_static_policy
+  bool allow_multicast = false;  // see default_static_policy
   std::string file_name = "kernel.cu";
 };
 

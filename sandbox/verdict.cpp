@@ -74,7 +74,7 @@ std::vector<std::pair<std::vector<int>, const Verdict::Stuck*>> group(
 }
 
 bool times_meaningful(const Verdict& v) {
-  return v.backend == "cuda" && !v.emulated;
+  return v.backend == Backend::cuda && !v.emulated;
 }
 
 const Failure* first_failure(const Verdict& v, int* rank) {
@@ -94,16 +94,16 @@ const Failure* first_failure(const Verdict& v, int* rank) {
 
 std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
   std::string s = rank >= 0 ? "rank " + std::to_string(rank) : "";
-  if (f.who == "baseline") s += (s.empty() ? "" : ", ") + std::string("the baseline");
+  if (f.who == Role::baseline) s += (s.empty() ? "" : ", ") + std::string("the baseline");
   auto sep = [&] { return s.empty() ? "" : ", "; };
-  if (f.kind == "mismatch" || f.kind == "unstable") {
+  if (f.kind == Status::mismatch || f.kind == Status::unstable) {
     if (!f.tensor.empty()) s += sep() + std::string("tensor ") + f.tensor;
     if (f.input_modified) {
       s += sep() + std::string("an input, was modified by kf_run: ") + std::to_string(f.bad_count) +
            " of " + std::to_string(f.total) + " elements changed";
     } else if (f.total > 0) {
       s += sep() + std::to_string(f.bad_count) + " of " + std::to_string(f.total) + " elements " +
-           (f.kind == "unstable" ? "differ between calls" : "wrong");
+           (f.kind == Status::unstable ? "differ between calls" : "wrong");
     }
     if (!f.first_bad.empty()) {
       s += "; first bad: ";
@@ -134,14 +134,14 @@ std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
 
 namespace {
 std::string summarize_status(const Verdict& v) {
-  const std::string& st = v.status;
-  if (st == "rejected") {
+  const Status st = v.status;
+  if (st == Status::rejected) {
     if (v.findings.empty()) return "rejected";
     std::string s = "rejected: " + v.findings[0].render();
     if (v.findings.size() > 1) s += " (and " + std::to_string(v.findings.size() - 1) + " more)";
     return s;
   }
-  if (st == "compile_error") {
+  if (st == Status::compile_error) {
     std::string first;
     size_t start = 0;
     while (start < v.log.size()) {
@@ -157,7 +157,7 @@ std::string summarize_status(const Verdict& v) {
     }
     return "compile_error: " + first;
   }
-  if (st == "timeout") {
+  if (st == Status::timeout) {
     std::string s = "timeout: ";
     auto groups = group(v.stuck);
     for (size_t i = 0; i < groups.size(); ++i) {
@@ -171,7 +171,7 @@ std::string summarize_status(const Verdict& v) {
       s += "; " + ranks_word(ranks) + " in " + phase_text(*what);
     return s;
   }
-  if (st == "crash") {
+  if (st == Status::crash) {
     if (!v.crashes.empty()) {
       std::string s = "crash: ";
       for (size_t i = 0; i < v.crashes.size(); ++i) {
@@ -191,13 +191,14 @@ std::string summarize_status(const Verdict& v) {
     if (const Failure* f = first_failure(v, &r)) return "crash: " + describe_failure(*f, r, v);
     return v.log.empty() ? "crash" : "crash: " + v.log.substr(0, v.log.find('\n'));
   }
-  if (st == "correct") {
+  if (st == Status::correct) {
     std::string s = "correct";
     if (!v.timed) return s + " (not timed)";
     s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) +
          ", p90 " + ms(v.candidate_time.p90_ms) + ")";
     if (!times_meaningful(v)) {
-      s += v.emulated ? "; emulated ranks share a device" : "; " + v.backend + " backend";
+      s += v.emulated ? "; emulated ranks share a device"
+                      : "; " + std::string(backend_name(v.backend)) + " backend";
       s += ": times are not a speed measurement";
       if (v.roofline_ms > 0)
         s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
@@ -214,7 +215,7 @@ std::string summarize_status(const Verdict& v) {
   // load_error, setup_error, mismatch, unstable: the first failure of that kind.
   int r = -1;
   if (const Failure* f = first_failure(v, &r)) {
-    std::string s = st + ": " + describe_failure(*f, r, v);
+    std::string s = status_name(st) + std::string(": ") + describe_failure(*f, r, v);
     std::vector<int> also;
     for (size_t i = 0; i < v.failures.size(); ++i)
       if (&v.failures[i] != f && v.failures[i].kind == f->kind && i < v.failure_ranks.size() &&
@@ -224,7 +225,7 @@ std::string summarize_status(const Verdict& v) {
     if (!also.empty()) s += " (also " + ranks_word(also) + ")";
     return s;
   }
-  return st + (v.log.empty() ? "" : ": " + v.log.substr(0, v.log.find('\n')));
+  return status_name(st) + (v.log.empty() ? "" : ": " + v.log.substr(0, v.log.find('\n')));
 }
 
 // The first line the kf primitives printed from the device before trapping (a wait
@@ -243,7 +244,7 @@ std::string kf_device_line(const std::string& log) {
 
 std::string summarize(const Verdict& v) {
   std::string s = summarize_status(v);
-  if (v.status != "crash") return s;
+  if (v.status != Status::crash) return s;
   std::string line = kf_device_line(v.log);
   return line.empty() ? s : s + "; the device printed: " + line;
 }
@@ -252,7 +253,7 @@ void flag_suspicious(Verdict* v) {
   auto add = [&](const char* f) {
     if (std::find(v->flags.begin(), v->flags.end(), f) == v->flags.end()) v->flags.push_back(f);
   };
-  if (v->status != "correct" || !v->timed || !times_meaningful(*v)) return;
+  if (v->status != Status::correct || !v->timed || !times_meaningful(*v)) return;
   // The time counts the hidden work, but the kernel is built around hiding it.
   if (mostly_off_stream(v->candidate_time)) add("work_off_stream");
   if (mostly_unconfirmed(v->candidate_time)) add("time_unconfirmed");
@@ -267,20 +268,21 @@ std::string render_text(const Verdict& v) {
   std::string ctx = v.problem;
   if (v.world > 0)
     ctx += (ctx.empty() ? "" : ", ") + std::string("world ") + std::to_string(v.world);
-  if (!v.backend.empty()) ctx += ", " + v.backend + " backend";
+  ctx += ", " + std::string(backend_name(v.backend)) + " backend";
   if (v.emulated) ctx += ", emulated";
   if (!v.size.empty()) ctx += ", size " + v.size;
   if (!ctx.empty()) s += "  (" + ctx + ")\n";
-  if (v.findings.size() > 1 || (v.status != "rejected" && !v.findings.empty())) {
+  if (v.findings.size() > 1 || (v.status != Status::rejected && !v.findings.empty())) {
     for (auto& f : v.findings) s += "  " + f.render() + "\n";
   }
   if (v.failures.size() > 1) {
     for (size_t i = 0; i < v.failures.size(); ++i) {
       int r = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
-      s += "  " + v.failures[i].kind + ": " + describe_failure(v.failures[i], r, v) + "\n";
+      s += "  " + std::string(status_name(v.failures[i].kind)) + ": " +
+           describe_failure(v.failures[i], r, v) + "\n";
     }
   }
-  if (v.status == "mismatch" || v.status == "unstable") {
+  if (v.status == Status::mismatch || v.status == Status::unstable) {
     for (auto& f : v.failures)
       if (f.kind == v.status && f.input_modified) {
         s +=
@@ -288,26 +290,27 @@ std::string render_text(const Verdict& v) {
         break;
       }
     bool chained = false;
-    for (auto& f : v.failures) chained = chained || (f.kind == "unstable" && f.phase == "chained");
+    for (auto& f : v.failures)
+      chained = chained || (f.kind == Status::unstable && f.phase == "chained");
     if (chained)
       s += "  every call behind the harness's barrier was right, but calls chained with no barrier "
            "between them (ranks entering up to tens of ms apart) were not: wait for every peer to "
            "enter before touching its buffers, and for every peer to be done before returning\n";
-    else if (v.status == "unstable")
+    else if (v.status == Status::unstable)
       s += "  repeated calls must agree: flags and counters in the workspace are not reset "
            "between calls, so wait for your peers and reuse signals with increasing values\n";
   }
-  if (v.status == "timeout")
+  if (v.status == Status::timeout)
     for (auto& st : v.stuck)
       s += "  rank " + std::to_string(st.rank) + ": " + phase_text(st) + " for " + num(st.seconds) +
            " s\n";
   if (v.crashes.size() > 1)
     for (auto& c : v.crashes) s += "  rank " + std::to_string(c.rank) + ": " + c.what + "\n";
-  if (v.status == "correct" && v.timed && times_meaningful(v) && v.baseline_busbw_gbps > 0)
+  if (v.status == Status::correct && v.timed && times_meaningful(v) && v.baseline_busbw_gbps > 0)
     s += "  NCCL busbw " + num(v.baseline_busbw_gbps) + " GB/s\n";
   for (auto& n : v.notes) s += "  note: " + n + "\n";
   for (auto& f : v.flags) s += "  flag: " + f + "\n";
-  if (!v.log.empty() && v.status != "correct") {
+  if (!v.log.empty() && v.status != Status::correct) {
     s += "--- log ---\n" + v.log;
     if (v.log.back() != '\n') s += "\n";
   }

@@ -13,12 +13,11 @@
 namespace sandbox {
 
 struct Verdict {
-  // rejected compile_error load_error setup_error crash timeout mismatch unstable correct
-  std::string status;
-  std::string summary;  // one line
+  Status status = Status::rejected;  // set by whatever makes the verdict
+  std::string summary;               // one line
   std::string problem, candidate;
   int world = 0;
-  std::string backend;
+  Backend backend = Backend::cuda;
   bool emulated = false;
   std::string size;  // the instance that decided it, e.g. "small"
   std::string log;   // compiler log, mpirun output tail, ...

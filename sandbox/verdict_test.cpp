@@ -12,10 +12,10 @@ bool has(const std::string& s, const std::string& sub) {
 
 TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and tolerance") {
   Verdict v;
-  v.status = "mismatch";
+  v.status = Status::mismatch;
   Failure f;
-  f.kind = "mismatch";
-  f.who = "candidate";
+  f.kind = Status::mismatch;
+  f.who = Role::candidate;
   f.tensor = "y";
   f.trial = 0;
   f.call = 0;
@@ -36,9 +36,9 @@ TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and 
 
 TEST_CASE("verdict: an input written by kf_run") {
   Verdict v;
-  v.status = "mismatch";
+  v.status = Status::mismatch;
   Failure f;
-  f.kind = "mismatch";
+  f.kind = Status::mismatch;
   f.tensor = "x";
   f.input_modified = true;
   f.bad_count = 10;
@@ -51,9 +51,9 @@ TEST_CASE("verdict: an input written by kf_run") {
 
 TEST_CASE("verdict: a chained call that went wrong names the missing waits, not reset flags") {
   Verdict v;
-  v.status = "unstable";
+  v.status = Status::unstable;
   Failure f;
-  f.kind = "unstable";
+  f.kind = Status::unstable;
   f.tensor = "y";
   f.phase = "chained";
   f.call = 2;
@@ -71,7 +71,7 @@ TEST_CASE("verdict: a chained call that went wrong names the missing waits, not 
 
 TEST_CASE("verdict: timeout groups stuck ranks and shows the others") {
   Verdict v;
-  v.status = "timeout";
+  v.status = Status::timeout;
   v.limit_s = 10;
   v.stuck = {{0, "check", "trial 0 call 0", 12, true}, {1, "check", "trial 0 call 0", 12, true}};
   v.others = {{2, "barrier", "after trial 0 call 0", 3, false}};
@@ -82,7 +82,7 @@ TEST_CASE("verdict: timeout groups stuck ranks and shows the others") {
 
 TEST_CASE("verdict: crash names rank, signal and phase") {
   Verdict v;
-  v.status = "crash";
+  v.status = Status::crash;
   v.crashes = {{1, "signal 11 (SIGSEGV) in check trial 0 call 0"}};
   CHECK(summarize(v) == "crash: rank 1 died with signal 11 (SIGSEGV) in check, trial 0 call 0");
 }
@@ -90,10 +90,10 @@ TEST_CASE("verdict: crash names rank, signal and phase") {
 TEST_CASE("verdict: a crash after kf::wait's deadline carries the line the device printed") {
   // What the H200 gave for tests/kernels/cuda/deadline.cu at world 2 (bench/RESULTS.md).
   Verdict v;
-  v.status = "crash";
+  v.status = Status::crash;
   Failure f;
-  f.kind = "crash";
-  f.who = "candidate";
+  f.kind = Status::crash;
+  f.who = Role::candidate;
   f.phase = "check";
   f.message =
       "CUDA error after kf_run (trial 0 call 0): cudaDeviceSynchronize: unspecified launch failure";
@@ -114,8 +114,8 @@ TEST_CASE("verdict: a crash after kf::wait's deadline carries the line the devic
 
 TEST_CASE("verdict: correct with times, speedup, busbw and roofline") {
   Verdict v;
-  v.status = "correct";
-  v.backend = "cuda";
+  v.status = Status::correct;
+  v.backend = Backend::cuda;
   v.timed = true;
   v.candidate_time = {50, 0.123, 0.120, 0.130, 0.11, 0.2};
   v.baseline_time = {50, 0.200, 0.19, 0.21, 0.18, 0.3};
@@ -132,15 +132,15 @@ TEST_CASE("verdict: correct with times, speedup, busbw and roofline") {
 
 TEST_CASE("verdict: host and emulated times are not a speed measurement") {
   Verdict v;
-  v.status = "correct";
-  v.backend = "host";
+  v.status = Status::correct;
+  v.backend = Backend::host;
   v.timed = true;
   v.candidate_time = {10, 1.5, 1.2, 2.0, 1, 3};
   v.speedup = 0;
   std::string s = summarize(v);
   CHECK(has(s, "not a speed measurement"));
   CHECK(!has(s, "x;"));
-  v.backend = "cuda";
+  v.backend = Backend::cuda;
   v.emulated = true;
   CHECK(has(summarize(v), "emulated"));
   CHECK(has(summarize(v), "not a speed measurement"));
@@ -148,8 +148,8 @@ TEST_CASE("verdict: host and emulated times are not a speed measurement") {
 
 TEST_CASE("verdict: suspicious figures are flagged") {
   Verdict v;
-  v.status = "correct";
-  v.backend = "cuda";
+  v.status = Status::correct;
+  v.backend = Backend::cuda;
   v.timed = true;
   v.candidate_time.median_ms = 0.05;
   v.roofline_ms = 0.1;
@@ -158,15 +158,15 @@ TEST_CASE("verdict: suspicious figures are flagged") {
   CHECK(v.flags == std::vector<std::string>{"faster_than_roofline", "excessive_speedup"});
   Verdict h = v;
   h.flags.clear();
-  h.backend = "host";
+  h.backend = Backend::host;
   flag_suspicious(&h);
   CHECK(h.flags.empty());
 }
 
 TEST_CASE("verdict: work off comm.stream() in most samples is flagged, in a few it is not") {
   Verdict v;
-  v.status = "correct";
-  v.backend = "cuda";
+  v.status = Status::correct;
+  v.backend = Backend::cuda;
   v.timed = true;
   v.candidate_time.median_ms = 0.5;
   v.candidate_time.n = 10;
@@ -181,7 +181,7 @@ TEST_CASE("verdict: work off comm.stream() in most samples is flagged, in a few 
 
 TEST_CASE("verdict: rejected and compile_error summaries, and JSON") {
   Verdict v;
-  v.status = "rejected";
+  v.status = Status::rejected;
   v.findings = {{"mpi", "kernel.cu", 12, "uses MPI_Allreduce", "candidates may not call MPI",
                  "synchronize through comm.signals and peer memory instead"}};
   CHECK(summarize(v) ==
@@ -193,7 +193,7 @@ TEST_CASE("verdict: rejected and compile_error summaries, and JSON") {
   CHECK(j["summary"] == summarize(v));
 
   Verdict c;
-  c.status = "compile_error";
+  c.status = Status::compile_error;
   c.log = "kernel.cu: In function 'int kf_run()':\nkernel.cu:7:10: error: 'foo' was not declared\n";
   CHECK(summarize(c) == "compile_error: kernel.cu:7:10: error: 'foo' was not declared");
   CHECK(has(render_text(c), "--- log ---"));
@@ -201,9 +201,9 @@ TEST_CASE("verdict: rejected and compile_error summaries, and JSON") {
 
 TEST_CASE("verdict: setup_error from a failure, with the other ranks") {
   Verdict v;
-  v.status = "setup_error";
+  v.status = Status::setup_error;
   Failure f;
-  f.kind = "setup_error";
+  f.kind = Status::setup_error;
   f.message = "kf_setup returned 3";
   f.phase = "setup";
   v.failures = {f, f};

@@ -2,12 +2,11 @@
 // the real kforge-rank, and the fault kernels of tests/kernels/host/. Each case is one
 // evaluation (about a second of mpirun); the compile cache is shared by the whole file.
 #include <doctest/doctest.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <stdlib.h>
 
 #include "evaluate.h"
 #include "launch.h"
@@ -61,14 +60,14 @@ JobTensor tensor(const std::string& name, bool output, std::vector<int64_t> shap
 Job base_job(const std::string& problem, int world, int64_t n) {
   Job j;
   j.problem = problem;
-  j.backend = "host";
+  j.backend = sandbox::Backend::host;
   j.world = world;
   j.params = {{"n", static_cast<double>(n)}};
   if (problem == "all_reduce")
     j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {n}, world, 1e-5)};
   else  // all_gather
     j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {world * n}, world, 0)};
-  j.reference = "oracle";
+  j.reference = sandbox::Reference::oracle;
   j.trials = 2;
   j.calls = 3;
   j.time = false;
@@ -89,14 +88,14 @@ struct Run {
   bool ok = false;
 };
 
-Run eval(const std::string& problem, const std::string& candidate, int world = 2,
-         Job job = Job{}, bool timed = false) {
+Run eval(const std::string& problem, const std::string& candidate, int world = 2, Job job = Job{},
+         bool timed = false) {
   Run r;
   EvalRequest req;
   req.problem = problem;
   req.candidate_path = candidate;
   req.baseline_path = kRoot + "/problems/" + problem + "/baseline_host.cpp";
-  req.backend = "host";
+  req.backend = sandbox::Backend::host;
   req.world = world;
   Instance inst;
   inst.label = "small";
@@ -108,7 +107,7 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
     inst.job.verify_every = 2;
   }
   req.instances = {inst};
-  req.toolchain.backend = "host";
+  req.toolchain.backend = sandbox::Backend::host;
   req.toolchain.include_dir = kRoot + "/primitives/include";
   req.toolchain.cache_dir = test_root() + "/cache";
   req.toolchain.allow_multicast = false;
@@ -117,11 +116,14 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
   REQUIRE(!r.eval_dir.empty());
   req.eval_dir = r.eval_dir;
   r.ok = evaluate(req, &r.v, &r.err);
-  if (getenv("KF_SHOW_VERDICTS")) MESSAGE(fs::path(candidate).filename().string() << ": " << render_text(r.v));
+  if (getenv("KF_SHOW_VERDICTS"))
+    MESSAGE(fs::path(candidate).filename().string() << ": " << render_text(r.v));
   return r;
 }
 
-std::string kernel(const std::string& name) { return kRoot + "/tests/kernels/host/" + name + ".cpp"; }
+std::string kernel(const std::string& name) {
+  return kRoot + "/tests/kernels/host/" + name + ".cpp";
+}
 
 std::string write_temp(const std::string& name, const std::string& text) {
   std::string dir = test_root() + "/src";
@@ -131,7 +133,9 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return p;
 }
 
-bool contains(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+bool contains(const std::string& s, const std::string& sub) {
+  return s.find(sub) != std::string::npos;
+}
 
 // Every rank reported, and no process that names the run directory is left.
 void check_no_rank_left(const std::string& run_dir, int world) {
@@ -139,22 +143,23 @@ void check_no_rank_left(const std::string& run_dir, int world) {
   CHECK(wait_none_naming(run_dir, 5));
 }
 
-#define REQUIRE_EVAL(run)                                   \
-  do {                                                      \
-    INFO("err: " << run.err);                               \
-    INFO("verdict: " << render_text(run.v));                \
-    REQUIRE(run.ok);                                        \
+#define REQUIRE_EVAL(run)                    \
+  do {                                       \
+    INFO("err: " << run.err);                \
+    INFO("verdict: " << render_text(run.v)); \
+    REQUIRE(run.ok);                         \
   } while (0)
 
 }  // namespace
 
-TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" * doctest::timeout(300)) {
+TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
+          doctest::timeout(300)) {
   if (!have_rank()) return;
   std::string cand = kRoot + "/problems/all_reduce/examples/host.cpp";
   Run r = eval("all_reduce", cand, 2, Job{}, true);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "correct");
+  CHECK(r.v.status == sandbox::Status::correct);
   CHECK(r.v.timed);
   CHECK(r.v.speedup == 0);  // host times are no speed measurement
   CHECK(contains(r.v.summary, "not a speed measurement"));
@@ -164,16 +169,17 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" * d
   Run r4 = eval("all_reduce", cand, 4);
   REQUIRE_EVAL(r4);
   INFO(render_text(r4.v));
-  CHECK(r4.v.status == "correct");
+  CHECK(r4.v.status == sandbox::Status::correct);
   CHECK(r4.v.world == 4);
 }
 
-TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" * doctest::timeout(300)) {
+TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" *
+          doctest::timeout(300)) {
   if (!have_rank()) return;
   Run r = eval("all_reduce", kernel("wrong_rank"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "mismatch");
+  CHECK(r.v.status == sandbox::Status::mismatch);
   REQUIRE(!r.v.failures.empty());
   CHECK(r.v.failures[0].tensor == "y");
   CHECK(!r.v.failures[0].first_bad.empty());
@@ -182,12 +188,13 @@ TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" * doc
   CHECK(contains(r.v.summary, "y[0]"));
 }
 
-TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" * doctest::timeout(300)) {
+TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
+          doctest::timeout(300)) {
   if (!have_rank()) return;
   Run r = eval("all_reduce", kernel("spin"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "timeout");
+  CHECK(r.v.status == sandbox::Status::timeout);
   REQUIRE(!r.v.stuck.empty());
   for (auto& s : r.v.stuck) {
     CHECK(s.in_candidate);
@@ -207,7 +214,7 @@ TEST_CASE("executor: segfault is a crash with signal 11 and the rank" * doctest:
   Run r = eval("all_reduce", kernel("segfault"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "crash");
+  CHECK(r.v.status == sandbox::Status::crash);
   REQUIRE(!r.v.crashes.empty());
   CHECK(contains(r.v.crashes[0].what, "signal 11"));
   CHECK(contains(r.v.crashes[0].what, "SIGSEGV"));
@@ -218,16 +225,17 @@ TEST_CASE("executor: segfault is a crash with signal 11 and the rank" * doctest:
 TEST_CASE("executor: a null store written here is a crash with SIGSEGV" * doctest::timeout(300)) {
   if (!have_rank()) return;
   // The address comes through a volatile, so the compiler must emit a real store to 0.
-  std::string src = write_temp("null_store.cpp",
-                               "#include <cstdint>\n#include <kf/kf.h>\n"
-                               "extern \"C\" int kf_run(kf::Comm& comm, kf::Tensors&) {\n"
-                               "  volatile uintptr_t addr = 0;\n"
-                               "  if (comm.rank == 1) *reinterpret_cast<volatile int*>(addr) = 42;\n"
-                               "  return 0;\n}\n");
+  std::string src =
+      write_temp("null_store.cpp",
+                 "#include <cstdint>\n#include <kf/kf.h>\n"
+                 "extern \"C\" int kf_run(kf::Comm& comm, kf::Tensors&) {\n"
+                 "  volatile uintptr_t addr = 0;\n"
+                 "  if (comm.rank == 1) *reinterpret_cast<volatile int*>(addr) = 42;\n"
+                 "  return 0;\n}\n");
   Run r = eval("all_reduce", src);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "crash");
+  CHECK(r.v.status == sandbox::Status::crash);
   REQUIRE(!r.v.crashes.empty());
   CHECK(r.v.crashes[0].rank == 1);
   CHECK(contains(r.v.crashes[0].what, "signal 11 (SIGSEGV)"));
@@ -242,7 +250,7 @@ TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(30
   Run r = eval("all_gather", kernel("stale_flag"), 2, job);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "unstable");
+  CHECK(r.v.status == sandbox::Status::unstable);
 }
 
 TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::timeout(300)) {
@@ -250,7 +258,7 @@ TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::
   Run r = eval("all_reduce", kernel("writes_input"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "mismatch");
+  CHECK(r.v.status == sandbox::Status::mismatch);
   bool input = false;
   for (auto& f : r.v.failures) input = input || (f.input_modified && f.tensor == "x");
   CHECK(input);
@@ -261,13 +269,13 @@ TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest:
   Run r = eval("all_reduce", kernel("setup_fail"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "setup_error");
+  CHECK(r.v.status == sandbox::Status::setup_error);
   CHECK(contains(r.v.summary, "3"));
 
   Run b = eval("all_reduce", kernel("bad_alloc_order"));
   REQUIRE_EVAL(b);
   INFO(render_text(b.v));
-  CHECK(b.v.status == "setup_error");
+  CHECK(b.v.status == sandbox::Status::setup_error);
   CHECK(contains(b.v.summary, "comm.alloc"));
 }
 
@@ -276,18 +284,19 @@ TEST_CASE("executor: missing_symbol is a load_error" * doctest::timeout(300)) {
   Run r = eval("all_reduce", kernel("missing_symbol"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "load_error");
+  CHECK(r.v.status == sandbox::Status::load_error);
   CHECK(contains(r.v.summary, "kf_run"));
 }
 
-TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" * doctest::timeout(300)) {
+TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" *
+          doctest::timeout(300)) {
   if (!have_rank()) return;
   setenv("OPENAI_API_KEY", "sk-test-planted", 1);
   Run r = eval("all_reduce", kernel("env_probe"));
   unsetenv("OPENAI_API_KEY");
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
-  CHECK(r.v.status == "correct");
+  CHECK(r.v.status == sandbox::Status::correct);
   std::string scratch = r.eval_dir + "/small/scratch";
   std::ifstream in(scratch + "/env.txt");
   REQUIRE(in);
@@ -301,7 +310,8 @@ TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" * doc
   CHECK(contains(env, "NCCL_NVLS_ENABLE=0"));
 }
 
-TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_error" * doctest::timeout(300)) {
+TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_error" *
+          doctest::timeout(300)) {
   if (!have_rank()) return;
   std::string bad = write_temp("uses_mpi.cpp",
                                "#include <kf/kf.h>\n"
@@ -310,7 +320,7 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
                                "}\n");
   Run r = eval("all_reduce", bad);
   REQUIRE_EVAL(r);
-  CHECK(r.v.status == "rejected");
+  CHECK(r.v.status == sandbox::Status::rejected);
   CHECK(contains(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
   CHECK(!fs::exists(r.eval_dir + "/small"));  // nothing ran
 
@@ -321,7 +331,7 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
                                   "}\n");
   Run c = eval("all_reduce", broken);
   REQUIRE_EVAL(c);
-  CHECK(c.v.status == "compile_error");
+  CHECK(c.v.status == sandbox::Status::compile_error);
   CHECK(contains(c.v.summary, "broken.cpp:3"));
   CHECK(contains(c.v.log, "not_declared_anywhere"));
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "sandbox/verdict_read.h"
 #include "tests/kforge_run.h"
 
 namespace {
@@ -28,8 +29,10 @@ const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
 std::string status_of(const Run& r) {
   size_t at = r.out.find('{');
   if (at == std::string::npos) return "";
-  nlohmann::json v = nlohmann::json::parse(r.out.substr(at), nullptr, false);
-  return v.is_object() ? v.value("status", "") : "";
+  nlohmann::json j = nlohmann::json::parse(r.out.substr(at), nullptr, false);
+  sandbox::Verdict v;
+  std::string err;
+  return sandbox::verdict_from_json(j, &v, &err) ? sandbox::status_name(v.status) : "";
 }
 
 std::string slurp(const std::string& path) {

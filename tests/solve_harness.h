@@ -3,17 +3,17 @@
 // against fake_llm_server, in a scratch HOME/runs folder with test-only keys.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
-
 #include "sandbox/process.h"
 #include "tests/fake_llm/fixtures.h"
-#include "trace/trace.h"
+#include "trace/run.h"
 
 extern char** environ;
 
@@ -30,13 +30,18 @@ inline std::string read_file(const std::string& p) {
 }
 
 inline std::string fenced(const std::string& tag, const std::string& src) {
-  return "Here is my kernel.\n\n```" + tag + "\n" + src + (src.empty() || src.back() == '\n' ? "" : "\n") + "```\n";
+  return "Here is my kernel.\n\n```" + tag + "\n" + src +
+         (src.empty() || src.back() == '\n' ? "" : "\n") + "```\n";
 }
 
 // The three answers: right (the problem's host example), one that does not compile, and
 // one that is wrong on every rank (tests/kernels/host/wrong_rank.cpp).
-inline std::string right_kernel() { return read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp"); }
-inline std::string wrong_kernel() { return read_file(std::string(KF_SOURCE_ROOT) + "/tests/kernels/host/wrong_rank.cpp"); }
+inline std::string right_kernel() {
+  return read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
+}
+inline std::string wrong_kernel() {
+  return read_file(std::string(KF_SOURCE_ROOT) + "/tests/kernels/host/wrong_rank.cpp");
+}
 inline std::string broken_kernel() {
   return "#include <kf/kf.h>\n\nextern \"C\" int kf_run(kf::Comm& comm, kf::Tensors& t) {\n"
          "  return undeclared_helper(comm, t);\n}\n";
@@ -44,12 +49,13 @@ inline std::string broken_kernel() {
 
 struct Result {
   int code = -1;
-  std::string output;           // stdout and stderr together
-  std::vector<json> lines;      // the JSON lines of stdout
-  json result;                  // the last {"event": "result"} line
+  std::string output;       // stdout and stderr together
+  std::vector<json> lines;  // the JSON lines of stdout
+  json result;              // the last {"event": "result"} line
   std::string trajectory_path;
-  trace::Trajectory traj;
-  std::vector<json> requests;   // what the fake server received
+  trace::Trajectory traj;  // run.raw
+  trace::Run run;
+  std::vector<json> requests;  // what the fake server received
   std::string out_dir;
 };
 
@@ -147,7 +153,8 @@ class Harness {
     if (res->result.is_object()) res->trajectory_path = res->result.value("trajectory", "");
     if (!res->trajectory_path.empty()) {
       std::string terr;
-      REQUIRE_MESSAGE(trace::read_trajectory(res->trajectory_path, &res->traj, &terr), terr);
+      REQUIRE_MESSAGE(trace::read_run(res->trajectory_path, &res->run, &terr), terr);
+      res->traj = res->run.raw;
     }
   }
 
@@ -170,9 +177,10 @@ class Harness {
 };
 
 // The statuses of the verdict events, in order.
-inline std::vector<std::string> verdict_statuses(const trace::Trajectory& t) {
+inline std::vector<std::string> verdict_statuses(const trace::Run& run) {
   std::vector<std::string> out;
-  for (auto* v : t.of_type("verdict")) out.push_back((*v)["verdict"].value("status", ""));
+  for (const trace::VerdictEvent& v : run.verdicts)
+    out.push_back(sandbox::status_name(v.verdict.status));
   return out;
 }
 
@@ -199,7 +207,11 @@ inline void check_replay(Harness& h, const Result& r) {
   CHECK(out.find(std::to_string(n) + " matched, 0 differed") != std::string::npos);
 }
 
-inline json openai_ok(const std::string& text) { return {{"body", fake_llm::openai_body(text)}}; }
-inline json anthropic_ok(const std::string& text) { return {{"body", fake_llm::anthropic_body(text)}}; }
+inline json openai_ok(const std::string& text) {
+  return {{"body", fake_llm::openai_body(text)}};
+}
+inline json anthropic_ok(const std::string& text) {
+  return {{"body", fake_llm::anthropic_body(text)}};
+}
 
 }  // namespace solve_test

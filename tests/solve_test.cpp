@@ -8,7 +8,9 @@
 using namespace solve_test;
 
 namespace {
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("solve: a model that answers right the first time (openai)") {
@@ -27,7 +29,7 @@ TEST_CASE("solve: a model that answers right the first time (openai)") {
   CHECK(r.traj.header["model"] == "openai:test-model");
   CHECK(r.traj.header["config"]["eval"]["world"] == 2);
   CHECK(r.traj.header["topology"]["source"] == "none");
-  CHECK(verdict_statuses(r.traj) == std::vector<std::string>{"correct"});
+  CHECK(verdict_statuses(r.run) == std::vector<std::string>{"correct"});
   CHECK((*r.traj.summary())["best"]["turn"] == 1);
   // The best kernel and the verdict file.
   CHECK(read_file(r.out_dir + "/best.cpp") == right_kernel());
@@ -49,13 +51,17 @@ TEST_CASE("solve: a model that answers right the first time (openai)") {
   check_replay(h, r);
 }
 
-TEST_CASE("solve: two fixes (compile error, then mismatch); the 2nd and 3rd prompts carry exactly that feedback") {
+TEST_CASE(
+    "solve: two fixes (compile error, then mismatch); the 2nd and 3rd prompts carry exactly that "
+    "feedback") {
   Harness h;
-  std::string a1 = fenced("cpp", broken_kernel()), a2 = fenced("cpp", wrong_kernel()), a3 = fenced("cpp", right_kernel());
+  std::string a1 = fenced("cpp", broken_kernel()), a2 = fenced("cpp", wrong_kernel()),
+              a3 = fenced("cpp", right_kernel());
   Result r = h.solve(json::array({openai_ok(a1), openai_ok(a2), openai_ok(a3)}), "openai", false);
   INFO(r.output);
   CHECK(r.code == 0);
-  CHECK(verdict_statuses(r.traj) == std::vector<std::string>{"compile_error", "mismatch", "correct"});
+  CHECK(verdict_statuses(r.run) ==
+        std::vector<std::string>{"compile_error", "mismatch", "correct"});
   REQUIRE(r.requests.size() == 3);
   // Turn 2's prompt: the task, the first reply verbatim, then the compile error.
   auto& m2 = r.requests[1]["body"]["messages"];
@@ -91,8 +97,9 @@ TEST_CASE("solve: two fixes (compile error, then mismatch); the 2nd and 3rd prom
 
 TEST_CASE("solve: a model that never answers in the format ends after three format errors") {
   Harness h;
-  json script = json::array({openai_ok("I would use a ring all-reduce."), openai_ok("```python\nprint('hi')\n```"),
-                             openai_ok("Still thinking."), openai_ok(fenced("cpp", right_kernel()))});
+  json script = json::array({openai_ok("I would use a ring all-reduce."),
+                             openai_ok("```python\nprint('hi')\n```"), openai_ok("Still thinking."),
+                             openai_ok(fenced("cpp", right_kernel()))});
   Result r = h.solve(script, "openai", false);
   INFO(r.output);
   CHECK(r.code == 1);
@@ -111,21 +118,33 @@ TEST_CASE("solve: anthropic wire, streamed, split mid-event") {
   Harness h;
   json text = right_kernel();
   std::string body = fenced("cpp", right_kernel());
-  std::string delta = json{{"type", "content_block_delta"}, {"index", 0}, {"delta", {{"type", "text_delta"}, {"text", body}}}}.dump();
+  std::string delta = json{{"type", "content_block_delta"},
+                           {"index", 0},
+                           {"delta", {{"type", "text_delta"}, {"text", body}}}}
+                          .dump();
   std::string sse =
-      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"test-model\","
+      "event: message_start\ndata: "
+      "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"test-model\","
       "\"usage\":{\"input_tokens\":50,\"output_tokens\":1}}}\n\n"
-      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
-      "event: content_block_delta\ndata: " + delta + "\n\n"
-      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":400}}\n\n"
+      "event: content_block_start\ndata: "
+      "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":"
+      "\"\"}}\n\n"
+      "event: content_block_delta\ndata: " +
+      delta +
+      "\n\n"
+      "event: message_delta\ndata: "
+      "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_"
+      "tokens\":400}}\n\n"
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
   // Pieces cut inside the "event:" line, inside the JSON of the delta and between \n\n.
-  size_t a = sse.find("content_block_start") + 7, b = sse.find("kf_run") + 3, c = sse.find("message_delta") - 3;
-  std::vector<std::string> pieces = {sse.substr(0, a), sse.substr(a, b - a), sse.substr(b, c - b), sse.substr(c)};
+  size_t a = sse.find("content_block_start") + 7, b = sse.find("kf_run") + 3,
+         c = sse.find("message_delta") - 3;
+  std::vector<std::string> pieces = {sse.substr(0, a), sse.substr(a, b - a), sse.substr(b, c - b),
+                                     sse.substr(c)};
   Result r = h.solve(json::array({{{"stream", fake_llm::raw_pieces(pieces)}}}), "anthropic", true);
   INFO(r.output);
   CHECK(r.code == 0);
-  CHECK(verdict_statuses(r.traj) == std::vector<std::string>{"correct"});
+  CHECK(verdict_statuses(r.run) == std::vector<std::string>{"correct"});
   auto reply = r.traj.of_type("reply");
   REQUIRE(reply.size() == 1);
   CHECK((*reply[0])["text"] == body);
@@ -142,13 +161,17 @@ TEST_CASE("solve: openai wire, streamed, split mid-event and mid-line") {
   std::string body = fenced("cpp", right_kernel());
   std::string half1 = body.substr(0, body.size() / 2), half2 = body.substr(body.size() / 2);
   auto chunk = [](const std::string& t) {
-    return "data: " + json{{"choices", {{{"index", 0}, {"delta", {{"content", t}}}}}}}.dump() + "\n\n";
+    return "data: " + json{{"choices", {{{"index", 0}, {"delta", {{"content", t}}}}}}}.dump() +
+           "\n\n";
   };
-  std::string sse = chunk(half1) + chunk(half2) +
-                    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
-                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":70,\"completion_tokens\":300}}\n\ndata: [DONE]\n\n";
+  std::string sse =
+      chunk(half1) + chunk(half2) +
+      "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":70,\"completion_tokens\":300}}\n\ndata: "
+      "[DONE]\n\n";
   size_t a = sse.find("\"content\"") + 4, b = chunk(half1).size() + 3, c = sse.find("[DONE]") - 2;
-  std::vector<std::string> pieces = {sse.substr(0, a), sse.substr(a, b - a), sse.substr(b, c - b), sse.substr(c)};
+  std::vector<std::string> pieces = {sse.substr(0, a), sse.substr(a, b - a), sse.substr(b, c - b),
+                                     sse.substr(c)};
   Result r = h.solve(json::array({{{"stream", fake_llm::raw_pieces(pieces)}}}), "openai", true);
   INFO(r.output);
   CHECK(r.code == 0);
@@ -163,17 +186,25 @@ TEST_CASE("solve: openai wire, streamed, split mid-event and mid-line") {
 TEST_CASE("solve: bad input exits 2 before any model call") {
   Harness h;
   std::string out;
-  CHECK(h.kforge({"solve", "no_such_problem", "--backend", "host", "--headless", "--model", "openai:x"}, &out) == 2);
+  CHECK(h.kforge(
+            {"solve", "no_such_problem", "--backend", "host", "--headless", "--model", "openai:x"},
+            &out) == 2);
   CHECK(has(out, "no problem 'no_such_problem'"));
-  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--headless", "--model", "openai:x", "bogus=1"}, &out) == 2);
-  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--headless", "--model", "nosuch:x"}, &out) == 2);
+  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--headless", "--model", "openai:x",
+                  "bogus=1"},
+                 &out) == 2);
+  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--headless", "--model", "nosuch:x"},
+                 &out) == 2);
 }
 
-TEST_CASE("solve: agent mode: one command a turn in the workspace, kforge eval inside, the sentinel submits") {
+TEST_CASE(
+    "solve: agent mode: one command a turn in the workspace, kforge eval inside, the sentinel "
+    "submits") {
   Harness h;
   auto bash = [](const std::string& cmd) { return "Next step.\n```bash\n" + cmd + "\n```\n"; };
   std::string write = "cat > kernel.cpp <<'KFEOF'\n" + right_kernel() + "KFEOF\n" +
-                      "kforge eval $KF_PROBLEM kernel.cpp --world 2 --backend host --size small --no-time | head -1";
+                      "kforge eval $KF_PROBLEM kernel.cpp --world 2 --backend host --size small "
+                      "--no-time | head -1";
   json script =
       json::array({openai_ok(bash("pwd; ls; env | grep ^KF_ | sort")), openai_ok(bash(write)),
                    openai_ok(bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))});
@@ -195,7 +226,7 @@ TEST_CASE("solve: agent mode: one command a turn in the workspace, kforge eval i
   auto obs = r.traj.of_type("observation");
   REQUIRE(obs.size() == 3);
   CHECK((*obs[2])["submitted"] == true);
-  CHECK(verdict_statuses(r.traj) == std::vector<std::string>{"correct"});
+  CHECK(verdict_statuses(r.run) == std::vector<std::string>{"correct"});
   CHECK(read_file(r.out_dir + "/best.cpp") == right_kernel());
   check_replay(h, r);
 }

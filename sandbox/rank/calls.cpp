@@ -14,7 +14,7 @@ namespace {
 // The failure of a call that returned nonzero.
 Outcome returned_nonzero(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
                          int rc) {
-  add_failure(c, setup ? "setup_error" : "crash", lib.who, phase,
+  add_failure(c, setup ? Status::setup_error : Status::crash, lib.who, phase,
               fmt::format("{} returned {} ({}); it must return 0 on success",
                           setup ? "kf_setup" : "kf_run", rc, detail));
   return kFailed;
@@ -41,7 +41,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
   }
   if (!rc.replied) {
     add_failure(
-        c, "crash", lib.who, phase,
+        c, Status::crash, lib.who, phase,
         fmt::format("the candidate's process ended during {} ({}): {}", name, detail, rc.death));
     return kFatal;
   }
@@ -52,7 +52,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
     c.bump.asked = r.asked;
   }
   if (!r.device_ok) {
-    add_failure(c, "crash", lib.who, phase,
+    add_failure(c, Status::crash, lib.who, phase,
                 fmt::format("CUDA error after {} ({}): {}", name, detail, r.text));
     return kFatal;
   }
@@ -82,13 +82,13 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
   auto fresh = [&] {
     c.items = c.pristine;
     c.tensors.items = c.items.data();
-    c.comm_call = lib.who == "baseline" ? c.comm_base : c.comm_cand;
+    c.comm_call = lib.who == Role::baseline ? c.comm_base : c.comm_cand;
   };
   std::string err;
   status_set(phase, detail, true, limit_s, restart);
   if (timed && !c.be->timer_start(&err)) {
     status_set(phase, detail, false, limit_s, false);
-    add_failure(c, "crash", lib.who, phase, "before " + std::string(name) + ": " + err);
+    add_failure(c, Status::crash, lib.who, phase, "before " + std::string(name) + ": " + err);
     return kFatal;
   }
   int rc = 0;
@@ -100,7 +100,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
   if (ok && timed) timed->ms /= calls;
   status_set(phase, detail, false, limit_s, false);
   if (!ok) {
-    add_failure(c, "crash", lib.who, phase,
+    add_failure(c, Status::crash, lib.who, phase,
                 fmt::format("CUDA error after {} ({}): {}", name, detail, err));
     return kFatal;
   }

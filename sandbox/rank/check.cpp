@@ -14,7 +14,7 @@
 namespace sandbox::rank {
 
 namespace {
-std::string g_last_who = "candidate";  // who ran last: a sticky device error is theirs
+Role g_last_who = Role::candidate;  // who ran last: a sticky device error is theirs
 
 Outcome run_lib(Ctx& c, Lib& lib, const char* phase, const std::string& detail, double limit_s,
                 bool restart) {
@@ -42,10 +42,10 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
     return device_error(c, "check", "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
-    Failure& r = add_failure(c, "mismatch", "baseline", "check", "");
+    Failure& r = add_failure(c, Status::mismatch, Role::baseline, "check", "");
     std::string msg = f.message;
     r = f;
-    r.who = "baseline";
+    r.who = Role::baseline;
     r.phase = "check";
     r.trial = trial;
     r.call = call;
@@ -57,7 +57,8 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
 }  // namespace
 
 Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err) {
-  add_failure(c, "crash", g_last_who, phase, fmt::format("CUDA error while {}: {}", what, err));
+  add_failure(c, Status::crash, g_last_who, phase,
+              fmt::format("CUDA error while {}: {}", what, err));
   return kFatal;
 }
 
@@ -134,8 +135,8 @@ Outcome run_chained(Ctx& c) {
     }
     Failure f;
     if (!compare_outputs(c, got[k], want, &f)) {
-      f.kind = "unstable";
-      f.who = "candidate";
+      f.kind = Status::unstable;
+      f.who = Role::candidate;
       f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
       f.call = k;
       c.report.failures.push_back(f);
@@ -189,7 +190,7 @@ Outcome run_barriered_checks(Ctx& c) {
       Failure f;
       if (!compare_outputs(c, got, want, &f)) {
         if (call > 0 && call0_ok) {
-          f.kind = "unstable";
+          f.kind = Status::unstable;
           f.message = fmt::format(
               "call 0 was correct, call {} differs: a flag or counter not reset between "
               "calls? ({})",
@@ -200,7 +201,7 @@ Outcome run_barriered_checks(Ctx& c) {
         f = changed;
       }
       if (!same) {
-        f.who = "candidate";
+        f.who = Role::candidate;
         f.phase = "check";
         f.trial = trial;
         f.call = call;

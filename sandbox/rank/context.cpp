@@ -11,8 +11,8 @@ Outcome agree(Outcome mine) {
   return static_cast<Outcome>(worst);
 }
 
-Failure& add_failure(Ctx& c, const std::string& kind, const std::string& who,
-                     const std::string& phase, const std::string& message) {
+Failure& add_failure(Ctx& c, Status kind, Role who, const std::string& phase,
+                     const std::string& message) {
   Failure f;
   f.kind = kind;
   f.who = who;

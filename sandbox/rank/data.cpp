@@ -177,7 +177,7 @@ bool compare_outputs(Ctx& c, const Values& got, const Values& want, Failure* f) 
     if (g == got.end() || w == want.end()) continue;
     Comparison cmp = compare_values(g->second, w->second, c.shape(i, c.rank), t.atol, t.rtol);
     if (cmp.bad_count == 0) continue;
-    f->kind = "mismatch";
+    f->kind = Status::mismatch;
     describe(cmp, t.name, false, f);
     return false;
   }
@@ -197,7 +197,7 @@ bool inputs_unchanged(Ctx& c, uint64_t seed, Failure* f, bool* same, std::string
                           init_of(c.jt(i)));
     if (got == want) continue;
     Comparison cmp = compare_bits(got, want, t.dtype, c.shape(i, c.rank));
-    f->kind = "mismatch";
+    f->kind = Status::mismatch;
     describe(cmp, t.name, true, f);
     *same = false;
     return true;

@@ -5,7 +5,7 @@
 
 namespace sandbox::rank {
 
-bool load_lib(const std::string& who, const std::string& path, Lib* out, std::string* err) {
+bool load_lib(Role who, const std::string& path, Lib* out, std::string* err) {
   out->who = who;
   out->path = path;
   dlerror();

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "job_enums.h"
 #include "kf/abi.h"
 
 namespace sandbox::rank {
@@ -10,7 +11,7 @@ namespace sandbox::rank {
 using EntryFn = int (*)(kf::Comm&, kf::Tensors&);
 
 struct Lib {
-  std::string who;  // "candidate" | "baseline"
+  Role who = Role::candidate;
   std::string path;
   void* handle = nullptr;
   EntryFn setup = nullptr;  // optional
@@ -22,6 +23,6 @@ struct Lib {
 
 // dlopen(RTLD_NOW | RTLD_LOCAL) and look up kf_run (required) and kf_setup (optional);
 // on failure *err carries dlerror()'s text.
-bool load_lib(const std::string& who, const std::string& path, Lib* out, std::string* err);
+bool load_lib(Role who, const std::string& path, Lib* out, std::string* err);
 
 }  // namespace sandbox::rank

@@ -93,12 +93,7 @@ Outcome bootstrap(Ctx& c) {
   if (job.world > kf::kMaxWorld)
     return internal(c,
                     fmt::format("world {} exceeds kf::kMaxWorld ({})", job.world, kf::kMaxWorld));
-  if (job.backend == "host")
-    c.be = make_host_backend();
-  else if (job.backend == "cuda")
-    c.be = make_cuda_backend();
-  else
-    return internal(c, "job.json: unknown backend '" + job.backend + "' (cuda or host)");
+  c.be = job.backend == sandbox::Backend::host ? make_host_backend() : make_cuda_backend();
   std::string err;
   if (!plan_heaps(c, &err)) return internal(c, err);
   BackendConfig cfg;
@@ -121,7 +116,7 @@ Outcome bootstrap(Ctx& c) {
         c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
                        "ranks on one GPU; run it with --world {} or less here",
                        c.local_size, c.be->device_count(), c.be->device_count()));
-  if ((c.base_runs || job.candidate_is_baseline) && job.backend == "cuda") {
+  if ((c.base_runs || job.candidate_is_baseline) && job.backend == sandbox::Backend::cuda) {
     Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
     mark(c, "nccl");
     if ((o = agree(o)) != kOk) return o;
@@ -134,10 +129,11 @@ Outcome bootstrap(Ctx& c) {
 // already is loaded from a copy in the job's folder: dlopen would hand back the same
 // instance, with the static state the previous job left (the baseline's barrier counts,
 // say), and a job must start as a launch of its own would.
-bool load_fresh(Ctx& c, const char* who, const std::string& path, Lib* lib, std::string* err) {
+bool load_fresh(Ctx& c, Role who, const std::string& path, Lib* lib, std::string* err) {
   std::string from = path;
   if (c.job_index > 0) {
-    from = fmt::format("{}/{}-rank{}.so", c.job.dir, who, c.rank);  // ranks load their own
+    from =
+        fmt::format("{}/{}-rank{}.so", c.job.dir, role_name(who), c.rank);  // ranks load their own
     std::error_code ec;
     std::filesystem::copy_file(path, from, std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) {
@@ -156,25 +152,25 @@ Outcome load(Ctx& c) {
   Outcome o = kOk;
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
-    if (!load_fresh(c, "candidate", job.candidate_lib, &c.cand, &err)) {
-      add_failure(c, "load_error", "candidate", "load", err);
+    if (!load_fresh(c, Role::candidate, job.candidate_lib, &c.cand, &err)) {
+      add_failure(c, Status::load_error, Role::candidate, "load", err);
       o = kFailed;
     }
   } else {
-    c.cand.who = "candidate";
+    c.cand.who = Role::candidate;
     c.cand.path = job.candidate_lib;
     c.cand.remote = true;
     std::string load_err;
     if (!start_runner(c, &load_err, &err)) {
       o = internal(c, err);
     } else if (!c.runner.loaded) {
-      add_failure(c, "load_error", "candidate", "load", load_err);
+      add_failure(c, Status::load_error, Role::candidate, "load", load_err);
       o = kFailed;
     }
   }
   if (!job.baseline_lib.empty()) {
-    if (!load_fresh(c, "baseline", job.baseline_lib, &c.base, &err)) {
-      add_failure(c, "load_error", "baseline", "load", err);
+    if (!load_fresh(c, Role::baseline, job.baseline_lib, &c.base, &err)) {
+      add_failure(c, Status::load_error, Role::baseline, "load", err);
       o = kFailed;
     }
     c.have_base = o == kOk;
@@ -183,8 +179,8 @@ Outcome load(Ctx& c) {
     c.report.notes.push_back(fmt::format(
         "baseline not run: {} ranks share {} GPU(s) and NCCL refuses two ranks on one GPU",
         c.local_size, c.be->device_count()));
-  c.use_oracle = job.reference != "baseline" || !c.base_runs;
-  if (job.reference == "baseline" && !c.base_runs)
+  c.use_oracle = job.reference != Reference::baseline || !c.base_runs;
+  if (job.reference == Reference::baseline && !c.base_runs)
     c.report.notes.push_back(
         "reference: the baseline cannot run here, so expected outputs come from the oracle");
   c.oracle = find_oracle(job.problem);
@@ -194,7 +190,7 @@ Outcome load(Ctx& c) {
     o = internal(c,
                  "no oracle registered for problem '" + job.problem + "' (oracles: " + names + ")");
   }
-  c.report.reference_used = c.use_oracle ? "oracle" : "baseline";
+  c.report.reference_used = c.use_oracle ? Reference::oracle : Reference::baseline;
   c.report.baseline_ran = c.base_runs;
   return agree(o);
 }

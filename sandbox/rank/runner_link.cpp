@@ -112,7 +112,7 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
   std::string path = runner_path();
-  std::vector<std::string> args = {path, std::to_string(c.local_rank), c.job.backend,
+  std::vector<std::string> args = {path, std::to_string(c.local_rank), backend_name(c.job.backend),
                                    std::to_string(getpid())};
   std::vector<std::string> env = runner_env();
   std::vector<char*> argv, envp;
@@ -132,7 +132,7 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   *link = RunnerLink{};
   link->pid = pid;
   link->fd = sv[0];
-  link->spin_ms = c.job.backend == "cuda" ? 50 : 0;
+  link->spin_ms = c.job.backend == sandbox::Backend::cuda ? 50 : 0;
   return true;
 }
 

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "job_enums.h"
 #include "kf/abi.h"
 
 namespace sandbox::runner {
@@ -85,7 +86,7 @@ struct InitTensor {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InitTensor, name, dtype, shape, offset, output)
 
 struct Init {
-  std::string backend;  // "cuda" | "host"
+  Backend backend = Backend::cuda;
   int rank = 0, world = 1, local_rank = 0;
   bool emulated = false;
   uint64_t heap_bytes = 0;

@@ -36,7 +36,7 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
   Outcome o = kOk;
   if (c.bump.exhausted) {
     add_failure(
-        c, "setup_error", lib.who, "setup",
+        c, Status::setup_error, lib.who, "setup",
         fmt::format("comm.alloc asked for {} bytes with {} of the {} bytes of workspace in use: "
                     "workspace exhausted (the problem's workspace_bytes is {})",
                     c.bump.asked, c.bump.used, c.bump.cap, c.job.workspace_bytes));
@@ -53,7 +53,7 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
           break;
         }
       add_failure(
-          c, "setup_error", lib.who, "setup",
+          c, Status::setup_error, lib.who, "setup",
           fmt::format(
               "comm.alloc calls differ between ranks (rank 0 allocated {} bytes, rank {} {}): "
               "every rank must make the same calls in the same order",
@@ -148,7 +148,8 @@ void build_views(Ctx& c) {
 Outcome run_setups(Ctx& c) {
   for (Lib* lib : {&c.base, &c.cand}) {
     if (lib == &c.base && !c.base_runs) continue;
-    Outcome o = invoke(c, *lib, true, "setup", lib->who + " kf_setup", c.job.limits.setup_s, true);
+    Outcome o = invoke(c, *lib, true, "setup", std::string(role_name(lib->who)) + " kf_setup",
+                       c.job.limits.setup_s, true);
     if (o == kFatal) return o;
     // A kf_setup that gives up because comm.alloc returned null: the exhausted workspace
     // is the cause worth reporting, not the return code.

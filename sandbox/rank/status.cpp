@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fatal_signals.h"
+#include "rank_status.h"
 
 namespace sandbox::rank {
 
@@ -120,9 +121,7 @@ void status_set(const char* phase, const std::string& detail, bool in_candidate,
              detail.empty() ? g_phase : g_phase + " " + detail);
   g_where_cur = next;
   if (g_status_path.empty()) return;
-  nlohmann::json j = {{"pid", getpid()},     {"phase", g_phase},
-                      {"detail", detail},    {"in_candidate", in_candidate},
-                      {"since_ms", g_since}, {"limit_s", limit_s}};
+  nlohmann::json j = RankStatusLine{getpid(), g_phase, detail, in_candidate, g_since, limit_s};
   std::string line = j.dump() + "\n";
   int fd = open(g_tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;  // best effort: the watchdog then sees an older status

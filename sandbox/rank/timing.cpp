@@ -81,7 +81,7 @@ Outcome run_timing(Ctx& c) {
   // isolated: `iters` samples of one call after `warmup` single calls. batched: up to
   // kTimingBatches samples of `per` calls each (iters in all) after one batch of
   // `warmup` calls.
-  const bool batched = job.timing == "batched";
+  const bool batched = job.timing == Timing::batched;
   const int total = job.iters > 0 ? job.iters : 0;
   const int iters = batched ? std::min(total, kTimingBatches) : total;
   const int per = batched && iters > 0 ? (total + iters - 1) / iters : 1;
@@ -124,7 +124,7 @@ Outcome run_timing(Ctx& c) {
       status_set("time", "start", false, job.limits.time_s, false);
       Failure f;
       if (!compare_outputs(c, got, want, &f)) {
-        f.who = "candidate";
+        f.who = Role::candidate;
         f.phase = "time";
         f.call = it;  // the timed iteration (trial stays -1)
         f.message = "timed call " + std::to_string(it) + ": " + f.message;
@@ -138,7 +138,7 @@ Outcome run_timing(Ctx& c) {
 
   // The candidate's claims against its judge's round trips (rank/runner_link.h); not on
   // the host backend, whose times mean nothing and whose judge sleeps through the call.
-  if (c.cand.remote && c.job.backend == "cuda" &&
+  if (c.cand.remote && c.job.backend == sandbox::Backend::cuda &&
       refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
     std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
   TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);

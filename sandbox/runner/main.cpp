@@ -205,7 +205,8 @@ Reply serve(Runner& r, const Request& q) {
 }
 
 int run(int argc, char** argv) {
-  if (argc != 4) {
+  Backend backend = Backend::cuda;
+  if (argc != 4 || !parse_enum(argv[2], &backend)) {
     std::fprintf(stderr, "usage: kforge-runner <local_rank> <cuda|host> <judge pid>\n");
     return 2;
   }
@@ -214,8 +215,7 @@ int run(int argc, char** argv) {
   if (getppid() != std::atoi(argv[3])) return 2;
   rank::on_fatal_signals(on_fatal);
   Runner r;
-  const std::string backend = argv[2];
-  r.dev = backend == "cuda" ? make_cuda_device() : make_host_device();
+  r.dev = backend == Backend::cuda ? make_cuda_device() : make_host_device();
   Reply ready{};
   ready.op = Op::kReady;
   std::string err;
@@ -231,7 +231,7 @@ int run(int argc, char** argv) {
   build_views(r);
   harden(r.init);
   send_reply(ready);
-  const bool spin = backend == "cuda";
+  const bool spin = backend == Backend::cuda;
   bool loaded = false;
   for (;;) {
     Request q{};
@@ -243,7 +243,7 @@ int run(int argc, char** argv) {
       Reply rep{};
       rep.op = Op::kDone;
       rep.seq = q.seq;
-      loaded = rank::load_lib("candidate", r.init.candidate_lib, &r.lib, &err);
+      loaded = rank::load_lib(Role::candidate, r.init.candidate_lib, &r.lib, &err);
       rep.rc = loaded ? 0 : 1;
       std::snprintf(rep.text, sizeof rep.text, "%s", loaded ? "" : err.c_str());
       send_reply(rep);

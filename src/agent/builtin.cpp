@@ -13,7 +13,7 @@ std::string fence(const std::string& backend, const std::string& source) {
 }
 
 std::string trial_line(const Trial& t) {
-  std::string s = fmt::format("- {}: {}", t.pred.tmpl.name(), t.status);
+  std::string s = fmt::format("- {}: {}", t.pred.tmpl.name(), sandbox::status_name(t.status));
   if (t.timed) s += fmt::format(", median {:.4f} ms", t.median_ms);
   if (t.speedup > 0) s += fmt::format(", {:.2f}x the baseline", t.speedup);
   s += fmt::format(" (predicted {:.4f} ms)\n", t.pred.ms);

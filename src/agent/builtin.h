@@ -20,12 +20,12 @@ namespace agent {
 // One evaluated template.
 struct Trial {
   suite::Prediction pred;
-  std::string status;       // the verdict's status
-  std::string summary;      // the verdict's one line
+  sandbox::Status status = sandbox::Status::rejected;  // the verdict's status
+  std::string summary;                                 // the verdict's one line
   bool correct = false;
   bool timed = false;
-  double median_ms = 0;     // the candidate's median (timed only)
-  double speedup = 0;       // over the baseline, 0 when not reported
+  double median_ms = 0;  // the candidate's median (timed only)
+  double speedup = 0;    // over the baseline, 0 when not reported
 };
 
 class TemplateSearch {

@@ -93,7 +93,7 @@ void TemplateSearch::record(const suite::Prediction& p, const sandbox::Verdict& 
   t.pred = p;
   t.status = v.status;
   t.summary = v.summary;
-  t.correct = v.status == "correct";
+  t.correct = v.status == sandbox::Status::correct;
   t.timed = t.correct && v.timed && v.candidate_time.median_ms > 0;
   t.median_ms = t.timed ? v.candidate_time.median_ms : 0;
   t.speedup = v.speedup;

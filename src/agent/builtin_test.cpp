@@ -1,8 +1,9 @@
 // agent/builtin_test.cpp: the template search's order, its reaction to verdicts and the
 // builtin Model's replies, with a fake evaluator (no sandbox).
+#include "agent/builtin.h"
+
 #include <doctest/doctest.h>
 
-#include "agent/builtin.h"
 #include "agent/reply.h"
 #include "suite/paths.h"
 
@@ -22,10 +23,10 @@ suite::Prediction pred(const std::string& algo, int blocks, double ms) {
   return p;
 }
 
-sandbox::Verdict verdict(const std::string& status, double median_ms) {
+sandbox::Verdict verdict(sandbox::Status status, double median_ms) {
   sandbox::Verdict v;
   v.status = status;
-  v.summary = status;
+  v.summary = sandbox::status_name(status);
   v.timed = median_ms > 0;
   v.candidate_time.median_ms = median_ms;
   return v;
@@ -37,12 +38,16 @@ std::vector<suite::Prediction> space() {
           pred("two_shot", 16, 0.013), pred("one_shot", 16, 0.014), pred("two_shot", 8, 0.020)};
 }
 
-std::string name(const suite::Prediction* p) { return p ? p->tmpl.name() : "(none)"; }
+std::string name(const suite::Prediction* p) {
+  return p ? p->tmpl.name() : "(none)";
+}
 
 agent::EvalConfig host_config() {
   agent::EvalConfig cfg;
   std::string err;
-  REQUIRE_MESSAGE(suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce", &cfg.problem, &err), err);
+  REQUIRE_MESSAGE(
+      suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce", &cfg.problem, &err),
+      err);
   cfg.paths = suite::default_paths();
   cfg.machine = suite::default_h200();
   cfg.backend = "host";
@@ -52,19 +57,20 @@ agent::EvalConfig host_config() {
 
 }  // namespace
 
-TEST_CASE("builtin: search tries each family's best prediction, then refines around the best measured") {
+TEST_CASE(
+    "builtin: search tries each family's best prediction, then refines around the best measured") {
   agent::TemplateSearch s(space());
   const suite::Prediction* p = s.next();
   CHECK(name(p) == "reg/two_shot blocks=64 threads=512");  // best predicted overall
-  s.record(*p, verdict("correct", 0.05));
+  s.record(*p, verdict(sandbox::Status::correct, 0.05));
   p = s.next();
   CHECK(name(p) == "reg/one_shot blocks=32 threads=512");  // the other family's head
-  s.record(*p, verdict("correct", 0.03));                  // measured faster than predicted
+  s.record(*p, verdict(sandbox::Status::correct, 0.03));   // measured faster than predicted
   // Refine around one_shot blocks=32 (the best measured): its neighbour blocks=16 comes
   // before two_shot templates that are predicted faster.
   p = s.next();
   CHECK(name(p) == "reg/one_shot blocks=16 threads=512");
-  s.record(*p, verdict("correct", 0.04));
+  s.record(*p, verdict(sandbox::Status::correct, 0.04));
   // No neighbour of the best is left: the rest by prediction.
   p = s.next();
   CHECK(name(p) == "reg/two_shot blocks=32 threads=512");
@@ -76,14 +82,14 @@ TEST_CASE("builtin: search tries each family's best prediction, then refines aro
 TEST_CASE("builtin: a failing family is dropped and the space runs out") {
   agent::TemplateSearch s(space());
   const suite::Prediction* p = s.next();
-  s.record(*p, verdict("mismatch", 0));
+  s.record(*p, verdict(sandbox::Status::mismatch, 0));
   CHECK(s.family_dropped("reg/two_shot"));
   CHECK(s.best() == nullptr);
   std::vector<std::string> seen;
   while ((p = s.next())) {
     seen.push_back(p->tmpl.name());
     CHECK(p->tmpl.algo == "one_shot");
-    s.record(*p, verdict("correct", 0.02 + 0.01 * seen.size()));
+    s.record(*p, verdict(sandbox::Status::correct, 0.02 + 0.01 * seen.size()));
   }
   CHECK(seen.size() == 2);  // both one_shot templates, then exhausted
   REQUIRE(s.best());
@@ -94,11 +100,11 @@ TEST_CASE("builtin: a failing family is dropped and the space runs out") {
 TEST_CASE("builtin: correct but untimed trials count, a timed one is preferred") {
   agent::TemplateSearch s(space());
   const suite::Prediction* p = s.next();
-  s.record(*p, verdict("correct", 0));
+  s.record(*p, verdict(sandbox::Status::correct, 0));
   REQUIRE(s.best());
   CHECK_FALSE(s.best()->timed);
   p = s.next();
-  s.record(*p, verdict("correct", 0.5));
+  s.record(*p, verdict(sandbox::Status::correct, 0.5));
   CHECK(s.best()->timed);
   CHECK(s.best()->pred.tmpl.name() == p->tmpl.name());
 }
@@ -109,11 +115,13 @@ TEST_CASE("builtin: run_search instantiates, evaluates within the budget and rec
   std::string err;
   REQUIRE_MESSAGE(agent::make_search(cfg, &s, &err), err);
   int calls = 0;
-  auto fake = [&](const suite::Prediction& p, const std::string& source, sandbox::Verdict* v, std::string*) {
+  auto fake = [&](const suite::Prediction& p, const std::string& source, sandbox::Verdict* v,
+                  std::string*) {
     ++calls;
     CHECK(source.find("#define KF_ALGO " + p.tmpl.algo) != std::string::npos);
     CHECK(source.find("kf_run") != std::string::npos);
-    *v = verdict(p.tmpl.algo == "push" ? "crash" : "correct", 1.0 / calls);
+    *v = verdict(p.tmpl.algo == "push" ? sandbox::Status::crash : sandbox::Status::correct,
+                 1.0 / calls);
     return true;
   };
   REQUIRE_MESSAGE(agent::run_search(cfg.problem, s.get(), 3, fake, &err), err);
@@ -122,7 +130,8 @@ TEST_CASE("builtin: run_search instantiates, evaluates within the budget and rec
   CHECK(s->best()->pred.tmpl.algo == "pull");
   CHECK(s->family_dropped("host/push"));
   // The evaluator's internal failure stops the search with its message.
-  auto broken = [](const suite::Prediction&, const std::string&, sandbox::Verdict*, std::string* e) {
+  auto broken = [](const suite::Prediction&, const std::string&, sandbox::Verdict*,
+                   std::string* e) {
     *e = "sandbox broke";
     return false;
   };
@@ -131,7 +140,9 @@ TEST_CASE("builtin: run_search instantiates, evaluates within the budget and rec
   CHECK(err == "sandbox broke");
 }
 
-TEST_CASE("builtin: the model proposes fenced sources, learns from verdicts, repeats the best when done") {
+TEST_CASE(
+    "builtin: the model proposes fenced sources, learns from verdicts, repeats the best when "
+    "done") {
   agent::EvalConfig cfg = host_config();
   std::string err;
   auto model = agent::make_builtin_model(cfg, &err);
@@ -150,7 +161,7 @@ TEST_CASE("builtin: the model proposes fenced sources, learns from verdicts, rep
     CHECK(parsed.code.find("// kforge template all_reduce host/") == 0);
     sources.push_back(parsed.code);
     // The first proposal is correct and fast; every later one slower.
-    verdicts.push_back(verdict("correct", turn == 0 ? 0.1 : 1.0 + turn));
+    verdicts.push_back(verdict(sandbox::Status::correct, turn == 0 ? 0.1 : 1.0 + turn));
   }
   // host: 2 algorithms x 2 chunks = 4 templates, then the best (the first) again.
   CHECK(reply.text.find("exhausted") != std::string::npos);

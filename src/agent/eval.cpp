@@ -2,7 +2,6 @@
 #include "agent/eval.h"
 
 #include "agent/eval_slot.h"
-
 #include "suite/cost.h"
 #include "suite/instance.h"
 
@@ -25,13 +24,25 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     sizes =
         is_baseline ? std::vector<std::string>{"full"} : std::vector<std::string>{"small", "full"};
 
+  // The options' words become the job's types here; the CLI checked them, so an unknown
+  // one is a caller's bug, said as such.
+  sandbox::Backend backend = sandbox::Backend::cuda;
+  sandbox::Timing timing = sandbox::Timing::isolated;
+  if (!sandbox::parse_enum(cfg.backend, &backend)) {
+    *err = "unknown backend '" + cfg.backend + "' (cuda or host)";
+    return false;
+  }
+  if (!cfg.timing.empty() && !sandbox::parse_enum(cfg.timing, &timing)) {
+    *err = "unknown timing '" + cfg.timing + "' (isolated or batched)";
+    return false;
+  }
   req->problem = cfg.problem.name;
   req->candidate_path = kernel;
   req->candidate_role = role;
   req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, cfg.backend, true);
-  req->backend = cfg.backend;
+  req->backend = backend;
   req->world = cfg.world;
-  req->toolchain.backend = cfg.backend;
+  req->toolchain.backend = backend;
   req->toolchain.nvcc = KF_NVCC;
   req->toolchain.include_dir = cfg.paths.include_dir;
   req->toolchain.cache_dir = cfg.paths.cache_dir + "/build";
@@ -48,17 +59,18 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     sandbox::Instance si;
     si.label = size;
     suite::apply_instance(inst, &si.job);
-    si.job.backend = cfg.backend;
+    si.job.backend = backend;
     // A seed given makes the inputs reproducible (and derivable); none: each rank's secret.
     si.job.fixed_inputs = cfg.seed != 0;
     if (cfg.seed != 0) si.job.seed = cfg.seed;
     // small is held against the oracle; full against the baseline's outputs (the ranks
     // fall back to the oracle when the baseline cannot run, e.g. in emulation).
-    si.job.reference = size == "small" || is_baseline ? "oracle" : "baseline";
+    si.job.reference =
+        size == "small" || is_baseline ? sandbox::Reference::oracle : sandbox::Reference::baseline;
     // Only the last instance is timed: it is the one whose speed is reported.
     si.job.time = !cfg.no_time && &size == &sizes.back();
     si.job.iters = cfg.iters > 0 ? cfg.iters : (cfg.backend == "host" ? 10 : si.job.iters);
-    if (!cfg.timing.empty()) si.job.timing = cfg.timing;
+    si.job.timing = timing;
     si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (cfg.backend == "host" ? 2 : si.job.warmup);
     if (cfg.trials > 0) si.job.trials = cfg.trials;
     // The race pass needs no size: the first (small) job runs it, the full one is spared.

@@ -1,10 +1,10 @@
 // agent/feedback.cpp
 #include "agent/feedback.h"
 
+#include <fmt/core.h>
+
 #include <sstream>
 #include <vector>
-
-#include <fmt/core.h>
 
 #include "agent/template.h"
 
@@ -20,7 +20,7 @@ std::vector<std::string> lines_of(const std::string& s) {
 }
 
 std::string context(const sandbox::Verdict& v) {
-  std::string s = fmt::format("world {}, {} backend", v.world, v.backend);
+  std::string s = fmt::format("world {}, {} backend", v.world, sandbox::backend_name(v.backend));
   if (v.emulated) s += ", emulated ranks";
   if (!v.size.empty()) s += ", size " + v.size;
   return s;
@@ -31,7 +31,8 @@ std::string failures_text(const sandbox::Verdict& v) {
   size_t n = std::min<size_t>(v.failures.size(), 8);
   for (size_t i = 0; i < n; ++i) {
     int r = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
-    s += "- " + v.failures[i].kind + ": " + sandbox::describe_failure(v.failures[i], r, v) + "\n";
+    s += "- " + std::string(sandbox::status_name(v.failures[i].kind)) + ": " +
+         sandbox::describe_failure(v.failures[i], r, v) + "\n";
   }
   if (v.failures.size() > n) s += fmt::format("- ... and {} more\n", v.failures.size() - n);
   for (auto& c : v.crashes) s += fmt::format("- rank {} died with {}\n", c.rank, c.what);
@@ -51,17 +52,23 @@ std::string stuck_line(const sandbox::Verdict::Stuck& s, const char* verb) {
 }
 
 std::string goal_text(const sandbox::Verdict& v, double target) {
-  if (v.status != "correct")
-    return speedup_measurable(v) || v.backend == "cuda"
-               ? fmt::format("The goal is a correct kernel with a speedup of at least {:.2f}x over the baseline.", target)
+  if (v.status != sandbox::Status::correct)
+    return speedup_measurable(v) || v.backend == sandbox::Backend::cuda
+               ? fmt::format(
+                     "The goal is a correct kernel with a speedup of at least {:.2f}x over the "
+                     "baseline.",
+                     target)
                : "The goal is a correct kernel.";
   if (!speedup_measurable(v)) {
-    if (v.backend == "cuda" && !v.emulated && !v.timed) return "It was not timed, so correct is all that is asked here.";
+    if (v.backend == sandbox::Backend::cuda && !v.emulated && !v.timed)
+      return "It was not timed, so correct is all that is asked here.";
     return "Times here are not a speed measurement (" +
-           std::string(v.emulated ? "emulated ranks share a device" : v.backend + " backend") +
+           std::string(v.emulated ? "emulated ranks share a device"
+                                  : sandbox::backend_name(v.backend) + std::string(" backend")) +
            "), so correct is the goal.";
   }
-  if (v.speedup >= target) return fmt::format("That meets the goal (a speedup of at least {:.2f}x).", target);
+  if (v.speedup >= target)
+    return fmt::format("That meets the goal (a speedup of at least {:.2f}x).", target);
   return fmt::format(
       "It is not fast enough yet: {:.2f}x, the goal is at least {:.2f}x. Use the roofline and the "
       "primitives' docs to find where the time goes (launch latency at small sizes, link bandwidth "
@@ -72,14 +79,17 @@ std::string goal_text(const sandbox::Verdict& v, double target) {
 std::string times_text(const sandbox::Verdict& v) {
   std::string s;
   if (speedup_measurable(v)) {
-    s += fmt::format("- yours: median {:.4g} ms (p10 {:.4g}, p90 {:.4g})\n", v.candidate_time.median_ms,
-                     v.candidate_time.p10_ms, v.candidate_time.p90_ms);
-    if (v.baseline_time.n > 0) s += fmt::format("- baseline (NCCL): median {:.4g} ms\n", v.baseline_time.median_ms);
+    s += fmt::format("- yours: median {:.4g} ms (p10 {:.4g}, p90 {:.4g})\n",
+                     v.candidate_time.median_ms, v.candidate_time.p10_ms, v.candidate_time.p90_ms);
+    if (v.baseline_time.n > 0)
+      s += fmt::format("- baseline (NCCL): median {:.4g} ms\n", v.baseline_time.median_ms);
     s += fmt::format("- speedup: {:.2f}x\n", v.speedup);
     if (v.roofline_ms > 0)
-      s += fmt::format("- roofline: {:.4g} ms; you are at {:.0f}% of it\n", v.roofline_ms, v.pct_roofline);
+      s += fmt::format("- roofline: {:.4g} ms; you are at {:.0f}% of it\n", v.roofline_ms,
+                       v.pct_roofline);
     if (v.busbw_gbps > 0)
-      s += fmt::format("- busbw: {:.3g} GB/s (NCCL {:.3g} GB/s)\n", v.busbw_gbps, v.baseline_busbw_gbps);
+      s += fmt::format("- busbw: {:.3g} GB/s (NCCL {:.3g} GB/s)\n", v.busbw_gbps,
+                       v.baseline_busbw_gbps);
   }
   for (auto& f : v.flags) s += "- flag: " + f + "\n";
   for (auto& n : v.notes) s += "- note: " + n + "\n";
@@ -92,7 +102,8 @@ std::string clip_head(const std::string& log, size_t max_lines, size_t max_chars
   auto ls = lines_of(log);
   std::string out;
   size_t i = 0;
-  for (; i < ls.size() && i < max_lines && out.size() + ls[i].size() < max_chars; ++i) out += ls[i] + "\n";
+  for (; i < ls.size() && i < max_lines && out.size() + ls[i].size() < max_chars; ++i)
+    out += ls[i] + "\n";
   if (i < ls.size()) out += fmt::format("[{} more lines cut]\n", ls.size() - i);
   return out;
 }
@@ -101,27 +112,30 @@ std::string clip_tail(const std::string& log, size_t max_lines, size_t max_chars
   auto ls = lines_of(log);
   std::vector<std::string> keep;
   size_t chars = 0;
-  for (size_t k = ls.size(); k-- > 0 && keep.size() < max_lines && chars + ls[k].size() < max_chars;) {
+  for (size_t k = ls.size();
+       k-- > 0 && keep.size() < max_lines && chars + ls[k].size() < max_chars;) {
     keep.push_back(ls[k]);
     chars += ls[k].size() + 1;
   }
   std::string out;
-  if (keep.size() < ls.size()) out += fmt::format("[{} earlier lines cut]\n", ls.size() - keep.size());
+  if (keep.size() < ls.size())
+    out += fmt::format("[{} earlier lines cut]\n", ls.size() - keep.size());
   for (size_t k = keep.size(); k-- > 0;) out += keep[k] + "\n";
   return out;
 }
 
 bool speedup_measurable(const sandbox::Verdict& v) {
-  return v.status == "correct" && v.backend == "cuda" && !v.emulated && v.timed && v.speedup > 0;
+  return v.status == sandbox::Status::correct && v.backend == sandbox::Backend::cuda &&
+         !v.emulated && v.timed && v.speedup > 0;
 }
 
 bool target_met(const sandbox::Verdict& v, double target) {
-  if (v.status != "correct") return false;
+  if (v.status != sandbox::Status::correct) return false;
   return !speedup_measurable(v) || v.speedup >= target;
 }
 
 bool better_than(const sandbox::Verdict& a, const sandbox::Verdict& b) {
-  bool ca = a.status == "correct", cb = b.status == "correct";
+  bool ca = a.status == sandbox::Status::correct, cb = b.status == sandbox::Status::correct;
   if (ca != cb) return ca;
   if (!ca) return false;
   if (speedup_measurable(a) && speedup_measurable(b)) return a.speedup > b.speedup;
@@ -130,50 +144,60 @@ bool better_than(const sandbox::Verdict& a, const sandbox::Verdict& b) {
   return a.timed && !b.timed;
 }
 
-bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, int turn, double target,
-                     std::string* out, std::string* err) {
+bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, int turn,
+                     double target, std::string* out, std::string* err) {
   Vars vars = {{"turn", std::to_string(turn)},
                {"summary", v.summary.empty() ? sandbox::summarize(v) : v.summary},
                {"context", context(v)},
                {"goal", goal_text(v, target)}};
-  const std::string& st = v.status;
-  if (st == "rejected") {
+  const sandbox::Status st = v.status;
+  if (st == sandbox::Status::rejected) {
     std::string f;
     for (auto& x : v.findings) f += "- " + x.render() + "\n";
     vars["findings"] = f;
-  } else if (st == "compile_error") {
+  } else if (st == sandbox::Status::compile_error) {
     vars["log"] = clip_head(v.log, 60, 6000);
-  } else if (st == "load_error" || st == "setup_error" || st == "crash") {
+  } else if (st == sandbox::Status::load_error || st == sandbox::Status::setup_error ||
+             st == sandbox::Status::crash) {
     vars["failures"] = failures_text(v);
     vars["log"] = log_block(v);
-  } else if (st == "timeout") {
+  } else if (st == sandbox::Status::timeout) {
     std::string s;
     for (auto& x : v.stuck) s += stuck_line(x, "was stuck in");
     for (auto& x : v.others) s += stuck_line(x, "was in");
     if (v.limit_s > 0) s += fmt::format("(the phase's limit is {:.3g} s)\n", v.limit_s);
     vars["stuck"] = s;
-  } else if (st == "mismatch" || st == "unstable") {
+  } else if (st == sandbox::Status::mismatch || st == sandbox::Status::unstable) {
     vars["failures"] = failures_text(v);
     bool modified = false;
     for (auto& f : v.failures) modified |= f.input_modified;
     std::string advice;
-    if (modified) advice += "kf_run must not write its inputs: keep intermediates in workspace from comm.alloc.\n\n";
-    if (st == "unstable")
-      advice += "Repeated calls must agree: flags and counters in the workspace are not reset between calls, so "
-                "wait for your peers and reuse signals with values that only grow.\n\n";
+    if (modified)
+      advice +=
+          "kf_run must not write its inputs: keep intermediates in workspace from comm.alloc.\n\n";
+    if (st == sandbox::Status::unstable)
+      advice +=
+          "Repeated calls must agree: flags and counters in the workspace are not reset between "
+          "calls, so "
+          "wait for your peers and reuse signals with values that only grow.\n\n";
     else if (!modified)
-      advice += "Compare the bad indices with what you expected: wrong everywhere points at the formula, wrong "
-                "near the end at the tail handling (sizes need not be multiples of anything), wrong on some "
-                "ranks at peer indexing; NaN means a value was read before a peer wrote it (outputs are poisoned "
-                "with NaN before every call).\n\n";
+      advice +=
+          "Compare the bad indices with what you expected: wrong everywhere points at the formula, "
+          "wrong "
+          "near the end at the tail handling (sizes need not be multiples of anything), wrong on "
+          "some "
+          "ranks at peer indexing; NaN means a value was read before a peer wrote it (outputs are "
+          "poisoned "
+          "with NaN before every call).\n\n";
     vars["advice"] = advice;
-  } else if (st == "correct") {
+  } else if (st == sandbox::Status::correct) {
     vars["times"] = times_text(v);
   } else {
-    *err = "feedback: unknown verdict status '" + st + "'";
+    *err = std::string("feedback: unknown verdict status '") + sandbox::status_name(st) + "'";
     return false;
   }
-  return render_prompt_file(prompts_dir, "feedback_" + st + ".md", vars, out, err);
+  return render_prompt_file(
+      prompts_dir, "feedback_" + std::string(sandbox::status_name(st)) + ".md", vars, out, err);
 }
 
 bool render_format_error(const std::string& prompts_dir, const std::string& why, int remaining,

@@ -1,46 +1,47 @@
+#include "agent/feedback.h"
+
 #include <doctest/doctest.h>
 
-#include "agent/feedback.h"
 #include "agent/template.h"
 
 namespace {
 
-sandbox::Verdict base(const std::string& status) {
+sandbox::Verdict base(sandbox::Status status) {
   sandbox::Verdict v;
   v.status = status;
   v.problem = "all_reduce";
   v.world = 4;
-  v.backend = "cuda";
+  v.backend = sandbox::Backend::cuda;
   v.size = "full";
   return v;
 }
 
 std::string render(const sandbox::Verdict& v, double target = 1.0) {
   std::string out, err;
-  REQUIRE_MESSAGE(agent::render_feedback(agent::default_prompts_dir(), v, 3, target, &out, &err), err);
+  REQUIRE_MESSAGE(agent::render_feedback(agent::default_prompts_dir(), v, 3, target, &out, &err),
+                  err);
   return out;
 }
 
-bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+bool has(const std::string& s, const std::string& w) {
+  return s.find(w) != std::string::npos;
+}
 
 }  // namespace
 
 TEST_CASE("feedback: every verdict status renders through its template") {
-  for (const char* st : {"rejected", "compile_error", "load_error", "setup_error", "crash", "timeout", "mismatch",
-                         "unstable", "correct"}) {
-    std::string s = render(base(st));
+  for (int i = 0; i <= static_cast<int>(sandbox::Status::correct); ++i) {
+    std::string s = render(base(static_cast<sandbox::Status>(i)));
     CHECK(has(s, "Turn 3"));
     CHECK(has(s, "world 4, cuda backend"));
   }
-  std::string out, err;
-  CHECK_FALSE(agent::render_feedback(agent::default_prompts_dir(), base("bogus"), 1, 1.0, &out, &err));
 }
 
 TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck ranks and phases") {
-  sandbox::Verdict v = base("mismatch");
+  sandbox::Verdict v = base(sandbox::Status::mismatch);
   sandbox::Failure f;
-  f.kind = "mismatch";
-  f.who = "candidate";
+  f.kind = sandbox::Status::mismatch;
+  f.who = sandbox::Role::candidate;
   f.tensor = "y";
   f.bad_count = 3;
   f.total = 10;
@@ -49,7 +50,7 @@ TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck 
   v.failure_ranks = {2};
   std::string s = render(v);
   CHECK(has(s, "rank 2, tensor y, 3 of 10 elements wrong; first bad: y[7] = 2 (want 1)"));
-  sandbox::Verdict t = base("timeout");
+  sandbox::Verdict t = base(sandbox::Status::timeout);
   t.stuck = {{1, "check", "trial 0 call 1", 10.5, true}};
   t.others = {{0, "check", "trial 0 call 2", 0.1, false}};
   t.limit_s = 10;
@@ -59,7 +60,7 @@ TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck 
 }
 
 TEST_CASE("feedback: correct against the target; best and target rules") {
-  sandbox::Verdict v = base("correct");
+  sandbox::Verdict v = base(sandbox::Status::correct);
   v.timed = true;
   v.speedup = 0.8;
   v.candidate_time.median_ms = 1.25;
@@ -76,11 +77,11 @@ TEST_CASE("feedback: correct against the target; best and target rules") {
   w.speedup = 1.5;
   CHECK(agent::better_than(w, v));
   CHECK_FALSE(agent::better_than(v, w));
-  sandbox::Verdict host = base("correct");
-  host.backend = "host";
+  sandbox::Verdict host = base(sandbox::Status::correct);
+  host.backend = sandbox::Backend::host;
   CHECK(agent::target_met(host, 5.0));  // no speedup can be measured: correct is the goal
   CHECK(has(render(host), "not a speed measurement"));
-  CHECK(agent::better_than(host, base("mismatch")));
+  CHECK(agent::better_than(host, base(sandbox::Status::mismatch)));
 }
 
 TEST_CASE("feedback: clip keeps head or tail and says what was cut") {

@@ -1,11 +1,11 @@
 // agent/loop.cpp
 #include "agent/loop.h"
 
+#include <fmt/core.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/core.h>
 
 #include "agent/bash_env.h"
 #include "agent/feedback.h"
@@ -44,8 +44,10 @@ class Run {
   bool go(std::string* err) {
     std::error_code ec;
     fs::create_directories(cfg_.workspace, ec);
-    if (ec) return (*err = "cannot create the workspace " + cfg_.workspace + ": " + ec.message(), false);
-    PromptInputs pin{cfg_.eval, cfg_.mode, cfg_.target, cfg_.topology, cfg_.baseline_time, cfg_.prompts_dir};
+    if (ec)
+      return (*err = "cannot create the workspace " + cfg_.workspace + ": " + ec.message(), false);
+    PromptInputs pin{cfg_.eval,     cfg_.mode,          cfg_.target,
+                     cfg_.topology, cfg_.baseline_time, cfg_.prompts_dir};
     std::string sys, task;
     if (!build_system_prompt(pin, &sys, err) || !build_task_prompt(pin, &task, err)) return false;
     msgs_ = {{"system", sys}, {"user", task}};
@@ -223,8 +225,14 @@ class Run {
       last = now;
       emit(turn, "streaming", "", tokens >= 0 ? tokens : chars / 4);
     };
-    req.on_delta = [&](const std::string& d) { chars += static_cast<int64_t>(d.size()); progress(); };
-    req.on_tokens = [&](int64_t t) { tokens = t; progress(); };
+    req.on_delta = [&](const std::string& d) {
+      chars += static_cast<int64_t>(d.size());
+      progress();
+    };
+    req.on_tokens = [&](int64_t t) {
+      tokens = t;
+      progress();
+    };
     req.on_retry = [&, turn](int attempt, const llm::Error& why) {
       chars = 0;
       emit(turn, "waiting_model", fmt::format("retrying (attempt {}): {}", attempt, why.message));
@@ -243,16 +251,26 @@ class Run {
       return Step::cut;
     }
     if (!ok) {
-      tw_.event("llm_error", {{"turn", turn}, {"kind", e.kind}, {"message", e.message}, {"http_status", e.http_status},
-                              {"attempts", reply->attempts}, {"seconds", reply->seconds}});
+      tw_.event("llm_error", {{"turn", turn},
+                              {"kind", e.kind},
+                              {"message", e.message},
+                              {"http_status", e.http_status},
+                              {"attempts", reply->attempts},
+                              {"seconds", reply->seconds}});
       res_.exit_reason = "llm_error";
       res_.llm_error = e;
       return Step::end;
     }
-    tw_.event("reply", {{"turn", turn}, {"text", reply->text}, {"thinking", reply->thinking},
-                        {"stop_reason", reply->stop_reason}, {"usage", usage_json(reply->usage)},
-                        {"cost_usd", reply->cost_usd}, {"attempts", reply->attempts}, {"seconds", reply->seconds},
-                        {"model", reply->model}, {"request_id", reply->request_id}});
+    tw_.event("reply", {{"turn", turn},
+                        {"text", reply->text},
+                        {"thinking", reply->thinking},
+                        {"stop_reason", reply->stop_reason},
+                        {"usage", usage_json(reply->usage)},
+                        {"cost_usd", reply->cost_usd},
+                        {"attempts", reply->attempts},
+                        {"seconds", reply->seconds},
+                        {"model", reply->model},
+                        {"request_id", reply->request_id}});
     return Step::ok;
   }
 
@@ -290,9 +308,14 @@ class Run {
     BashResult r = env_.run(cmd);
     if (sandbox::stop_requested())
       return Step::cut;  // its tree is dead; its output is not the model's business
-    tw_.event("observation", {{"turn", turn}, {"returncode", r.returncode}, {"output", r.output},
-                              {"elided_chars", r.elided_chars}, {"timed_out", r.timed_out}, {"submitted", r.submitted}});
-    emit(turn, "observation", fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""));
+    tw_.event("observation", {{"turn", turn},
+                              {"returncode", r.returncode},
+                              {"output", r.output},
+                              {"elided_chars", r.elided_chars},
+                              {"timed_out", r.timed_out},
+                              {"submitted", r.submitted}});
+    emit(turn, "observation",
+         fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""));
     std::string extra;
     if (r.submitted) {
       std::string path = env_.workspace() + "/kernel" + kernel_extension(cfg_.eval.backend), e2;
@@ -303,20 +326,26 @@ class Run {
       extra = "You submitted, but there is no kernel" + kernel_extension(cfg_.eval.backend) +
               " in the workspace: write it first, then submit.";
     }
-    if (r.timed_out) extra += fmt::format("The command was killed after {:g} s.", cfg_.command_timeout_s);
+    if (r.timed_out)
+      extra += fmt::format("The command was killed after {:g} s.", cfg_.command_timeout_s);
     std::string msg;
-    if (!render_prompt_file(cfg_.prompts_dir, "observation.md",
-                            {{"returncode", std::to_string(r.returncode)},
-                             {"output", r.output.empty() || r.output.back() == '\n' ? r.output : r.output + "\n"},
-                             {"elided", (r.elided_chars ? fmt::format("({} characters elided from the middle)\n", r.elided_chars) : "") + extra}},
-                            &msg, err))
+    if (!render_prompt_file(
+            cfg_.prompts_dir, "observation.md",
+            {{"returncode", std::to_string(r.returncode)},
+             {"output", r.output.empty() || r.output.back() == '\n' ? r.output : r.output + "\n"},
+             {"elided", (r.elided_chars ? fmt::format("({} characters elided from the middle)\n",
+                                                      r.elided_chars)
+                                        : "") +
+                            extra}},
+            &msg, err))
       return Step::fail;
     msgs_.push_back({"user", msg});
     return Step::ok;
   }
 
   Step evaluate(int turn, const std::string& source, sandbox::Verdict* v, std::string* err) {
-    std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn, kernel_extension(cfg_.eval.backend));
+    std::string file =
+        fmt::format("{}/turn_{}{}", cfg_.workspace, turn, kernel_extension(cfg_.eval.backend));
     std::ofstream(file, std::ios::binary) << source;
     std::string hash = sandbox::sha256_hex(source);
     tw_.event("candidate", {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
@@ -337,14 +366,17 @@ class Run {
       return Step::fail;
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    tw_.event("verdict", {{"turn", turn}, {"sha256", hash}, {"verdict", sandbox::verdict_json(*v)}, {"seconds", secs}});
+    tw_.event("verdict", {{"turn", turn},
+                          {"sha256", hash},
+                          {"verdict", sandbox::verdict_json(*v)},
+                          {"seconds", secs}});
     verdicts_.push_back(*v);
     ++res_.candidates;
     res_.last = *v;
     res_.has_last = true;
     res_.last_source = source;
     res_.last_turn = turn;
-    if (v->status == "correct" && (!res_.has_best || better_than(*v, res_.best))) {
+    if (v->status == sandbox::Status::correct && (!res_.has_best || better_than(*v, res_.best))) {
       res_.has_best = true;
       res_.best = *v;
       res_.best_turn = turn;
@@ -387,9 +419,14 @@ bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& t
   if (run.go(err)) return true;
   // kforge failed: the trajectory still ends with a summary that says so.
   out->exit_reason = "internal_error";
-  tw.event("summary", {{"exit_reason", out->exit_reason}, {"target_met", false}, {"message", *err},
-                       {"turns", out->turns}, {"candidates", out->candidates}, {"tokens_in", out->tokens_in},
-                       {"tokens_out", out->tokens_out}, {"cost_usd", out->cost_usd}});
+  tw.event("summary", {{"exit_reason", out->exit_reason},
+                       {"target_met", false},
+                       {"message", *err},
+                       {"turns", out->turns},
+                       {"candidates", out->candidates},
+                       {"tokens_in", out->tokens_in},
+                       {"tokens_out", out->tokens_out},
+                       {"cost_usd", out->cost_usd}});
   return false;
 }
 

@@ -1,12 +1,12 @@
 // The loop in-process, on the host backend, with a scripted model and observer: what a
 // retry, a hint, accept and quit do to the conversation, and the budgets.
+#include "agent/loop.h"
+
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
-#include <unistd.h>
-
-#include "agent/loop.h"
 #include "agent/template.h"
 #include "suite/paths.h"
 
@@ -19,7 +19,8 @@ class ScriptModel : public agent::Model {
  public:
   explicit ScriptModel(std::vector<std::string> r) : replies_(std::move(r)) {}
   std::string name() const override { return "script"; }
-  bool next(const llm::Request& req, const std::vector<sandbox::Verdict>&, llm::Reply* out, llm::Error* err) override {
+  bool next(const llm::Request& req, const std::vector<sandbox::Verdict>&, llm::Reply* out,
+            llm::Error* err) override {
     requests.push_back(req.messages);
     caps.push_back(req.max_tokens_cap);
     if (requests.size() > replies_.size()) {
@@ -45,7 +46,7 @@ class ScriptObserver : public agent::Observer {
   explicit ScriptObserver(std::vector<agent::Decision> d) : decisions_(std::move(d)) {}
   agent::Decision between_turns(const std::string& cur, const std::string& prev, const std::string&,
                                 const sandbox::Verdict& v) override {
-    seen.push_back(v.status);
+    seen.push_back(sandbox::status_name(v.status));
     previous.push_back(prev);
     current.push_back(cur);
     return calls_ < decisions_.size() ? decisions_[calls_++] : agent::Decision{};
@@ -59,7 +60,8 @@ class ScriptObserver : public agent::Observer {
 
 // A candidate that fails fast (no ranks start): a compile error, different each time.
 std::string broken(int k) {
-  return "```cpp\n#include <kf/kf.h>\nextern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return nope_" +
+  return "```cpp\n#include <kf/kf.h>\nextern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return "
+         "nope_" +
          std::to_string(k) + "; }\n```\n";
 }
 
@@ -69,7 +71,8 @@ struct Fixture {
     std::string err;
     cfg.eval.paths = suite::default_paths();
     cfg.eval.paths.runs_dir = (dir / "runs").string();
-    REQUIRE(suite::load_problem(cfg.eval.paths.problems_dir + "/all_reduce", &cfg.eval.problem, &err));
+    REQUIRE(
+        suite::load_problem(cfg.eval.paths.problems_dir + "/all_reduce", &cfg.eval.problem, &err));
     cfg.eval.backend = "host";
     cfg.eval.world = 2;
     cfg.eval.sizes = {"small"};
@@ -91,10 +94,13 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("loop: retry re-sends the same prompt, a hint is appended marked as the user's, quit stops") {
+TEST_CASE(
+    "loop: retry re-sends the same prompt, a hint is appended marked as the user's, quit stops") {
   Fixture f;
   ScriptModel m({broken(1), broken(2), broken(3), broken(4)});
-  ScriptObserver o({{agent::Action::retry, ""}, {agent::Action::hint, "use a barrier"}, {agent::Action::quit, ""}});
+  ScriptObserver o({{agent::Action::retry, ""},
+                    {agent::Action::hint, "use a barrier"},
+                    {agent::Action::quit, ""}});
   agent::SolveResult r;
   std::string err;
   REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
@@ -116,7 +122,8 @@ TEST_CASE("loop: retry re-sends the same prompt, a hint is appended marked as th
 
 TEST_CASE("loop: budgets end the run: turns, tokens, cost") {
   std::string err;
-  for (auto [which, want] : std::vector<std::pair<int, std::string>>{{0, "max_turns"}, {1, "max_tokens"}, {2, "max_cost"}}) {
+  for (auto [which, want] : std::vector<std::pair<int, std::string>>{
+           {0, "max_turns"}, {1, "max_tokens"}, {2, "max_cost"}}) {
     Fixture f;
     f.cfg.max_turns = which == 0 ? 2 : 10;
     if (which == 1) f.cfg.max_tokens = 100000;  // 50,010 a call (and the prompt): spent after 2

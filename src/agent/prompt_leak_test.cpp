@@ -125,17 +125,17 @@ std::string leak(const std::string& prompt, const Secret& s) {
 }
 
 sandbox::Verdict verdict(const suite::Problem& p, const std::string& backend,
-                         const std::string& status) {
+                         sandbox::Status status) {
   sandbox::Verdict v;
   v.status = status;
   v.problem = p.name;
-  v.backend = backend;
+  REQUIRE(sandbox::parse_enum(backend, &v.backend));
   v.world = 4;
   v.size = "small";
-  v.summary = status + " at world 4";
+  v.summary = std::string(sandbox::status_name(status)) + " at world 4";
   v.log = "rank 1: CUDA error: an illegal memory access was encountered\n";
-  if (status == "crash") v.crashes = {{1, "signal 11 (SIGSEGV)"}};
-  if (status == "correct") v.timed = true, v.speedup = 0.8;
+  if (status == sandbox::Status::crash) v.crashes = {{1, "signal 11 (SIGSEGV)"}};
+  if (status == sandbox::Status::correct) v.timed = true, v.speedup = 0.8;
   return v;
 }
 
@@ -159,11 +159,12 @@ std::vector<std::pair<std::string, std::string>> all_prompts(const suite::Proble
   REQUIRE_MESSAGE(agent::build_system_prompt(in, &out[0].second, &err), err);
   out[1].first = "task";
   REQUIRE_MESSAGE(agent::build_task_prompt(in, &out[1].second, &err), err);
-  for (const char* st : {"mismatch", "crash", "correct"}) {
+  for (sandbox::Status st :
+       {sandbox::Status::mismatch, sandbox::Status::crash, sandbox::Status::correct}) {
     std::string fb;
     REQUIRE_MESSAGE(
         agent::render_feedback(in.prompts_dir, verdict(p, backend, st), 2, 1.5, &fb, &err), err);
-    out.push_back({std::string("feedback ") + st, fb});
+    out.push_back({std::string("feedback ") + sandbox::status_name(st), fb});
   }
   agent::ParsedReply bad = mode == "agent" ? agent::parse_agent_reply("no block")
                                            : agent::parse_direct_reply("no block");

@@ -86,7 +86,8 @@ TEST_CASE(
         agent::evaluate_file(cfg, write(agent::kernel_skeleton(p, "host"), p.name + ".cpp"),
                              sandbox::Role::candidate, &v, &err),
         err);
-    CHECK_MESSAGE(v.status == "mismatch", p.name << ": " << v.summary << "\n" << v.log);
+    CHECK_MESSAGE(v.status == sandbox::Status::mismatch, p.name << ": " << v.summary << "\n"
+                                                                << v.log);
   }
 }
 

@@ -56,7 +56,7 @@ bool kernel_fits_backend(const std::string& kernel, const std::string& backend, 
 int print_build(const sandbox::BuildResult& b, bool json) {
   if (json) {
     nlohmann::json j = {
-        {"status", b.ok ? "built" : b.status},
+        {"status", b.ok ? "built" : sandbox::status_name(b.status)},
         {"summary", b.summary()},
         {"lib", b.lib_path},
         {"cached", b.cached},
@@ -164,7 +164,7 @@ int cmd_eval(const EvalArgs& a) {
     std::puts(sandbox::verdict_json(v).dump(2).c_str());
   else
     fmt::print("{}\n", sandbox::render_text(v));
-  return v.status == "correct" ? kOk : kNotCorrect;
+  return v.status == sandbox::Status::correct ? kOk : kNotCorrect;
 }
 
 }  // namespace cli

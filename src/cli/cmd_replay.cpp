@@ -1,11 +1,11 @@
 // cli/cmd_replay.cpp: see cmd_replay.h.
 #include "cli/cmd_replay.h"
 
+#include <fmt/core.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
-
-#include <fmt/core.h>
 
 #include "agent/eval.h"
 #include "cli/commands.h"
@@ -14,7 +14,7 @@
 #include "sandbox/process.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
-#include "trace/trace.h"
+#include "trace/run.h"
 
 namespace cli {
 
@@ -22,21 +22,22 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 CLI::App* add_replay_command(CLI::App& app, ReplayArgs* a) {
-  CLI::App* r = app.add_subcommand("replay", "re-evaluate the candidates a trajectory recorded and compare the verdicts");
+  CLI::App* r = app.add_subcommand(
+      "replay", "re-evaluate the candidates a trajectory recorded and compare the verdicts");
   r->add_option("file", a->file, "a trajectory (runs/<problem>/*.jsonl)")->required();
   r->add_flag("--json", a->json, "one JSON line per candidate, then a summary line");
   return r;
 }
 
 int cmd_replay(const ReplayArgs& a) {
-  trace::Trajectory t;
+  trace::Run run;
   std::string err, warn;
-  if (!trace::read_trajectory(a.file, &t, &err, &warn)) {
+  if (!trace::read_run(a.file, &run, &err, &warn)) {
     fmt::print(stderr, "kforge replay: {}\n", err);
     return kBadInput;
   }
   if (!warn.empty()) fmt::print(stderr, "kforge replay: {}\n", warn);
-  const json& ec = t.header["config"]["eval"];
+  const json& ec = run.raw.header["config"]["eval"];
   suite::Paths paths = suite::default_paths();
   agent::EvalConfig cfg;
   try {
@@ -58,23 +59,27 @@ int cmd_replay(const ReplayArgs& a) {
     cfg.no_time = ec.at("no_time");
     cfg.machine = suite::default_h200();
   } catch (const json::exception& e) {
-    fmt::print(stderr, "kforge replay: {}: the header's config.eval is incomplete: {}\n", a.file, e.what());
+    fmt::print(stderr, "kforge replay: {}: the header's config.eval is incomplete: {}\n", a.file,
+               e.what());
     return kBadInput;
   }
   if (cfg.backend == "cuda" && suite::detect_backend() != "cuda") {
-    fmt::print(stderr, "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n", a.file);
+    fmt::print(stderr,
+               "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n",
+               a.file);
     return kBadInput;
   }
   std::map<int, std::string> recorded;  // turn -> status
-  for (auto* v : t.of_type("verdict")) recorded[v->value("turn", 0)] = (*v)["verdict"].value("status", "");
+  for (const trace::VerdictEvent& v : run.verdicts)
+    recorded[v.turn] = sandbox::status_name(v.verdict.status);
   std::string dir = paths.runs_dir + "/replay/" + fs::path(a.file).stem().string();
   std::error_code fec;
   fs::create_directories(dir, fec);
   int matched = 0, differed = 0;
-  for (auto* c : t.of_type("candidate")) {
-    int turn = c->value("turn", 0);
+  for (const trace::CandidateEvent& c : run.candidates) {
+    int turn = c.turn;
     std::string file = fmt::format("{}/turn_{}{}", dir, turn, agent::kernel_extension(cfg.backend));
-    std::ofstream(file, std::ios::binary) << c->value("source", "");
+    std::ofstream(file, std::ios::binary) << c.source;
     sandbox::Verdict v;
     bool evaluated =
         agent::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err);
@@ -89,18 +94,27 @@ int cmd_replay(const ReplayArgs& a) {
       return kInternal;
     }
     std::string was = recorded.count(turn) ? recorded[turn] : "(none)";
-    bool same = was == v.status;
+    bool same = was == sandbox::status_name(v.status);
     same ? ++matched : ++differed;
     if (a.json)
-      std::puts(json{{"turn", turn}, {"recorded", was}, {"now", v.status}, {"match", same}, {"summary", v.summary}}.dump().c_str());
+      std::puts(json{{"turn", turn},
+                     {"recorded", was},
+                     {"now", v.status},
+                     {"match", same},
+                     {"summary", v.summary}}
+                    .dump()
+                    .c_str());
     else
-      fmt::print("turn {}: recorded {}, now {}{}\n", turn, was, v.status, same ? "" : "  <- DIFFERS: " + v.summary);
+      fmt::print("turn {}: recorded {}, now {}{}\n", turn, was, sandbox::status_name(v.status),
+                 same ? "" : "  <- DIFFERS: " + v.summary);
   }
   if (a.json)
-    std::puts(json{{"candidates", matched + differed}, {"matched", matched}, {"differed", differed}}.dump().c_str());
+    std::puts(json{{"candidates", matched + differed}, {"matched", matched}, {"differed", differed}}
+                  .dump()
+                  .c_str());
   else
-    fmt::print("{} candidate{}: {} matched, {} differed\n", matched + differed, matched + differed == 1 ? "" : "s",
-               matched, differed);
+    fmt::print("{} candidate{}: {} matched, {} differed\n", matched + differed,
+               matched + differed == 1 ? "" : "s", matched, differed);
   return differed == 0 ? kOk : kNotCorrect;
 }
 

@@ -75,7 +75,7 @@ std::string baseline_time_text(const agent::EvalConfig& cfg, const suite::Topolo
   if (!headless) fmt::print(stderr, "kforge solve: timing the baseline once ...\n");
   if (!agent::evaluate_file(b, agent::default_kernel(cfg.problem, cfg.backend, true),
                             sandbox::Role::baseline, &v, &err) ||
-      v.status != "correct" || !v.timed)
+      v.status != sandbox::Status::correct || !v.timed)
     return "The baseline's time could not be measured here (" + (err.empty() ? v.summary : err) +
            ").";
   std::string s = fmt::format(
@@ -237,11 +237,12 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
              res.has_best ? fmt::format("; best kernel (turn {}): {}", res.best_turn, best_path)
                           : "; no correct kernel");
   if (!accepted_path.empty())
-    fmt::print(
-        "accepted kernel (turn {}): {}{}\n", res.last_turn, accepted_path,
-        res.last.status == "correct"
-            ? " (correct)"
-            : " - NOT correct: " + (res.last.summary.empty() ? res.last.status : res.last.summary));
+    fmt::print("accepted kernel (turn {}): {}{}\n", res.last_turn, accepted_path,
+               res.last.status == sandbox::Status::correct
+                   ? " (correct)"
+                   : " - NOT correct: " + (res.last.summary.empty()
+                                               ? std::string(sandbox::status_name(res.last.status))
+                                               : res.last.summary));
   fmt::print("trajectory: {}\n", trajectory);
   return exit_code;
 }

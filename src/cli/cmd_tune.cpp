@@ -156,7 +156,7 @@ int cmd_tune(const TuneArgs& a) {
     if (!a.json)
       fmt::print("{:>2}  {:<48} {:>10} {:>10} {:>8}  {}\n", search->trials().size(),
                  t.pred.tmpl.name(), cell(t.pred.ms, true), cell(t.median_ms, t.timed),
-                 cell(t.speedup, true), t.status);
+                 cell(t.speedup, true), sandbox::status_name(t.status));
   };
   if (!a.json)
     fmt::print(

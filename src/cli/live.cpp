@@ -2,10 +2,10 @@
 // line"); everything else is printed once, so the scrollback keeps every turn.
 #include "cli/live.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "cli/line_diff.h"
 #include "sandbox/interrupt.h"
@@ -37,10 +37,12 @@ MenuChoice parse_menu(const std::string& raw) {
   std::string line = trim(raw);
   if (line.empty()) return {MenuChoice::next, ""};
   size_t sp = line.find_first_of(" \t");
-  std::string word = line.substr(0, sp), rest = sp == std::string::npos ? "" : trim(line.substr(sp));
+  std::string word = line.substr(0, sp),
+              rest = sp == std::string::npos ? "" : trim(line.substr(sp));
   for (auto& c : word) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
   auto is = [&](const char* shortw, const char* longw) { return word == shortw || word == longw; };
-  if (is("h", "hint")) return rest.empty() ? MenuChoice{MenuChoice::ask_hint, ""} : MenuChoice{MenuChoice::hint, rest};
+  if (is("h", "hint"))
+    return rest.empty() ? MenuChoice{MenuChoice::ask_hint, ""} : MenuChoice{MenuChoice::hint, rest};
   if (!rest.empty()) return {MenuChoice::unknown, line};
   if (is("s", "show")) return {MenuChoice::show, ""};
   if (is("d", "diff")) return {MenuChoice::diff, ""};
@@ -63,7 +65,8 @@ std::string number_lines(const std::string& text) {
   auto lines = split_lines(text);
   int width = static_cast<int>(std::to_string(lines.size()).size());
   std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) out += fmt::format("{:>{}}  {}\n", i + 1, width, lines[i]);
+  for (size_t i = 0; i < lines.size(); ++i)
+    out += fmt::format("{:>{}}  {}\n", i + 1, width, lines[i]);
   return out;
 }
 
@@ -74,7 +77,8 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
     // The detail names the model, or says more (a retry and why) about the same wait.
     std::string m = !model.empty() ? model : p == "waiting_model" ? ev.detail : "";
     std::string s = head + "waiting on " + (m.empty() ? "the model" : m);
-    if (p == "waiting_model" && !ev.detail.empty() && ev.detail != m) s += " · " + one_line(ev.detail, 80);
+    if (p == "waiting_model" && !ev.detail.empty() && ev.detail != m)
+      s += " · " + one_line(ev.detail, 80);
     if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
     return s;
   }
@@ -103,9 +107,9 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
   return head + p + (ev.detail.empty() ? "" : " " + one_line(ev.detail));
 }
 
-const char* status_sgr(const std::string& status) {
-  if (status == "correct") return "\033[32m";
-  if (status == "mismatch" || status == "unstable") return "\033[33m";
+const char* status_sgr(sandbox::Status status) {
+  if (status == sandbox::Status::correct) return "\033[32m";
+  if (status == sandbox::Status::mismatch || status == sandbox::Status::unstable) return "\033[33m";
   return "\033[31m";
 }
 
@@ -190,11 +194,16 @@ agent::Decision LiveView::menu(const std::string& current, const std::string& pr
     }
     MenuChoice m = parse_menu(line);
     switch (m.kind) {
-      case MenuChoice::next: return {agent::Action::next, ""};
-      case MenuChoice::accept: return {agent::Action::accept, ""};
-      case MenuChoice::retry: return {agent::Action::retry, ""};
-      case MenuChoice::quit: return {agent::Action::quit, ""};
-      case MenuChoice::hint: return {agent::Action::hint, m.text};
+      case MenuChoice::next:
+        return {agent::Action::next, ""};
+      case MenuChoice::accept:
+        return {agent::Action::accept, ""};
+      case MenuChoice::retry:
+        return {agent::Action::retry, ""};
+      case MenuChoice::quit:
+        return {agent::Action::quit, ""};
+      case MenuChoice::hint:
+        return {agent::Action::hint, m.text};
       case MenuChoice::ask_hint: {
         std::string text;
         if (!read_line("hint> ", &text)) return {agent::Action::quit, ""};

@@ -2,10 +2,10 @@
 // in-memory files for the terminal.
 #include "cli/live.h"
 
+#include <doctest/doctest.h>
+
 #include <cstdio>
 #include <string>
-
-#include <doctest/doctest.h>
 
 namespace {
 
@@ -82,12 +82,13 @@ TEST_CASE("live: status_text per phase") {
   CHECK(cli::status_text(ev, "") == "turn 1 · evaluating turn_1.cpp");
   ev.phase = "waiting_model";
   ev.detail = "retrying (attempt 2): 503";
-  CHECK(cli::status_text(ev, "openai:x") == "turn 1 · waiting on openai:x · retrying (attempt 2): 503");
+  CHECK(cli::status_text(ev, "openai:x") ==
+        "turn 1 · waiting on openai:x · retrying (attempt 2): 503");
   ev.detail = "openai:x";
   CHECK(cli::status_text(ev, "") == "turn 1 · waiting on openai:x");
   ev.phase = "evaluating";
   sandbox::Verdict v;
-  v.status = "mismatch";
+  v.status = sandbox::Status::mismatch;
   v.summary = "mismatch: rank 1, tensor y, 4 of 4 elements wrong";
   ev.phase = "verdict";
   ev.verdict = &v;
@@ -111,16 +112,17 @@ TEST_CASE("live: on_event rewrites the status line in place and colors the verdi
   ev.tokens = 42;
   view.on_event(ev);
   sandbox::Verdict v;
-  v.status = "correct";
+  v.status = sandbox::Status::correct;
   v.summary = "correct: 1.10x NCCL";
   ev.phase = "verdict";
   ev.verdict = &v;
   ev.tokens = 0;
   view.on_event(ev);
   std::string s = t.text();
-  CHECK(s == "\r\033[2Kturn 1 · waiting on openai:test-model"
-             "\r\033[2Kturn 1 · waiting on openai:test-model · 42 tokens"
-             "\r\033[2K\033[32mturn 1 · correct: 1.10x NCCL\033[0m\n");
+  CHECK(s ==
+        "\r\033[2Kturn 1 · waiting on openai:test-model"
+        "\r\033[2Kturn 1 · waiting on openai:test-model · 42 tokens"
+        "\r\033[2K\033[32mturn 1 · correct: 1.10x NCCL\033[0m\n");
 }
 
 TEST_CASE("live: between_turns shows, diffs, then returns the typed hint") {
@@ -144,9 +146,9 @@ TEST_CASE("live: between_turns actions and EOF") {
   struct Case {
     const char* typed;
     agent::Action want;
-  } cases[] = {{"\n", agent::Action::next},    {"a\n", agent::Action::accept},
-               {"r\n", agent::Action::retry},  {"q\n", agent::Action::quit},
-               {"", agent::Action::quit},      {"h inline text\n", agent::Action::hint},
+  } cases[] = {{"\n", agent::Action::next},   {"a\n", agent::Action::accept},
+               {"r\n", agent::Action::retry}, {"q\n", agent::Action::quit},
+               {"", agent::Action::quit},     {"h inline text\n", agent::Action::hint},
                {"h\n", agent::Action::quit}};  // EOF while asking for the hint text
   for (auto& c : cases) {
     Term t(c.typed);

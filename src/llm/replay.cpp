@@ -2,9 +2,10 @@
 #include "llm/replay.h"
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "trace/run.h"
 
 namespace llm {
 
@@ -12,12 +13,14 @@ namespace {
 
 class ReplayProvider : public Provider {
  public:
-  ReplayProvider(std::string path, std::vector<Reply> replies) : path_(std::move(path)), replies_(std::move(replies)) {}
+  ReplayProvider(std::string path, std::vector<Reply> replies)
+      : path_(std::move(path)), replies_(std::move(replies)) {}
   bool complete(const Request& req, Reply* reply, Error* err) override {
     *reply = Reply{};
     if (next_ >= replies_.size()) {
       *err = {"bad_request",
-              "replay: " + path_ + " has no more replies (it recorded " + std::to_string(replies_.size()) +
+              "replay: " + path_ + " has no more replies (it recorded " +
+                  std::to_string(replies_.size()) +
                   "); the run asked for more than the recorded one did",
               0, false};
       return false;
@@ -37,27 +40,21 @@ class ReplayProvider : public Provider {
 }  // namespace
 
 std::unique_ptr<Provider> make_replay_provider(const std::string& path, std::string* err) {
-  std::ifstream in(path);
-  if (!in) return (*err = "replay: cannot read " + path + " (--model replay:FILE names a trajectory .jsonl)", nullptr);
+  trace::Run run;
+  std::string why;
+  if (!trace::read_run(path, &run, &why))  // a torn last line is dropped, not an error
+    return (*err = "replay: " + why + " (--model replay:FILE names a trajectory .jsonl)", nullptr);
   std::vector<Reply> replies;
-  int lineno = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++lineno;
-    if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;  // a torn last line
-    if (j.value("type", "") != "reply") continue;
+  for (const trace::ReplyEvent& e : run.replies) {
     Reply r;
-    r.text = j.value("text", "");
-    r.thinking = j.value("thinking", "");
-    r.stop_reason = j.value("stop_reason", "stop");
+    r.text = e.text;
+    r.thinking = e.thinking;
+    r.stop_reason = e.stop_reason;
     r.model = "replay";
     r.attempts = 1;
-    if (j.contains("usage") && j["usage"].is_object()) {
-      r.usage.input_tokens = j["usage"].value("input_tokens", int64_t{0});
-      r.usage.output_tokens = j["usage"].value("output_tokens", int64_t{0});
-      r.usage.reported = true;
-    }
+    r.usage.input_tokens = e.input_tokens;
+    r.usage.output_tokens = e.output_tokens;
+    r.usage.reported = e.usage_reported;
     r.cost_note = "replayed: no cost";
     replies.push_back(std::move(r));
   }
@@ -66,10 +63,12 @@ std::unique_ptr<Provider> make_replay_provider(const std::string& path, std::str
 }
 
 void register_replay_provider() {
-  register_provider("replay", [](const ProviderConfig& cfg, std::string* err) -> std::unique_ptr<Provider> {
-    if (cfg.model.empty()) return (*err = "replay needs a file: --model replay:FILE", nullptr);
-    return make_replay_provider(cfg.model, err);
-  });
+  register_provider("replay",
+                    [](const ProviderConfig& cfg, std::string* err) -> std::unique_ptr<Provider> {
+                      if (cfg.model.empty())
+                        return (*err = "replay needs a file: --model replay:FILE", nullptr);
+                      return make_replay_provider(cfg.model, err);
+                    });
 }
 
 }  // namespace llm

@@ -6,7 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "trace/trace.h"
+#include "sandbox/verdict_read.h"
+#include "trace/run.h"
 
 namespace sweep {
 
@@ -14,21 +15,18 @@ using json = nlohmann::json;
 
 bool first_correct(const std::string& trajectory, FirstCorrect* out, std::string* err) {
   *out = FirstCorrect{};
-  trace::Trajectory t;
-  if (!trace::read_trajectory(trajectory, &t, err)) return false;
-  long long tokens = 0;
-  double cost = 0;
-  for (const json& e : t.events) {
-    std::string type = e.value("type", "");
-    if (type == "reply") {
-      const json u = e.value("usage", json::object());
-      tokens += u.value("input_tokens", 0LL) + u.value("output_tokens", 0LL);
-      cost += e.value("cost_usd", 0.0);
-    } else if (type == "verdict" && e.contains("verdict") &&
-               e["verdict"].value("status", "") == "correct") {
-      *out = {e.value("turn", 0), tokens, cost};
-      return true;
-    }
+  trace::Run run;
+  if (!trace::read_run(trajectory, &run, err)) return false;
+  // The replies before the first correct verdict: a reply's turn is the turn of the
+  // candidate it led to, and a turn's reply comes before its verdict.
+  for (const trace::VerdictEvent& v : run.verdicts) {
+    if (v.verdict.status != sandbox::Status::correct) continue;
+    long long tokens = 0;
+    double cost = 0;
+    for (const trace::ReplyEvent& r : run.replies)
+      if (r.turn <= v.turn) tokens += r.input_tokens + r.output_tokens, cost += r.cost_usd;
+    *out = {v.turn, tokens, cost};
+    return true;
   }
   return false;
 }
@@ -64,13 +62,21 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
     return fail(r, fmt::format("kforge solve exited {} ({})", exit_code, s.value("message", "")),
                 "");
   r->state = "done";
-  r->status = v.value("status", "no_candidate");
-  r->correct = r->status == "correct";
+  // No "status": the run ended before any candidate had a verdict.
+  sandbox::Verdict verdict;
+  std::string why;
+  if (!v.contains("status")) {
+    r->status = "no_candidate";
+  } else if (!sandbox::verdict_from_json(v, &verdict, &why)) {
+    return fail(r, dir + "/verdict.json: " + why, "");
+  } else {
+    r->status = sandbox::status_name(verdict.status);
+  }
+  r->correct = v.contains("status") && verdict.status == sandbox::Status::correct;
   // A speed only where one was measured: the host backend's and emulated ranks' times
   // are no speed (sandbox::times_meaningful), whatever ratio the verdict carries.
-  bool measured =
-      v.value("backend", "") == "cuda" && !v.value("emulated", false) && v.value("timed", false);
-  r->speedup = measured ? v.value("speedup", 0.0) : 0.0;
+  bool measured = verdict.backend == sandbox::Backend::cuda && !verdict.emulated && verdict.timed;
+  r->speedup = measured ? verdict.speedup : 0.0;
   FirstCorrect fc;
   std::string err;
   if (r->correct && first_correct(r->trajectory, &fc, &err)) {

@@ -1,0 +1,33 @@
+// sandbox/rank_status.h: the status file's line (job.h: <dir>/status/rank<R>), one type
+// for the rank that writes it and the host side that reads it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace sandbox {
+
+struct RankStatusLine {
+  int pid = 0;
+  std::string phase, detail;
+  bool in_candidate = false;
+  long long since_ms = 0;  // wall clock (ms since the epoch) when the limit window began
+  double limit_s = 0;
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankStatusLine, pid, phase, detail, in_candidate,
+                                                since_ms, limit_s)
+
+// False with *err for text that is not such a line (a file caught mid-replace cannot be:
+// it is replaced by a rename).
+inline bool parse_rank_status(const std::string& text, RankStatusLine* out, std::string* err) {
+  try {
+    *out = nlohmann::json::parse(text).get<RankStatusLine>();
+    return true;
+  } catch (const std::exception& e) {
+    *err = std::string("not a rank status line: ") + e.what();
+    return false;
+  }
+}
+
+}  // namespace sandbox
