@@ -39,17 +39,22 @@ KF_ORACLE(gemm_all_reduce) {
   int64_t m, k, n;
   if (!dims(io, c.size(), &m, &k, &n, err)) return false;
   for (double& v : c) v = 0;
+  // Every rank's check sums world whole GEMMs (8 of them per chained check pass), so
+  // rows go in blocks of 8: each row of b is read once per block rather than once per
+  // row of c, which halves the time at the full size.
+  constexpr int64_t kRows = 8;
   for (int s = 0; s < io.world; ++s) {
     const std::vector<double>& a = io.input("a", s);
     const std::vector<double>& b = io.input("b", s);
-    for (int64_t i = 0; i < m; ++i) {
-      double* crow = &c[static_cast<size_t>(i * n)];
+    for (int64_t i0 = 0; i0 < m; i0 += kRows)
       for (int64_t kk = 0; kk < k; ++kk) {
-        const double aik = a[static_cast<size_t>(i * k + kk)];
         const double* brow = &b[static_cast<size_t>(kk * n)];
-        for (int64_t j = 0; j < n; ++j) crow[j] += aik * brow[j];
+        for (int64_t i = i0; i < m && i < i0 + kRows; ++i) {
+          const double aik = a[static_cast<size_t>(i * k + kk)];
+          double* crow = &c[static_cast<size_t>(i * n)];
+          for (int64_t j = 0; j < n; ++j) crow[j] += aik * brow[j];
+        }
       }
-    }
   }
   return true;
 }

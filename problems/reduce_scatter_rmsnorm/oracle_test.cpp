@@ -86,6 +86,22 @@ TEST_CASE("reduce_scatter_rmsnorm oracle: world 2, rank r normalizes the mean of
   }
 }
 
+TEST_CASE("reduce_scatter_rmsnorm oracle: world 2 with eps, where dividing by world shows") {
+  // rows 1, hidden 2, eps 5. Both ranks' x = [2, 2, 6, -2]: rank 0's share is
+  // ([2,2] + [2,2]) / 2 = [2,2], mean square 4, rsqrt(4 + 5) = 1/3, so y = 2/3 * gamma;
+  // rank 1's is [6,-2], mean square 20, rsqrt(25) = 1/5, so y = [6/5, -2/5] * gamma.
+  // (Without the division the sums [4,4] would give 4/sqrt(21) * gamma instead.)
+  const std::vector<std::vector<double>> want = {{2.0 / 3 * 0.5, 2.0 / 3 * 3},
+                                                 {1.2 * 0.5, -0.4 * 3}};
+  for (int rank = 0; rank < 2; ++rank) {
+    Fake f(2, rank, 5.0);
+    f.tensors({{2, 2, 6, -2}, {2, 2, 6, -2}}, {0.5, 3}, 1, 2);
+    std::string err;
+    REQUIRE_MESSAGE(f.run(&err), err);
+    check_near(f.outs["y"], want[static_cast<size_t>(rank)]);
+  }
+}
+
 TEST_CASE("reduce_scatter_rmsnorm oracle refuses an x, gamma or y of the wrong shape") {
   std::string err;
   Fake f(2, 1, 0.0);
