@@ -1,9 +1,9 @@
 // sandbox/compare.cpp: see compare.h.
 #include "compare.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "inputs.h"
 
@@ -89,8 +89,9 @@ void describe(const Comparison& c, const std::string& tensor, bool input, Failur
     f->message = fmt::format("input '{}' was modified by kf_run: {} of {} elements changed{}",
                              tensor, c.bad_count, c.total, first);
   else
-    f->message = fmt::format("output '{}': {} of {} elements wrong (max abs err {:.3g}, max rel err {:.3g}){}",
-                             tensor, c.bad_count, c.total, c.max_abs, c.max_rel, first);
+    f->message = fmt::format(
+        "output '{}': {} of {} elements wrong (max abs err {:.3g}, max rel err {:.3g}){}", tensor,
+        c.bad_count, c.total, c.max_abs, c.max_rel, first);
 }
 
 }  // namespace sandbox

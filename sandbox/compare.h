@@ -14,8 +14,8 @@ namespace sandbox {
 struct Comparison {
   int64_t bad_count = 0;
   int64_t total = 0;
-  double max_abs = 0;  // over the finite elements
-  double max_rel = 0;  // over the finite elements with want != 0
+  double max_abs = 0;                   // over the finite elements
+  double max_rel = 0;                   // over the finite elements with want != 0
   std::vector<Failure::Bad> first_bad;  // at most kMaxBad, in index order
 };
 

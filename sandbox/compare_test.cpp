@@ -1,8 +1,8 @@
 #include "compare.h"
 
-#include <cmath>
-
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 #include "inputs.h"
 
@@ -59,7 +59,9 @@ TEST_CASE("compare: inputs are compared bit for bit and described") {
   describe(c, "x", true, &f);
   CHECK(f.input_modified);
   CHECK(f.tensor == "x");
-  CHECK(f.message == "input 'x' was modified by kf_run: 1 of 2 elements changed; first at [1]: got -0, want 1.5");
+  CHECK(
+      f.message ==
+      "input 'x' was modified by kf_run: 1 of 2 elements changed; first at [1]: got -0, want 1.5");
   // -0.0 and 0.0 are equal values but different bits: an input check sees the change.
   inputs::store(got.data(), 1, kf::DType::f32, inputs::encode(1.5, kf::DType::f32));
   inputs::store(got.data(), 0, kf::DType::f32, inputs::encode(-0.0, kf::DType::f32));

@@ -28,21 +28,21 @@
 namespace sandbox {
 
 struct Confinement {
-  std::vector<std::string> read_only;   // bound read-only at the same path (absent: skipped)
-  std::vector<std::string> writable;    // bound read-write at the same path (must exist)
-  bool gpu = false;                     // the NVIDIA device nodes
-  uint64_t memory_bytes = 0;            // 0: no memory limit
-  int max_pids = 0;                     // 0: no pids limit
-  double cpu_s = 0;                     // RLIMIT_CPU per process; 0: none
-  uint64_t fsize_bytes = 1ull << 30;    // RLIMIT_FSIZE per process
+  std::vector<std::string> read_only;  // bound read-only at the same path (absent: skipped)
+  std::vector<std::string> writable;   // bound read-write at the same path (must exist)
+  bool gpu = false;                    // the NVIDIA device nodes
+  uint64_t memory_bytes = 0;           // 0: no memory limit
+  int max_pids = 0;                    // 0: no pids limit
+  double cpu_s = 0;                    // RLIMIT_CPU per process; 0: none
+  uint64_t fsize_bytes = 1ull << 30;   // RLIMIT_FSIZE per process
 };
 
 // How a confined run ended, beyond its ProcessResult.
 struct ConfinedRun {
-  bool oom_killed = false;     // the memory limit was hit and the kernel killed a process
-  bool pids_exhausted = false; // a fork was refused at the pids limit
-  int leftovers_killed = 0;    // processes still in the cgroup after the run
-  std::string how;             // "bwrap, cgroup v1 (memory 4096 MiB, pids 512)" or what is missing
+  bool oom_killed = false;      // the memory limit was hit and the kernel killed a process
+  bool pids_exhausted = false;  // a fork was refused at the pids limit
+  int leftovers_killed = 0;     // processes still in the cgroup after the run
+  std::string how;              // "bwrap, cgroup v1 (memory 4096 MiB, pids 512)" or what is missing
 };
 
 // One confined run: prepare() rewrites spec.argv (and makes the cgroup), run_process runs

@@ -1,10 +1,10 @@
 #include "inputs.h"
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 using namespace sandbox::inputs;
 using kf::DType;

@@ -21,7 +21,7 @@ extern "C" void on_signal(int sig) {
 void install_interrupt_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: a blocking read returns EINTR and sees the request
@@ -29,14 +29,20 @@ void install_interrupt_handlers() {
   });
 }
 
-int interrupt_signal() { return g_signal.load(); }
-int interrupt_count() { return g_count.load(); }
+int interrupt_signal() {
+  return g_signal.load();
+}
+int interrupt_count() {
+  return g_count.load();
+}
 
 void clear_interrupt() {
   g_signal.store(0);
   g_count.store(0);
 }
 
-void request_interrupt(int sig) { on_signal(sig); }
+void request_interrupt(int sig) {
+  on_signal(sig);
+}
 
 }  // namespace sandbox

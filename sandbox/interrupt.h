@@ -14,7 +14,9 @@ void install_interrupt_handlers();
 
 // The first signal that asked kforge to stop since the last clear_interrupt(); 0 when none.
 int interrupt_signal();
-inline bool interrupted() { return interrupt_signal() != 0; }
+inline bool interrupted() {
+  return interrupt_signal() != 0;
+}
 
 // How many such signals have arrived since the last clear (a second Ctrl-C quits).
 int interrupt_count();
@@ -26,6 +28,8 @@ void clear_interrupt();
 void request_interrupt(int sig);
 
 // The exit status a process killed by sig would have had, as shells report it (128 + sig).
-inline int interrupt_exit_code(int sig) { return 128 + sig; }
+inline int interrupt_exit_code(int sig) {
+  return 128 + sig;
+}
 
 }  // namespace sandbox

@@ -45,8 +45,8 @@ std::vector<std::string> oracle_names();
 
 }  // namespace sandbox
 
-#define KF_ORACLE(problem)                                                              \
-  static bool kf_oracle_##problem(const sandbox::OracleIO& io, std::string* err);      \
-  [[maybe_unused]] static const bool kf_oracle_registered_##problem =                  \
-      sandbox::register_oracle(#problem, kf_oracle_##problem);                          \
+#define KF_ORACLE(problem)                                                        \
+  static bool kf_oracle_##problem(const sandbox::OracleIO& io, std::string* err); \
+  [[maybe_unused]] static const bool kf_oracle_registered_##problem =             \
+      sandbox::register_oracle(#problem, kf_oracle_##problem);                    \
   static bool kf_oracle_##problem(const sandbox::OracleIO& io, [[maybe_unused]] std::string* err)

@@ -3,18 +3,6 @@
 // whole group when any of them says so.
 #include "process.h"
 
-#include "deadline.h"
-#include "interrupt.h"
-
-#include <cerrno>
-#include <chrono>
-#include <csignal>
-#include <cstring>
-#include <fstream>
-#include <mutex>
-
-#include <algorithm>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +10,17 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+#include "deadline.h"
+#include "interrupt.h"
 
 namespace sandbox {
 
@@ -121,24 +120,42 @@ void record_status(int status, ProcessResult* out) {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGHUP: return "SIGHUP";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGALRM: return "SIGALRM";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGUSR2: return "SIGUSR2";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGSYS:
+      return "SIGSYS";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
   }
   return "signal " + std::to_string(sig);
 }
@@ -275,8 +292,8 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> argv, envp;
   for (auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -308,7 +325,9 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
 
   while (!exited) {
     if (pipe_open) {
-      struct pollfd p{fds[0], POLLIN, 0};
+      struct pollfd p {
+        fds[0], POLLIN, 0
+      };
       int n = poll(&p, 1, 20);
       if (n > 0) pipe_open = drain(fds[0], &cap);
     } else {
@@ -354,9 +373,13 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
   // outside the group); bound the wait either way.
   auto t1 = Clock::now();
   while (pipe_open && since(t1) < 2.0) {
-    struct pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, 50) > 0) pipe_open = drain(fds[0], &cap);
-    else if (!spec.kill_group_on_exit && !out->killed) break;
+    struct pollfd p {
+      fds[0], POLLIN, 0
+    };
+    if (poll(&p, 1, 50) > 0)
+      pipe_open = drain(fds[0], &cap);
+    else if (!spec.kill_group_on_exit && !out->killed)
+      break;
   }
   close(fds[0]);
   out->output = cap.finish(&out->elided_bytes);

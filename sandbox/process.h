@@ -27,16 +27,16 @@ struct ProcessSpec {
 
 struct ProcessResult {
   int pid = 0;
-  int exit_code = -1;        // when it exited normally
-  int signal = 0;            // when a signal ended it (SIGKILL after a kill, too)
-  bool timed_out = false;    // limit_s passed
-  bool killed = false;       // by the limit, by poll, or by an interrupt
-  int interrupted = 0;       // the signal that asked kforge to stop (interrupt.h), or 0
-  bool deadline = false;     // killed because kforge's deadline passed (deadline.h)
-  std::string kill_reason;   // poll's reason, or "time limit of N s"
+  int exit_code = -1;            // when it exited normally
+  int signal = 0;                // when a signal ended it (SIGKILL after a kill, too)
+  bool timed_out = false;        // limit_s passed
+  bool killed = false;           // by the limit, by poll, or by an interrupt
+  int interrupted = 0;           // the signal that asked kforge to stop (interrupt.h), or 0
+  bool deadline = false;         // killed because kforge's deadline passed (deadline.h)
+  std::string kill_reason;       // poll's reason, or "time limit of N s"
   std::vector<int> killed_pids;  // every process a kill signalled (to wait for them)
-  std::string output;        // stdout+stderr, head and tail when over output_cap
-  size_t elided_bytes = 0;   // bytes dropped from the middle of output
+  std::string output;            // stdout+stderr, head and tail when over output_cap
+  size_t elided_bytes = 0;       // bytes dropped from the middle of output
   double seconds = 0;
   bool ok() const { return !killed && signal == 0 && exit_code == 0; }
 };

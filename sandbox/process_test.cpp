@@ -1,14 +1,14 @@
 #include "process.h"
-#include "deadline.h"
-#include "interrupt.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <sstream>
 #include <thread>
 
-#include <unistd.h>
+#include "deadline.h"
+#include "interrupt.h"
 
 using namespace sandbox;
 

@@ -1,6 +1,6 @@
-#include "rank/layout.h"
-
 #include <doctest/doctest.h>
+
+#include "rank/layout.h"
 
 using namespace sandbox;
 using namespace sandbox::rank;

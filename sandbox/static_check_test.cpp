@@ -19,10 +19,14 @@ std::vector<Finding> check(const std::string& src, Role role = Role::candidate,
   return f;
 }
 
-std::string with(const std::string& body) { return std::string(kOk) + body; }
+std::string with(const std::string& body) {
+  return std::string(kOk) + body;
+}
 }  // namespace
 
-TEST_CASE("static_check: a plain candidate passes") { CHECK(check(kOk).empty()); }
+TEST_CASE("static_check: a plain candidate passes") {
+  CHECK(check(kOk).empty());
+}
 
 TEST_CASE("static_check: MPI is rejected with line, why and what to do") {
   auto f = check(with("void g() {\n  MPI_Allreduce(0, 0, 0, 0, 0, 0);\n}\n"));
@@ -40,7 +44,8 @@ TEST_CASE("static_check: MPI is rejected with line, why and what to do") {
 
 TEST_CASE("static_check: NCCL is rejected for candidates and allowed for baselines") {
   std::string src = std::string("#include <nccl.h>\n") + kOk +
-                    "void g(kf::Comm& c) { ncclAllReduce(0, 0, 0, ncclFloat, ncclSum, (ncclComm_t)c.nccl_, 0); }\n";
+                    "void g(kf::Comm& c) { ncclAllReduce(0, 0, 0, ncclFloat, ncclSum, "
+                    "(ncclComm_t)c.nccl_, 0); }\n";
   auto f = check(src);
   REQUIRE(f.size() >= 2);
   CHECK(f[0].rule == "nccl");
@@ -70,16 +75,30 @@ TEST_CASE("static_check: the multicast policy follows NCCL_NVLS_ENABLE") {
   CHECK(!default_static_policy().allow_multicast);
   setenv("NCCL_NVLS_ENABLE", "1", 1);
   CHECK(default_static_policy().allow_multicast);
-  if (old) setenv("NCCL_NVLS_ENABLE", saved.c_str(), 1);
-  else unsetenv("NCCL_NVLS_ENABLE");
+  if (old)
+    setenv("NCCL_NVLS_ENABLE", saved.c_str(), 1);
+  else
+    unsetenv("NCCL_NVLS_ENABLE");
 }
 
 TEST_CASE("static_check: process and system escapes") {
-  const char* calls[] = {"system(\"ls\")", "popen(\"ls\", \"r\")", "fork()", "vfork()",
-                         "execv(0, 0)", "execlp(0, 0)", "posix_spawn(0,0,0,0,0,0)",
-                         "dlopen(0, 0)", "dlsym(0, 0)", "socket(0, 0, 0)", "connect(0, 0, 0)",
-                         "ptrace(0)", "syscall(1)", "kill(1, 9)", "setenv(0, 0, 1)",
-                         "putenv(0)", "std::system(0)"};
+  const char* calls[] = {"system(\"ls\")",
+                         "popen(\"ls\", \"r\")",
+                         "fork()",
+                         "vfork()",
+                         "execv(0, 0)",
+                         "execlp(0, 0)",
+                         "posix_spawn(0,0,0,0,0,0)",
+                         "dlopen(0, 0)",
+                         "dlsym(0, 0)",
+                         "socket(0, 0, 0)",
+                         "connect(0, 0, 0)",
+                         "ptrace(0)",
+                         "syscall(1)",
+                         "kill(1, 9)",
+                         "setenv(0, 0, 1)",
+                         "putenv(0)",
+                         "std::system(0)"};
   for (const char* c : calls) {
     CAPTURE(c);
     auto f = check(with(std::string("void g() { ") + c + "; }\n"));
@@ -88,7 +107,9 @@ TEST_CASE("static_check: process and system escapes") {
     CHECK(f[0].line == 3);
   }
   // A member or a variable of the same name is not a call of the libc function.
-  CHECK(check(with("struct S { void (*kill)(); }; void g(S s) { s.kill(); int socket = 0; (void)socket; }\n")).empty());
+  CHECK(check(with("struct S { void (*kill)(); }; void g(S s) { s.kill(); int socket = 0; "
+                   "(void)socket; }\n"))
+            .empty());
   auto ctor = check(with("__attribute__((constructor)) static void init() {}\n"));
   REQUIRE(ctor.size() == 1);
   CHECK(ctor[0].rule == "escape");
@@ -120,9 +141,10 @@ TEST_CASE("static_check: timing tampering") {
 }
 
 TEST_CASE("static_check: include paths") {
-  auto f = check(std::string("#include \"/etc/passwd\"\n#include \"../secret.h\"\n"
-                             "#include <sys/../x.h>\n#include \"helper.h\"\n#include <cub/cub.cuh>\n") +
-                 kOk);
+  auto f =
+      check(std::string("#include \"/etc/passwd\"\n#include \"../secret.h\"\n"
+                        "#include <sys/../x.h>\n#include \"helper.h\"\n#include <cub/cub.cuh>\n") +
+            kOk);
   REQUIRE(f.size() == 3);
   CHECK(f[0].line == 1);
   CHECK(f[0].what.find("absolute") != std::string::npos);
@@ -172,10 +194,13 @@ TEST_CASE("static_check: stripping keeps lines") {
 }
 
 TEST_CASE("static_check: a raw system call in inline assembly") {
-  auto f = check(with("void g() {\n  asm volatile(\"mov $39, %%eax\\n\"\n \"syscall\" ::: \"rax\");\n}\n"));
+  auto f = check(
+      with("void g() {\n  asm volatile(\"mov $39, %%eax\\n\"\n \"syscall\" ::: \"rax\");\n}\n"));
   REQUIRE(f.size() == 1);
   CHECK(f[0].rule == "escape");
   CHECK(f[0].line == 4);
   // PTX in a CUDA asm statement is fine.
-  CHECK(check(with("__device__ void g(unsigned* p) { asm volatile(\"st.release.sys.global.u32 [%0], 1;\" :: \"l\"(p)); }\n")).empty());
+  CHECK(check(with("__device__ void g(unsigned* p) { asm volatile(\"st.release.sys.global.u32 "
+                   "[%0], 1;\" :: \"l\"(p)); }\n"))
+            .empty());
 }

@@ -45,7 +45,9 @@ std::vector<std::string> nm_names(const std::string& text) {
   return names;
 }
 
-bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool starts(const std::string& s, const char* p) {
+  return s.rfind(p, 0) == 0;
+}
 
 }  // namespace
 
@@ -77,9 +79,9 @@ bool check_symbols(const SymbolReport& syms, Role role, const std::string& file_
                    std::vector<Finding>* findings) {
   size_t before = findings->size();
   static const std::set<std::string> escapes = {
-      "system", "popen",  "fork",   "vfork",  "execve", "fexecve", "dlopen", "dlmopen",
-      "dlsym",  "dlvsym", "socket", "connect", "bind",  "listen",  "accept", "accept4",
-      "ptrace", "syscall", "kill",  "killpg", "setenv", "putenv",  "unsetenv", "clearenv"};
+      "system", "popen",   "fork",   "vfork",   "execve", "fexecve", "dlopen",   "dlmopen",
+      "dlsym",  "dlvsym",  "socket", "connect", "bind",   "listen",  "accept",   "accept4",
+      "ptrace", "syscall", "kill",   "killpg",  "setenv", "putenv",  "unsetenv", "clearenv"};
   for (auto& s : syms.undefined) {
     const char* why = nullptr;
     const char* instead = nullptr;
@@ -94,11 +96,13 @@ bool check_symbols(const SymbolReport& syms, Role role, const std::string& file_
       instead = "use unicast peer loads/stores through comm.peer instead";
     } else if (escapes.count(s) || starts(s, "execv") || starts(s, "execl") ||
                starts(s, "posix_spawn")) {
-      why = "a candidate may not start processes, load code, open sockets or change its "
-            "environment";
+      why =
+          "a candidate may not start processes, load code, open sockets or change its "
+          "environment";
       instead = "do all the work inside kf_run on the tensors and comm you are given instead";
     }
-    if (why) findings->push_back({"symbol", file_name, 0, "the library imports " + s, why, instead});
+    if (why)
+      findings->push_back({"symbol", file_name, 0, "the library imports " + s, why, instead});
   }
   static const char* allowed[] = {"libcudart.so", "libcuda.so", "libstdc++.so", "libm.so",
                                   "libgcc_s.so",  "libc.so",    "ld-linux",     "libpthread.so",
@@ -110,9 +114,10 @@ bool check_symbols(const SymbolReport& syms, Role role, const std::string& file_
     if (role == Role::baseline)
       for (const char* a : baseline_only) ok = ok || starts(n, a);
     if (!ok)
-      findings->push_back({"needed", file_name, 0, "the library needs " + n,
-                           "a candidate may link only the CUDA runtime and the C/C++ runtime",
-                           "remove the dependency and write the code in the one source file instead"});
+      findings->push_back(
+          {"needed", file_name, 0, "the library needs " + n,
+           "a candidate may link only the CUDA runtime and the C/C++ runtime",
+           "remove the dependency and write the code in the one source file instead"});
   }
   return findings->size() == before;
 }

@@ -1,11 +1,10 @@
 #include "symbols.h"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <stdlib.h>
 
 #include "process.h"
 
@@ -27,9 +26,10 @@ std::string write(const std::string& dir, const std::string& name, const std::st
 
 TEST_CASE("symbols: banned imports and NEEDED libraries are found") {
   std::string dir = temp_dir();
-  std::string src = write(dir, "sock.cpp",
-                          "#include <sys/socket.h>\n#include <cstdlib>\n"
-                          "extern \"C\" int kf_run() { return socket(AF_INET, SOCK_STREAM, 0) + system(\"true\"); }\n");
+  std::string src = write(
+      dir, "sock.cpp",
+      "#include <sys/socket.h>\n#include <cstdlib>\n"
+      "extern \"C\" int kf_run() { return socket(AF_INET, SOCK_STREAM, 0) + system(\"true\"); }\n");
   ProcessSpec spec;
   spec.argv = {"g++", "-shared", "-fPIC", "-o", dir + "/sock.so", src, "-Wl,--no-as-needed", "-lz"};
   spec.env = {"PATH=/usr/bin:/bin"};
@@ -70,4 +70,3 @@ TEST_CASE("symbols: a clean library passes, NCCL only for baselines") {
   CHECK(!check_symbols(s, Role::candidate, "kernel.cu", &f));
   CHECK(f.size() == 2);  // the import and the library
 }
-

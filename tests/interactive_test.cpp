@@ -1,6 +1,7 @@
 // tests/interactive_test.cpp: `kforge solve` on a terminal, for real: the kforge binary
 // runs on a pseudo terminal (forkpty) against the fake LLM server; the test reads the
 // screen, waits for the between-turns menu and types a hint, as a person would.
+#include <doctest/doctest.h>
 #include <poll.h>
 #include <pty.h>
 #include <sys/wait.h>
@@ -12,12 +13,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/live.h"
 #include "sandbox/process.h"
@@ -47,7 +46,7 @@ class Pty {
     argv.push_back(nullptr);
     for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
-    struct winsize ws{};
+    struct winsize ws {};
     ws.ws_row = 50;
     ws.ws_col = 160;
     pid_ = forkpty(&fd_, nullptr, nullptr, &ws);
@@ -102,7 +101,9 @@ class Pty {
  private:
   // One poll and read; false when nothing came.
   bool pump(int ms) {
-    struct pollfd p{fd_, POLLIN, 0};
+    struct pollfd p {
+      fd_, POLLIN, 0
+    };
     if (poll(&p, 1, ms) <= 0) return false;
     char buf[4096];
     ssize_t n = read(fd_, buf, sizeof buf);
@@ -169,20 +170,32 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   const std::string root = KF_SOURCE_ROOT;
   const std::string hint = "use the epoch barrier from the example";
   nlohmann::json script = nlohmann::json::array();
-  script.push_back({{"body", fake_llm::openai_body(fenced(root + "/tests/kernels/host/wrong_rank.cpp"))}});
-  script.push_back({{"body", fake_llm::openai_body(fenced(root + "/problems/all_reduce/examples/host.cpp"))}});
+  script.push_back(
+      {{"body", fake_llm::openai_body(fenced(root + "/tests/kernels/host/wrong_rank.cpp"))}});
+  script.push_back(
+      {{"body", fake_llm::openai_body(fenced(root + "/problems/all_reduce/examples/host.cpp"))}});
   fake_llm::Server server;
   std::string err;
   REQUIRE_MESSAGE(server.start(script, &err), err);
 
-  std::string dir = fs::temp_directory_path().string() + "/kf_interactive_" + std::to_string(getpid());
+  std::string dir =
+      fs::temp_directory_path().string() + "/kf_interactive_" + std::to_string(getpid());
   fs::remove_all(dir);
   fs::create_directories(dir + "/runs");
   Pty term;
-  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge", "solve", "all_reduce",
-                                   "--backend", "host", "--world", "2",
-                                   "--model", "openai:test-model",
-                                   "--base-url", server.url() + "/v1", "--max-turns", "2"};
+  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge",
+                                   "solve",
+                                   "all_reduce",
+                                   "--backend",
+                                   "host",
+                                   "--world",
+                                   "2",
+                                   "--model",
+                                   "openai:test-model",
+                                   "--base-url",
+                                   server.url() + "/v1",
+                                   "--max-turns",
+                                   "2"};
   REQUIRE_MESSAGE(term.spawn(args, child_env(dir + "/runs"), dir, &err), err);
 
   // Turn 1: the wrong kernel, its verdict, then the menu.

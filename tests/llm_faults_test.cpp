@@ -33,14 +33,17 @@ void call(Run* run, const std::string& wire, const json& script, bool stream = f
   run->ok = p->complete(q, &run->reply, &run->error);
 }
 
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 }  // namespace
 
 TEST_CASE("llm: 429 with retry-after: 1, then success (2 attempts, really waiting 1 s)") {
   Run run;
   call(&run, "openai",
-       json::array({{{"status", 429}, {"headers", {{"retry-after", "1"}}},
+       json::array({{{"status", 429},
+                     {"headers", {{"retry-after", "1"}}},
                      {"body", fake_llm::openai_error("rate_limit_exceeded", "Rate limit reached")}},
                     {{"body", fake_llm::openai_body("ok")}}}),
        false, [](llm::ProviderConfig& c) { c.sleep = nullptr; });  // the real sleep
@@ -66,7 +69,8 @@ TEST_CASE("llm: 500 twice, then success (3 attempts, back-off 0.5 s then 1 s)") 
 TEST_CASE("llm: anthropic 529 overloaded is retried, then success") {
   Run run;
   call(&run, "anthropic",
-       json::array({{{"status", 529}, {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}},
+       json::array({{{"status", 529},
+                     {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}},
                     {{"body", fake_llm::anthropic_body("fine")}}}));
   REQUIRE_MESSAGE(run.ok, run.error.message);
   CHECK(run.reply.text == "fine");
@@ -75,7 +79,8 @@ TEST_CASE("llm: anthropic 529 overloaded is retried, then success") {
 
 TEST_CASE("llm: 529 on every attempt gives overloaded after 3 attempts") {
   Run run;
-  json busy = {{"status", 529}, {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}};
+  json busy = {{"status", 529},
+               {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}};
   call(&run, "anthropic", json::array({busy, busy, busy}));
   CHECK_FALSE(run.ok);
   CHECK(run.error.kind == "overloaded");
@@ -88,12 +93,13 @@ TEST_CASE("llm: 529 on every attempt gives overloaded after 3 attempts") {
 
 TEST_CASE("llm: insufficient_quota is a quota error and is not retried") {
   Run run;
-  call(&run, "openai",
-       json::array({{{"status", 429},
-                     {"body", fake_llm::openai_error("insufficient_quota",
-                                                     "You exceeded your current quota, please check "
-                                                     "your plan and billing details.")}},
-                    {{"body", fake_llm::openai_body("never")}}}));
+  call(
+      &run, "openai",
+      json::array({{{"status", 429},
+                    {"body", fake_llm::openai_error("insufficient_quota",
+                                                    "You exceeded your current quota, please check "
+                                                    "your plan and billing details.")}},
+                   {{"body", fake_llm::openai_body("never")}}}));
   CHECK_FALSE(run.ok);
   CHECK(run.error.kind == "quota");
   CHECK_FALSE(run.error.retryable);
@@ -111,7 +117,8 @@ TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_li
   CHECK(run.reply.attempts == 1);
   Run run2;
   call(&run2, "anthropic",
-       json::array({{{"status", 429}, {"headers", {{"retry-after", "0"}}},
+       json::array({{{"status", 429},
+                     {"headers", {{"retry-after", "0"}}},
                      {"body", fake_llm::anthropic_error("rate_limit_error", "slow down")}}}),
        false, [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK(run2.error.kind == "rate_limited");
@@ -136,8 +143,9 @@ TEST_CASE("llm: a stalled stream hits the idle time-out (1 s) as kind timeout") 
 
 TEST_CASE("llm: a truncated JSON body is bad_response showing its first bytes") {
   Run run;
-  call(&run, "openai", json::array({{{"body", fake_llm::openai_body("cut short")}, {"truncate_at", 40}}}),
-       false, [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
+  call(&run, "openai",
+       json::array({{{"body", fake_llm::openai_body("cut short")}, {"truncate_at", 40}}}), false,
+       [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK_FALSE(run.ok);
   CHECK(run.error.kind == "bad_response");
   CHECK(has(run.error.message, "{\"choices\":"));  // nlohmann sorts keys: the body's start
@@ -146,15 +154,17 @@ TEST_CASE("llm: a truncated JSON body is bad_response showing its first bytes") 
 
 TEST_CASE("llm: a cut connection is retried; a complete invalid body is not") {
   Run run;
-  call(&run, "openai", json::array({{{"body", fake_llm::openai_body("x")}, {"truncate_at", 10}},
-                                    {{"close", true}},
-                                    {{"body", fake_llm::openai_body("whole")}}}));
+  call(&run, "openai",
+       json::array({{{"body", fake_llm::openai_body("x")}, {"truncate_at", 10}},
+                    {{"close", true}},
+                    {{"body", fake_llm::openai_body("whole")}}}));
   REQUIRE_MESSAGE(run.ok, run.error.message);
   CHECK(run.reply.text == "whole");
   CHECK(run.reply.attempts == 3);
   Run run2;
-  call(&run2, "anthropic", json::array({{{"body", "{\"id\":\"msg\",\"content\":[{\"ty"}},
-                                        {{"body", fake_llm::anthropic_body("unused")}}}));
+  call(&run2, "anthropic",
+       json::array({{{"body", "{\"id\":\"msg\",\"content\":[{\"ty"}},
+                    {{"body", fake_llm::anthropic_body("unused")}}}));
   CHECK_FALSE(run2.ok);
   CHECK(run2.error.kind == "bad_response");
   CHECK(has(run2.error.message, "not valid JSON"));
@@ -164,12 +174,19 @@ TEST_CASE("llm: a cut connection is retried; a complete invalid body is not") {
 
 TEST_CASE("llm: an error event mid-stream (anthropic overloaded) is retried") {
   std::vector<std::string> failing = {
-      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-test\"}}\n\n",
-      "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"};
+      "event: message_start\ndata: "
+      "{\"type\":\"message_start\",\"message\":{\"model\":\"claude-test\"}}\n\n",
+      "event: error\ndata: "
+      "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"
+      "\n\n"};
   std::vector<std::string> good = {
-      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n",
-      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
-      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n",
+      "event: message_start\ndata: "
+      "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n",
+      "event: content_block_delta\ndata: "
+      "{\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
+      "event: message_delta\ndata: "
+      "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_"
+      "tokens\":2}}\n\n",
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"};
   Run run;
   call(&run, "anthropic", json::array({{{"stream", failing}}, {{"stream", good}}}), true);
@@ -180,7 +197,8 @@ TEST_CASE("llm: an error event mid-stream (anthropic overloaded) is retried") {
 }
 
 TEST_CASE("llm: a stream cut before its end is an error, not a short reply") {
-  std::vector<std::string> cut = {"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n"};
+  std::vector<std::string> cut = {
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n"};
   Run run;
   call(&run, "openai", json::array({{{"stream", cut}}}), true,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });

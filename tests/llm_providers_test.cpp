@@ -19,8 +19,10 @@ fake_llm::Server& started(fake_llm::Server& s, const json& script) {
 
 TEST_CASE("llm: openai plain reply, the request sent, usage with reasoning, and cost") {
   fake_llm::Server s;
-  started(s, json::array({{{"status", 200}, {"headers", {{"x-request-id", "req-abc"}}},
-                           {"body", fake_llm::openai_body("__global__ void k(){}", 1000, 500, 300)}}}));
+  started(
+      s, json::array({{{"status", 200},
+                       {"headers", {{"x-request-id", "req-abc"}}},
+                       {"body", fake_llm::openai_body("__global__ void k(){}", 1000, 500, 300)}}}));
   auto st = fake_llm::setup(s, "openai");
   std::string err;
   auto p = llm::make_provider(st.cfg, &err);
@@ -57,7 +59,8 @@ TEST_CASE("llm: openai plain reply, the request sent, usage with reasoning, and 
 
 TEST_CASE("llm: anthropic plain reply, headers, system field, thinking kept apart") {
   fake_llm::Server s;
-  started(s, json::array({{{"status", 200}, {"headers", {{"request-id", "req_9"}}},
+  started(s, json::array({{{"status", 200},
+                           {"headers", {{"request-id", "req_9"}}},
                            {"body", fake_llm::anthropic_body("the kernel")}}}));
   auto st = fake_llm::setup(s, "anthropic");
   st.cfg.temperature = 0.5;
@@ -93,9 +96,12 @@ TEST_CASE("llm: anthropic plain reply, headers, system field, thinking kept apar
 TEST_CASE("llm: openai stream split mid-event and mid-\"data:\", with the usage chunk") {
   std::vector<std::string> pieces = {
       ": comment\n\nda",
-      "ta: {\"id\":\"c1\",\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"__glo\"}}]}\n",
+      "ta: "
+      "{\"id\":\"c1\",\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"role\":"
+      "\"assistant\",\"content\":\"__glo\"}}]}\n",
       "\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"bal__ \xE2",
-      "\x82\xAC\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\nd",
+      "\x82\xAC\"}}]}\n\ndata: "
+      "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\nd",
       "ata: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":9,"
       "\"completion_tokens_details\":{\"reasoning_tokens\":4}}}\n\ndata: [DO",
       "NE]\n\n"};
@@ -171,14 +177,14 @@ TEST_CASE("llm: anthropic stream split anywhere, thinking counted apart, ping ig
 
 TEST_CASE("llm: max_tokens fallback on unsupported_parameter, kept for later calls") {
   fake_llm::Server s;
-  started(s, json::array(
-                 {{{"status", 400},
-                   {"body", fake_llm::openai_error("unsupported_parameter",
-                                                   "Unsupported parameter: 'max_tokens' is not supported "
-                                                   "with this model. Use 'max_completion_tokens' instead.",
-                                                   "max_tokens")}},
-                  {{"body", fake_llm::openai_body("one")}},
-                  {{"body", fake_llm::openai_body("two")}}}));
+  started(s, json::array({{{"status", 400},
+                           {"body", fake_llm::openai_error(
+                                        "unsupported_parameter",
+                                        "Unsupported parameter: 'max_tokens' is not supported "
+                                        "with this model. Use 'max_completion_tokens' instead.",
+                                        "max_tokens")}},
+                          {{"body", fake_llm::openai_body("one")}},
+                          {{"body", fake_llm::openai_body("two")}}}));
   auto st = fake_llm::setup(s, "openai");
   st.cfg.max_tokens_field = "max_tokens";  // as for an older server
   std::string err;
@@ -219,8 +225,12 @@ TEST_CASE("llm: a missing key fails before any request, naming the variable") {
 
 TEST_CASE("llm: 401 names the key variable, 404 the model; neither is retried") {
   fake_llm::Server s;
-  started(s, json::array({{{"status", 401}, {"body", fake_llm::anthropic_error("authentication_error", "invalid x-api-key")}},
-                          {{"status", 404}, {"body", fake_llm::anthropic_error("not_found_error", "model: claude-nope")}}}));
+  started(s,
+          json::array(
+              {{{"status", 401},
+                {"body", fake_llm::anthropic_error("authentication_error", "invalid x-api-key")}},
+               {{"status", 404},
+                {"body", fake_llm::anthropic_error("not_found_error", "model: claude-nope")}}}));
   auto st = fake_llm::setup(s, "anthropic");
   std::string err;
   auto p = llm::make_provider(st.cfg, &err);

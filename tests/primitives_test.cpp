@@ -4,8 +4,8 @@
 // sm_90a for the arch-specific parts). No GPU is needed; running them is for the GPU
 // machine.
 #include <doctest/doctest.h>
-
 #include <kf/partition.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -15,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -58,11 +56,14 @@ fs::path scratch_dir() {
 // warnings on. Returns nvcc's output; the test asserts success and no warning.
 Run compile(const fs::path& src, const std::string& arch, const std::string& extra = "") {
   const fs::path root = KF_SOURCE_ROOT;
-  const fs::path out = scratch_dir() / (src.stem().string() + "_" + std::to_string(std::hash<std::string>{}(src.string() + arch + extra)) + ".so");
+  const fs::path out =
+      scratch_dir() /
+      (src.stem().string() + "_" +
+       std::to_string(std::hash<std::string>{}(src.string() + arch + extra)) + ".so");
   std::ostringstream cmd;
   cmd << nvcc_path() << " -O3 -std=c++17 " << arch << " -shared -Xcompiler -fPIC,-Wall,-Wextra"
-      << " -cudart shared -I " << (root / "primitives/include") << " " << extra << " -o " << out << " "
-      << src;
+      << " -cudart shared -I " << (root / "primitives/include") << " " << extra << " -o " << out
+      << " " << src;
   Run r = run(cmd.str());
   fs::remove(out);
   return r;
@@ -261,7 +262,8 @@ TEST_CASE("primitives: every expert kernel (problems/*/solution*.cu) compiles wi
     if (!dir.is_directory()) continue;
     for (const auto& f : fs::directory_iterator(dir.path())) {
       const std::string name = f.path().filename().string();
-      if (name.rfind("solution", 0) == 0 && f.path().extension() == ".cu") sources.push_back(f.path());
+      if (name.rfind("solution", 0) == 0 && f.path().extension() == ".cu")
+        sources.push_back(f.path());
     }
   }
   CHECK(sources.size() >= 5);  // one per collective at least

@@ -28,9 +28,11 @@ void check_recovered(Harness& h, const Result& r, int attempts) {
 
 TEST_CASE("solve: 429 with retry-after, then success") {
   Harness h;
-  json script = json::array({{{"status", 429}, {"headers", {{"retry-after", "1"}}},
-                              {"body", fake_llm::openai_error("rate_limit_exceeded", "Rate limit reached")}},
-                             openai_ok(fenced("cpp", right_kernel()))});
+  json script =
+      json::array({{{"status", 429},
+                    {"headers", {{"retry-after", "1"}}},
+                    {"body", fake_llm::openai_error("rate_limit_exceeded", "Rate limit reached")}},
+                   openai_ok(fenced("cpp", right_kernel()))});
   Result r = h.solve(script, "openai", false);
   check_recovered(h, r, 2);
   CHECK((*r.traj.of_type("reply")[0])["seconds"].get<double>() >= 1.0);
@@ -39,26 +41,33 @@ TEST_CASE("solve: 429 with retry-after, then success") {
 TEST_CASE("solve: 500 twice, then success") {
   Harness h;
   json fail = {{"status", 500}, {"body", fake_llm::openai_error("server_error", "boom")}};
-  Result r = h.solve(json::array({fail, fail, openai_ok(fenced("cpp", right_kernel()))}), "openai", false);
+  Result r =
+      h.solve(json::array({fail, fail, openai_ok(fenced("cpp", right_kernel()))}), "openai", false);
   check_recovered(h, r, 3);
 }
 
 TEST_CASE("solve: anthropic 529 overloaded, then success") {
   Harness h;
-  json script = json::array({{{"status", 529}, {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}},
-                             anthropic_ok(fenced("cpp", right_kernel()))});
+  json script = json::array(
+      {{{"status", 529}, {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}},
+       anthropic_ok(fenced("cpp", right_kernel()))});
   Result r = h.solve(script, "anthropic", false);
   check_recovered(h, r, 2);
 }
 
 TEST_CASE("solve: a stalled stream hits the idle time-out, then success") {
   Harness h;
-  std::vector<std::string> pieces = {"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me\"}}]}\n\n",
-                                     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" think\"}}]}\n\n"};
+  std::vector<std::string> pieces = {
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me\"}}]}\n\n",
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" think\"}}]}\n\n"};
   std::string body = fenced("cpp", right_kernel());
-  std::string ok = "data: " + json{{"choices", {{{"index", 0}, {"delta", {{"content", body}}}, {"finish_reason", "stop"}}}}}.dump() +
-                   "\n\ndata: [DONE]\n\n";
-  json script = json::array({{{"stream", pieces}, {"stall_after_bytes", 70}}, {{"stream", json::array({ok})}}});
+  std::string ok =
+      "data: " +
+      json{{"choices", {{{"index", 0}, {"delta", {{"content", body}}}, {"finish_reason", "stop"}}}}}
+          .dump() +
+      "\n\ndata: [DONE]\n\n";
+  json script = json::array(
+      {{{"stream", pieces}, {"stall_after_bytes", 70}}, {{"stream", json::array({ok})}}});
   Result r = h.solve(script, "openai", true, {"--idle-timeout", "1"});
   check_recovered(h, r, 2);
   CHECK((*r.traj.of_type("reply")[0])["text"] == body);  // not the stalled attempt's words
@@ -66,15 +75,17 @@ TEST_CASE("solve: a stalled stream hits the idle time-out, then success") {
 
 TEST_CASE("solve: a truncated JSON body is retried, then success") {
   Harness h;
-  json script = json::array({{{"body", fake_llm::openai_body(fenced("cpp", right_kernel()))}, {"truncate_at", 60}},
-                             openai_ok(fenced("cpp", right_kernel()))});
+  json script = json::array(
+      {{{"body", fake_llm::openai_body(fenced("cpp", right_kernel()))}, {"truncate_at", 60}},
+       openai_ok(fenced("cpp", right_kernel()))});
   Result r = h.solve(script, "openai", false);
   check_recovered(h, r, 2);
 }
 
 TEST_CASE("solve: a provider error that is not retryable ends the run with exit 3, recorded") {
   Harness h;
-  json script = json::array({{{"body", "{\"id\": \"chatcmpl-1\", \"choices\": [{\"mess"}}, openai_ok("unused")});
+  json script = json::array(
+      {{{"body", "{\"id\": \"chatcmpl-1\", \"choices\": [{\"mess"}}, openai_ok("unused")});
   Result r = h.solve(script, "openai", false);
   INFO(r.output);
   CHECK(r.code == 3);

@@ -1,14 +1,13 @@
 // tests/tune_test.cpp: `kforge tune` end to end through the real binary on the host
 // backend: the search evaluates templates in the sandbox and writes a correct best.
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "suite/test_util.h"
 
@@ -31,9 +30,10 @@ TEST_CASE("tune: all_reduce on the host backend finds and writes a correct best"
   suite::test::TempDir dir;
   const std::string best = dir.path + "/best.cpp";
   std::string out;
-  const std::string cmd = "KFORGE_RUNS=" + dir.path + "/runs " + std::string(KF_BINARY_DIR) +
-                          "/kforge tune all_reduce --backend host --world 2 --budget 3 --json --out " +
-                          best + " 2>" + dir.path + "/stderr";
+  const std::string cmd =
+      "KFORGE_RUNS=" + dir.path + "/runs " + std::string(KF_BINARY_DIR) +
+      "/kforge tune all_reduce --backend host --world 2 --budget 3 --json --out " + best + " 2>" +
+      dir.path + "/stderr";
   const int rc = run(cmd, &out);
   std::ifstream err_in(dir.path + "/stderr");
   std::stringstream err;
@@ -49,7 +49,8 @@ TEST_CASE("tune: all_reduce on the host backend finds and writes a correct best"
   std::ifstream in(best);
   std::stringstream text;
   text << in.rdbuf();
-  CHECK(text.str().find("// kforge template all_reduce " + j["best"]["template"].get<std::string>()) == 0);
+  CHECK(text.str().find("// kforge template all_reduce " +
+                        j["best"]["template"].get<std::string>()) == 0);
   CHECK(text.str().find("kf_run") != std::string::npos);
 }
 
@@ -66,9 +67,10 @@ TEST_CASE("tune: a problem that does not exist is bad input") {
 TEST_CASE("tune: --predict ranks the CUDA templates by the cost model without running any") {
   suite::test::TempDir dir;
   std::string out;
-  const int rc = run("KFORGE_RUNS=" + dir.path + " " + std::string(KF_BINARY_DIR) +
-                         "/kforge tune all_reduce --backend cuda --world 8 --predict --json n=16777216",
-                     &out);
+  const int rc =
+      run("KFORGE_RUNS=" + dir.path + " " + std::string(KF_BINARY_DIR) +
+              "/kforge tune all_reduce --backend cuda --world 8 --predict --json n=16777216",
+          &out);
   INFO(out);
   REQUIRE(rc == 0);
   nlohmann::json j = nlohmann::json::parse(out);
@@ -76,7 +78,8 @@ TEST_CASE("tune: --predict ranks the CUDA templates by the cost model without ru
   // 64 MiB at world 8: two-shot moves 2(w-1)/w of the bytes one-shot moves (w-1) of.
   CHECK(j["templates"][0]["template"].get<std::string>().rfind("reg/two_shot", 0) == 0);
   for (size_t i = 1; i < j["templates"].size(); ++i)
-    CHECK(j["templates"][i - 1]["predicted_ms"].get<double>() <= j["templates"][i]["predicted_ms"].get<double>());
+    CHECK(j["templates"][i - 1]["predicted_ms"].get<double>() <=
+          j["templates"][i]["predicted_ms"].get<double>());
   CHECK(j["analysis"].get<std::string>().find("two-shot") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path + "/tune"));  // nothing was evaluated
 }

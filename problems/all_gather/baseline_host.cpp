@@ -1,13 +1,12 @@
 // all_gather on the host backend: the baseline's semantics in plain C++ over the
 // symmetric heap. Pull style: after a barrier every rank copies every peer's x into its
 // own y; a second barrier keeps peers' inputs alive until everyone has read them.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

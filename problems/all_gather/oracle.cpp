@@ -1,14 +1,14 @@
 // all_gather: y is every rank's x laid end to end in rank order.
-#include <string>
-
 #include "oracle.h"
+
+#include <string>
 
 KF_ORACLE(all_gather) {
   std::vector<double>& y = io.out("y");
   const size_t n = io.input("x", 0).size();
   if (y.size() != n * static_cast<size_t>(io.world)) {
-    *err = "all_gather: y has " + std::to_string(y.size()) + " elements, want world * |x| = " +
-           std::to_string(n * static_cast<size_t>(io.world));
+    *err = "all_gather: y has " + std::to_string(y.size()) +
+           " elements, want world * |x| = " + std::to_string(n * static_cast<size_t>(io.world));
     return false;
   }
   for (int r = 0; r < io.world; ++r) {

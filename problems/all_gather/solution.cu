@@ -12,16 +12,16 @@
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
 #ifndef KF_MECH
-#define KF_MECH tma // tma (register tail) | reg (register stores only)
+#define KF_MECH tma  // tma (register tail) | reg (register stores only)
 #endif
 #ifndef KF_BLOCKS
-#define KF_BLOCKS 16 // grid maximum
+#define KF_BLOCKS 16  // grid maximum
 #endif
 #ifndef KF_THREADS
-#define KF_THREADS 256 // threads per block (the register part)
+#define KF_THREADS 256  // threads per block (the register part)
 #endif
 #ifndef KF_CHUNK_BYTES
-#define KF_CHUNK_BYTES 16384 // TMA tile; two in static shared memory, a multiple of 16
+#define KF_CHUNK_BYTES 16384  // TMA tile; two in static shared memory, a multiple of 16
 #endif
 
 namespace all_gather {
@@ -36,17 +36,18 @@ struct config {
   static constexpr int kEnd = kMaxBlocks;
   static constexpr int kSlots = 2 * kMaxBlocks;
   static constexpr int kTileBytes = KF_CHUNK_BYTES;
-  static_assert(kTileBytes % 16 == 0 && 2 * kTileBytes <= 40960, "KF_CHUNK_BYTES: a multiple of 16, at most 20 KB");
+  static_assert(kTileBytes % 16 == 0 && 2 * kTileBytes <= 40960,
+                "KF_CHUNK_BYTES: a multiple of 16, at most 20 KB");
   static constexpr int kTile = kTileBytes / 4;  // floats per tile
 };
 
 struct globals {
   kf::SignalSet sig;
-  const float* x;        // our input (n)
-  kf::Peers<float> y;    // y[k]: rank (rank + k) % world's output (world * n); y[0] ours
+  const float* x;      // our input (n)
+  kf::Peers<float> y;  // y[k]: rank (rank + k) % world's output (world * n); y[0] ours
   int64_t n;
   uint32_t epoch;
-  bool tma;              // x and every y + rank*n on 16 bytes
+  bool tma;  // x and every y + rank*n on 16 bytes
 };
 
 __global__ void __launch_bounds__(config::kThreads) kernel(const __grid_constant__ globals g) {
@@ -66,13 +67,15 @@ __global__ void __launch_bounds__(config::kThreads) kernel(const __grid_constant
       kf::mbar_arrive_expect_tx(&bar[b], config::kTileBytes);
       kf::tma_load(buf[b], g.x + t * config::kTile, config::kTileBytes, &bar[b]);
       kf::mbar_wait(&bar[b], (k >> 1) & 1);
-      for (int d = 0; d < w; ++d) kf::tma_store(g.y[d] + off + t * config::kTile, buf[b], config::kTileBytes);
+      for (int d = 0; d < w; ++d)
+        kf::tma_store(g.y[d] + off + t * config::kTile, buf[b], config::kTileBytes);
       kf::tma_commit();
     }
     kf::tma_flush_for_peers();  // every store landed before the exit barrier signals
   }
   const int64_t done = tiles * config::kTile;  // the tail (or everything) by registers
-  kf::copy_push(g.y, w, off + done, g.x + done, g.n - done, g.tma, kf::grid_tid(), kf::grid_threads());
+  kf::copy_push(g.y, w, off + done, g.x + done, g.n - done, g.tma, kf::grid_tid(),
+                kf::grid_threads());
   kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);
 }
 

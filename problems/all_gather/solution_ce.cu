@@ -28,7 +28,8 @@ int entrypoint(kf::Comm& comm, const kf::Tensor& X, const kf::Tensor& Y) {
   float* y = Y.ptr<float>();
   for (int k = 1; k <= comm.world; ++k) {  // peers first, our own chunk last
     const int d = (comm.rank + k) % comm.world;
-    if (kf::ce_copy(comm.peer(y, d) + comm.rank * X.numel, x, X.bytes(), st) != cudaSuccess) return 1;
+    if (kf::ce_copy(comm.peer(y, d) + comm.rank * X.numel, x, X.bytes(), st) != cudaSuccess)
+      return 1;
   }
   if (kf::launch_barrier(g_sig, config::kEnd, epoch, st) != cudaSuccess) return 1;
   return 0;

@@ -4,15 +4,14 @@
 // push: after a barrier (every y is ready for this call), copy our x into chunk `rank`
 // of every rank's y. Either way a final barrier: every copy into (or out of) a rank's
 // buffers is done before the next call.
+#include <kf/host.h>
+#include <kf/kf.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-
-#include <sched.h>
-
-#include <kf/host.h>
-#include <kf/kf.h>
 
 // Knobs (kforge's template search sets them with #defines in front): who moves the bytes
 // (pull: read the peers' inputs; push: write into the peers' buffers) and how many
@@ -49,8 +48,8 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   for (int k = 1; k <= comm.world; ++k) {  // peers first, starting after us
     const int s = (comm.rank + k) % comm.world;
     if (kAlgo == algo::pull)
-      chunked_copy(y.ptr<char>() + static_cast<size_t>(s) * bytes, comm.peer(x.ptr<const char>(), s),
-                   bytes, kChunk * 4);
+      chunked_copy(y.ptr<char>() + static_cast<size_t>(s) * bytes,
+                   comm.peer(x.ptr<const char>(), s), bytes, kChunk * 4);
     else
       chunked_copy(comm.peer(y.ptr<char>(), s) + static_cast<size_t>(comm.rank) * bytes,
                    x.ptr<const char>(), bytes, kChunk * 4);

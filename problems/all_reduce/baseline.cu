@@ -9,7 +9,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   kf::Tensor& y = t["y"];
   const ncclDataType_t type = x.dtype == kf::DType::bf16 ? ncclBfloat16 : ncclFloat;
   ncclComm_t nc = static_cast<ncclComm_t>(comm.nccl_);
-  ncclResult_t r = ncclAllReduce(x.data, y.data, static_cast<size_t>(x.numel), type, ncclSum,
-                                 nc, comm.stream());
+  ncclResult_t r =
+      ncclAllReduce(x.data, y.data, static_cast<size_t>(x.numel), type, ncclSum, nc, comm.stream());
   return r == ncclSuccess ? 0 : 1;
 }

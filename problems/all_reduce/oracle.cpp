@@ -1,7 +1,7 @@
 // all_reduce: y = the elementwise sum of every rank's x.
-#include <string>
-
 #include "oracle.h"
+
+#include <string>
 
 KF_ORACLE(all_reduce) {
   const size_t n = io.out("y").size();

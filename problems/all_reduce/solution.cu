@@ -11,13 +11,13 @@
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
 #ifndef KF_ALGO
-#define KF_ALGO automatic // automatic (vLLM's rule) | one_shot | two_shot
+#define KF_ALGO automatic  // automatic (vLLM's rule) | one_shot | two_shot
 #endif
 #ifndef KF_BLOCKS
-#define KF_BLOCKS 32 // grid maximum
+#define KF_BLOCKS 32  // grid maximum
 #endif
 #ifndef KF_THREADS
-#define KF_THREADS 512 // threads per block
+#define KF_THREADS 512  // threads per block
 #endif
 
 namespace all_reduce {
@@ -27,9 +27,9 @@ enum class algo { automatic, one_shot, two_shot };
 struct config {
   static constexpr algo kAlgo = algo::KF_ALGO;
   static constexpr int kThreads = KF_THREADS;
-  static constexpr int kMaxBlocks = KF_BLOCKS;       // one barrier slot per block and phase
-  static constexpr int kStart = 0;                   // slots [0, kMaxBlocks): entry barrier
-  static constexpr int kEnd = kMaxBlocks;            // slots [kMaxBlocks, 2 kMaxBlocks): exit
+  static constexpr int kMaxBlocks = KF_BLOCKS;  // one barrier slot per block and phase
+  static constexpr int kStart = 0;              // slots [0, kMaxBlocks): entry barrier
+  static constexpr int kEnd = kMaxBlocks;       // slots [kMaxBlocks, 2 kMaxBlocks): exit
   static constexpr int kSlots = 2 * kMaxBlocks;
 };
 
@@ -40,14 +40,14 @@ struct globals {
   kf::Peers<T> y;        // y[k]: rank (rank + k) % world's output (y[0] is ours)
   int64_t n;
   uint32_t epoch;
-  bool vec;              // every x and y starts on 16 bytes
+  bool vec;  // every x and y starts on 16 bytes
 };
 
 template <class T>
 __global__ void __launch_bounds__(config::kThreads) one_shot(const __grid_constant__ globals<T> g) {
   kf::barrier(g.sig, config::kStart + blockIdx.x, g.epoch);  // peers entered: their x is ready
   kf::reduce<T>(g.y[0], g.x, g.sig.world, 0, g.n, g.vec, kf::grid_tid(), kf::grid_threads());
-  kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);    // peers stopped reading our x
+  kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);  // peers stopped reading our x
 }
 
 template <class T>
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(config::kThreads) two_shot(const __grid_consta
   const kf::Range part = kf::split(g.n, g.sig.world, g.sig.rank, kf::Elem<T>::kPerVec);
   kf::reduce_push<T>(g.y, g.sig.world, part.begin, g.x, g.sig.world, part.begin, part.size(), g.vec,
                      kf::grid_tid(), kf::grid_threads());
-  kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);    // every part of our y has arrived
+  kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);  // every part of our y has arrived
 }
 
 static kf::SignalSet g_sig;
@@ -66,7 +66,8 @@ int entrypoint(kf::Comm& comm, const kf::Tensor& X, const kf::Tensor& Y) {
   globals<T> g{};
   g.sig = g_sig;
   g.x = kf::peers(comm, X.ptr<const T>());
-  for (int k = 0; k < comm.world; ++k) g.y.ptr[k] = comm.peer(Y.ptr<T>(), (comm.rank + k) % comm.world);
+  for (int k = 0; k < comm.world; ++k)
+    g.y.ptr[k] = comm.peer(Y.ptr<T>(), (comm.rank + k) % comm.world);
   g.n = X.numel;
   g.epoch = kf::next_epoch();
   g.vec = kf::all_aligned16(g.x, g.y, comm.world);

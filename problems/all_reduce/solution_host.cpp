@@ -5,16 +5,15 @@
 // push: copy our x into slot `rank` of every peer's staging buffer (safe before any
 // barrier: every peer finished summing its staging buffer before the last call's final
 // barrier), barrier, sum our slots, barrier.
+#include <kf/host.h>
+#include <kf/kf.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#include <sched.h>
-
-#include <kf/host.h>
-#include <kf/kf.h>
 
 // Knobs (kforge's template search sets them with #defines in front): who moves the bytes
 // (pull: read the peers' inputs; push: write into the peers' buffers) and how many

@@ -1,13 +1,12 @@
 // all_to_all on the host backend: the baseline's semantics in plain C++ over the
 // symmetric heap. Pull style: after a barrier rank r copies chunk r of every peer s's x
 // into chunk s of its own y; a second barrier keeps peers' inputs alive until read.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

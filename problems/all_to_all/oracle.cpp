@@ -1,7 +1,7 @@
 // all_to_all: chunk s of rank r's y is chunk r of rank s's x (world chunks of n elements).
-#include <string>
-
 #include "oracle.h"
+
+#include <string>
 
 KF_ORACLE(all_to_all) {
   std::vector<double>& y = io.out("y");

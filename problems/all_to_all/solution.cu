@@ -11,13 +11,13 @@
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
 #ifndef KF_ALGO
-#define KF_ALGO push // push | pull (rank r reads chunk r of every x into chunk s of its y)
+#define KF_ALGO push  // push | pull (rank r reads chunk r of every x into chunk s of its y)
 #endif
 #ifndef KF_BLOCKS
-#define KF_BLOCKS 32 // grid maximum
+#define KF_BLOCKS 32  // grid maximum
 #endif
 #ifndef KF_THREADS
-#define KF_THREADS 512 // threads per block
+#define KF_THREADS 512  // threads per block
 #endif
 
 namespace all_to_all {
@@ -35,9 +35,9 @@ struct config {
 
 struct globals {
   kf::SignalSet sig;
-  const float* x;        // our input (world * n)
+  const float* x;             // our input (world * n)
   kf::Peers<const float> xs;  // xs[s]: rank s's input (pull)
-  kf::Peers<float> y;    // y[d]: rank d's output (world * n)
+  kf::Peers<float> y;         // y[d]: rank d's output (world * n)
   int64_t n;
   uint32_t epoch;
 };

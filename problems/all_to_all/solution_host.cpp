@@ -3,15 +3,14 @@
 // pull: after a barrier (every x is ready), copy chunk r of every rank s's x into chunk s
 // of our y. push: after a barrier (every y is ready for this call), copy chunk c of our x
 // into chunk r of rank c's y. A final barrier either way.
+#include <kf/host.h>
+#include <kf/kf.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-
-#include <sched.h>
-
-#include <kf/host.h>
-#include <kf/kf.h>
 
 // Knobs (kforge's template search sets them with #defines in front): who moves the bytes
 // (pull: read the peers' inputs; push: write into the peers' buffers) and how many

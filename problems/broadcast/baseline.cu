@@ -9,7 +9,7 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   kf::Tensor& y = t["y"];
   const int root = static_cast<int>(t.iparam("root", 0));
   ncclComm_t nc = static_cast<ncclComm_t>(comm.nccl_);
-  ncclResult_t r = ncclBroadcast(x.data, y.data, static_cast<size_t>(y.numel), ncclFloat, root,
-                                 nc, comm.stream());
+  ncclResult_t r = ncclBroadcast(x.data, y.data, static_cast<size_t>(y.numel), ncclFloat, root, nc,
+                                 comm.stream());
   return r == ncclSuccess ? 0 : 1;
 }

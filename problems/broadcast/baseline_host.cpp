@@ -1,13 +1,12 @@
 // broadcast on the host backend: the baseline's semantics in plain C++ over the
 // symmetric heap. Pull style: after a barrier every rank copies the root's x into its own
 // y; a second barrier keeps the root's input alive until everyone has read it.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

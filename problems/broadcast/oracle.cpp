@@ -1,7 +1,7 @@
 // broadcast: every rank's y is the root's x.
-#include <string>
-
 #include "oracle.h"
+
+#include <string>
 
 KF_ORACLE(broadcast) {
   const int64_t root = io.iparam("root", 0);

@@ -11,13 +11,13 @@
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
 #ifndef KF_ALGO
-#define KF_ALGO automatic // automatic (relay from 1 MiB at world > 2) | pull | relay
+#define KF_ALGO automatic  // automatic (relay from 1 MiB at world > 2) | pull | relay
 #endif
 #ifndef KF_BLOCKS
-#define KF_BLOCKS 32 // grid maximum
+#define KF_BLOCKS 32  // grid maximum
 #endif
 #ifndef KF_THREADS
-#define KF_THREADS 512 // threads per block
+#define KF_THREADS 512  // threads per block
 #endif
 
 namespace broadcast {
@@ -36,12 +36,12 @@ struct config {
 
 struct globals {
   kf::SignalSet sig;
-  const float* src;      // the root's x
-  kf::Peers<float> y;    // y[k]: rank (rank + k) % world's output (y[0] is ours)
+  const float* src;    // the root's x
+  kf::Peers<float> y;  // y[k]: rank (rank + k) % world's output (y[0] is ours)
   int64_t n;
   uint32_t epoch;
   bool relay;
-  bool vec;              // the root's x and every y start on 16 bytes
+  bool vec;  // the root's x and every y start on 16 bytes
 };
 
 __global__ void __launch_bounds__(config::kThreads) kernel(const __grid_constant__ globals g) {

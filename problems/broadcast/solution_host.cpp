@@ -2,15 +2,14 @@
 // rank) = x(root). pull: after a barrier (the root's x is ready), every rank copies the
 // root's x into its own y. push: after a barrier (every y is ready for this call), the
 // root copies its x into every rank's y. A final barrier either way.
+#include <kf/host.h>
+#include <kf/kf.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-
-#include <sched.h>
-
-#include <kf/host.h>
-#include <kf/kf.h>
 
 // Knobs (kforge's template search sets them with #defines in front): who moves the bytes
 // (pull: read the peers' inputs; push: write into the peers' buffers) and how many
@@ -48,8 +47,8 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
     chunked_copy(y.ptr<char>(), comm.peer(x.ptr<const char>(), root), x.bytes(), kChunk * 4);
   } else if (comm.rank == root) {
     for (int k = 1; k <= comm.world; ++k)
-      chunked_copy(comm.peer(y.ptr<char>(), (root + k) % comm.world), x.ptr<const char>(), x.bytes(),
-                   kChunk * 4);
+      chunked_copy(comm.peer(y.ptr<char>(), (root + k) % comm.world), x.ptr<const char>(),
+                   x.bytes(), kChunk * 4);
   }
   g_sync.wait(comm);
   return 0;

@@ -1,14 +1,13 @@
 // reduce_scatter on the host backend: the baseline's semantics in plain C++ over the
 // symmetric heap. Pull style: after a barrier rank r sums chunk r of every peer's x into
 // its own y; a second barrier keeps peers' inputs alive until everyone has read them.
+#include <kf/host.h>
+#include <kf/kf.h>
+#include <sched.h>
+
 #include <atomic>
 #include <cstring>
 #include <vector>
-
-#include <sched.h>
-
-#include <kf/host.h>
-#include <kf/kf.h>
 
 namespace {
 

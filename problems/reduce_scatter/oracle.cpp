@@ -1,7 +1,7 @@
 // reduce_scatter: rank r's y is the sum over ranks of chunk r of x (chunks of n = |y|).
-#include <string>
-
 #include "oracle.h"
+
+#include <string>
 
 KF_ORACLE(reduce_scatter) {
   std::vector<double>& y = io.out("y");
@@ -10,8 +10,8 @@ KF_ORACLE(reduce_scatter) {
   for (int r = 0; r < io.world; ++r) {
     if (io.input("x", r).size() != want) {
       *err = "reduce_scatter: rank " + std::to_string(r) + "'s x has " +
-             std::to_string(io.input("x", r).size()) + " elements, want world * |y| = " +
-             std::to_string(want);
+             std::to_string(io.input("x", r).size()) +
+             " elements, want world * |y| = " + std::to_string(want);
       return false;
     }
   }

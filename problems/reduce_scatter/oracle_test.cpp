@@ -1,10 +1,10 @@
+#include "oracle.h"
+
 #include <doctest/doctest.h>
 
 #include <map>
 #include <string>
 #include <vector>
-
-#include "oracle.h"
 
 namespace {
 

@@ -10,10 +10,10 @@
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
 #ifndef KF_BLOCKS
-#define KF_BLOCKS 32 // grid maximum
+#define KF_BLOCKS 32  // grid maximum
 #endif
 #ifndef KF_THREADS
-#define KF_THREADS 512 // threads per block
+#define KF_THREADS 512  // threads per block
 #endif
 
 namespace reduce_scatter {
@@ -33,7 +33,7 @@ struct globals {
   T* y;                  // our output (n elements)
   int64_t n;
   uint32_t epoch;
-  bool vec;              // y and every x + rank*n share their offset within 16 bytes
+  bool vec;  // y and every x + rank*n share their offset within 16 bytes
 };
 
 template <class T>
@@ -55,7 +55,8 @@ int entrypoint(kf::Comm& comm, const kf::Tensor& X, const kf::Tensor& Y) {
   g.n = Y.numel;
   g.epoch = kf::next_epoch();
   g.vec = true;
-  for (int s = 0; s < comm.world; ++s) g.vec = g.vec && kf::co_aligned16(g.x[s] + comm.rank * g.n, g.y);
+  for (int s = 0; s < comm.world; ++s)
+    g.vec = g.vec && kf::co_aligned16(g.x[s] + comm.rank * g.n, g.y);
   const int blocks = kf::grid_for(g.n / kf::Elem<T>::kPerVec, config::kThreads, config::kMaxBlocks);
   kernel<T><<<blocks, config::kThreads, 0, comm.stream()>>>(g);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;

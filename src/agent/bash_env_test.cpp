@@ -1,13 +1,13 @@
 // agent/bash_env_test.cpp: the agent's bash commands, run for real.
 #include "agent/bash_env.h"
 
+#include <doctest/doctest.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <doctest/doctest.h>
-#include <unistd.h>
 
 #include "sandbox/process.h"
 
@@ -16,12 +16,15 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string fresh_dir(const std::string& name) {
-  std::string d = fs::temp_directory_path().string() + "/kf_bash_" + name + "_" + std::to_string(getpid());
+  std::string d =
+      fs::temp_directory_path().string() + "/kf_bash_" + name + "_" + std::to_string(getpid());
   fs::remove_all(d);
   return d;
 }
 
-std::string kforge_bin() { return std::string(KF_BINARY_DIR) + "/kforge"; }
+std::string kforge_bin() {
+  return std::string(KF_BINARY_DIR) + "/kforge";
+}
 
 agent::BashEnv make_env(const std::string& name, double timeout_s = 20) {
   agent::BashEnv env;
@@ -67,8 +70,9 @@ TEST_CASE("bash_env: the time limit kills the command and its grandchildren") {
 TEST_CASE("bash_env: long output is elided to head and tail with the count") {
   auto env = make_env("elide");
   // 30,000 characters: 'a' x 5000, 'b' x 20000, 'c' x 5000.
-  auto r = env.run("head -c 5000 /dev/zero | tr '\\0' a; head -c 20000 /dev/zero | tr '\\0' b;"
-                   " head -c 5000 /dev/zero | tr '\\0' c");
+  auto r = env.run(
+      "head -c 5000 /dev/zero | tr '\\0' a; head -c 20000 /dev/zero | tr '\\0' b;"
+      " head -c 5000 /dev/zero | tr '\\0' c");
   CHECK(r.returncode == 0);
   CHECK(r.elided_chars == 20000);
   CHECK(r.output.substr(0, 5000) == std::string(5000, 'a'));
@@ -94,7 +98,10 @@ TEST_CASE("bash_env: elide and valid_utf8 on their own") {
   CHECK(e.find("[... 2000 characters elided ...]") != std::string::npos);
 
   CHECK(agent::valid_utf8("plain ä €") == "plain ä €");
-  CHECK(agent::valid_utf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(agent::valid_utf8("a\xff"
+                          "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
   CHECK(agent::valid_utf8("cut \xE2\x82") == "cut \xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(agent::valid_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
 }
@@ -158,7 +165,8 @@ TEST_CASE("bash_env: kforge works inside through the wrapper, without keys") {
   auto leaked = env3.run("export ANTHROPIC_API_KEY=sk-x MY_TOKEN=t; kforge eval all_reduce k.cpp");
   CHECK(leaked.returncode == 0);
   CHECK(leaked.output.find("args: eval all_reduce k.cpp") != std::string::npos);
-  CHECK(leaked.output.find("KFORGE_RUNS=" + env3.workspace() + "/.kforge/runs") != std::string::npos);
+  CHECK(leaked.output.find("KFORGE_RUNS=" + env3.workspace() + "/.kforge/runs") !=
+        std::string::npos);
   CHECK(leaked.output.find("sk-x") == std::string::npos);
   CHECK(leaked.output.find("MY_TOKEN") == std::string::npos);
   // tune would write the problem's expert kernels into the workspace, problems names
@@ -179,7 +187,8 @@ TEST_CASE("bash_env: writes outside the workspace fail, and outside files are no
   std::string outside = fresh_dir("outside");
   fs::create_directories(outside);
   std::ofstream(outside + "/planted") << "planted\n";
-  auto r = env.run("echo x > " + outside + "/f; echo rc=$?; cat " + outside + "/planted; echo y > inside.txt && echo ok");
+  auto r = env.run("echo x > " + outside + "/f; echo rc=$?; cat " + outside +
+                   "/planted; echo y > inside.txt && echo ok");
   CHECK(r.output.find("rc=1") != std::string::npos);
   CHECK(r.output.find("planted\n") == std::string::npos);
   CHECK(r.output.find("ok") != std::string::npos);
@@ -191,8 +200,10 @@ TEST_CASE("bash_env: writes outside the workspace fail, and outside files are no
 TEST_CASE("bash_env: kforge eval runs a kernel from inside, confined") {
   auto env = make_env("eval", 300);
   // The checkout's examples are out of the command's sight: the test hands it the kernel.
-  fs::copy_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp", env.workspace() + "/kernel.cpp");
-  auto r = env.run("kforge eval all_reduce kernel.cpp --backend host --world 2 --size small --no-time");
+  fs::copy_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp",
+                env.workspace() + "/kernel.cpp");
+  auto r =
+      env.run("kforge eval all_reduce kernel.cpp --backend host --world 2 --size small --no-time");
   INFO(r.output);
   INFO("isolation: " << env.isolation());
   CHECK(r.returncode == 0);
@@ -207,6 +218,8 @@ TEST_CASE("bash_env: the rlimits hold inside the sandbox") {
   REQUIRE(env.init(fresh_dir("limits"), {"KFORGE_BIN=" + kforge_bin()}, 20, &err));
   auto r = env.run("ulimit -c; ulimit -t; ulimit -f; ulimit -H -t; echo 'a b' | wc -w; exit 4");
   CHECK(r.returncode == 4);
-  CHECK(r.output == "0\n80\n1048576\n85\n2\n");  // 20 s + 60 s of CPU (SIGKILL 5 s after SIGXCPU), 1 GiB of file
+  CHECK(
+      r.output ==
+      "0\n80\n1048576\n85\n2\n");  // 20 s + 60 s of CPU (SIGKILL 5 s after SIGXCPU), 1 GiB of file
   CHECK(env.run("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT").submitted);
 }

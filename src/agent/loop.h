@@ -33,8 +33,8 @@ struct SolveConfig {
   std::string workspace;        // where candidates are written (turn_<n>.cu); created
   std::string prompts_dir;
   suite::Topology topology;
-  std::string baseline_time;    // for the task prompt: measured, or why not
-  double command_timeout_s = 120;     // agent mode: one command
+  std::string baseline_time;           // for the task prompt: measured, or why not
+  double command_timeout_s = 120;      // agent mode: one command
   std::vector<std::string> agent_env;  // agent mode: extra "K=V" for the commands
 };
 
@@ -54,8 +54,8 @@ struct SolveResult {
   sandbox::Verdict last;  // the last candidate's verdict
   std::string last_source;
   int last_turn = 0;
-  llm::Error llm_error;   // exit_reason llm_error
-  BudgetEnd budget;       // exit_reason max_tokens | max_cost | max_wall: spent vs limit
+  llm::Error llm_error;         // exit_reason llm_error
+  BudgetEnd budget;             // exit_reason max_tokens | max_cost | max_wall: spent vs limit
   int interrupt_signal = 0;     // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
   std::string interrupt_phase;  // model call | compile | eval | agent command | menu
 };
@@ -67,8 +67,8 @@ struct SolveResult {
 // ends the run as "interrupted"; --max-wall is a deadline (sandbox/deadline.h) for the
 // whole run, model calls and evals included. Either way the trajectory gets the event
 // and the summary.
-bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& tw,
-           SolveResult* out, std::string* err);
+bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& tw, SolveResult* out,
+           std::string* err);
 
 // The config part of the trajectory header.
 nlohmann::json solve_config_json(const SolveConfig& cfg);

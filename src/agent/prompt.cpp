@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool host(const PromptInputs& in) { return in.eval.backend != "cuda"; }
+bool host(const PromptInputs& in) {
+  return in.eval.backend != "cuda";
+}
 
 std::vector<std::string> run_sizes(const EvalConfig& c) {
   return c.sizes.empty() ? std::vector<std::string>{"small", "full"} : c.sizes;
@@ -46,8 +48,10 @@ std::string tensors_text(const std::vector<suite::Instance>& insts) {
   std::string s;
   for (size_t k = 0; k < insts[0].tensors.size(); ++k) {
     const auto& t0 = insts[0].tensors[k];
-    s += fmt::format("- {} ({}, {}", t0.name, t0.output ? "output" : "input", sandbox::dtype_name(t0.dtype));
-    if (t0.output && (t0.atol > 0 || t0.rtol > 0)) s += fmt::format(", tolerance atol {:g} rtol {:g}", t0.atol, t0.rtol);
+    s += fmt::format("- {} ({}, {}", t0.name, t0.output ? "output" : "input",
+                     sandbox::dtype_name(t0.dtype));
+    if (t0.output && (t0.atol > 0 || t0.rtol > 0))
+      s += fmt::format(", tolerance atol {:g} rtol {:g}", t0.atol, t0.rtol);
     s += "): ";
     for (size_t i = 0; i < insts.size(); ++i) {
       const auto& t = insts[i].tensors[k];
@@ -71,11 +75,13 @@ std::string roofline_text(const PromptInputs& in, const suite::Instance& inst) {
   const suite::Machine& m = in.eval.machine;
   suite::Roofline r = suite::roofline(inst, m);
   std::string s = fmt::format(
-      "At size {} ({}), per rank: {:.4g} MB over the interconnect ({:.4g} ms at {:g} GB/s), {:.4g} MB "
-      "through HBM ({:.4g} ms), {:.4g} GFLOP ({:.4g} ms). No kernel can beat {:.4g} ms; the bound is {}. "
+      "At size {} ({}), per rank: {:.4g} MB over the interconnect ({:.4g} ms at {:g} GB/s), {:.4g} "
+      "MB "
+      "through HBM ({:.4g} ms), {:.4g} GFLOP ({:.4g} ms). No kernel can beat {:.4g} ms; the bound "
+      "is {}. "
       "(Machine model: {}.)",
-      inst.size, params_str(inst), inst.comm_bytes / 1e6, r.comm_ms, m.link_gbps, inst.hbm_bytes / 1e6,
-      r.hbm_ms, inst.flops / 1e9, r.compute_ms, r.floor_ms, r.bound, m.name);
+      inst.size, params_str(inst), inst.comm_bytes / 1e6, r.comm_ms, m.link_gbps,
+      inst.hbm_bytes / 1e6, r.hbm_ms, inst.flops / 1e9, r.compute_ms, r.floor_ms, r.bound, m.name);
   if (host(in)) s += " On the host backend no time is comparable with it.";
   return s;
 }
@@ -113,10 +119,11 @@ bool primitives_docs(const std::string& docs_dir, std::string* out, std::string*
   for (auto& e : fs::directory_iterator(docs_dir, ec))
     if (e.path().extension() == ".md") names.push_back(e.path().filename().string());
   if (ec || names.empty()) return (*err = docs_dir + ": no primitives docs (*.md) there", false);
-  auto rank = [](const std::string& n) { return n == "README.md" ? 0 : n == "choosing.md" ? 2 : 1; };
-  std::sort(names.begin(), names.end(), [&](auto& a, auto& b) {
-    return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
-  });
+  auto rank = [](const std::string& n) {
+    return n == "README.md" ? 0 : n == "choosing.md" ? 2 : 1;
+  };
+  std::sort(names.begin(), names.end(),
+            [&](auto& a, auto& b) { return rank(a) != rank(b) ? rank(a) < rank(b) : a < b; });
   out->clear();
   for (auto& n : names) {
     std::string text;
@@ -130,24 +137,34 @@ bool build_system_prompt(const PromptInputs& in, std::string* out, std::string* 
   const std::string ext = kernel_extension(in.eval.backend);
   const std::string fence = host(in) ? "cpp" : "cuda";
   std::string reply;
-  Vars rv = {{"ext", ext}, {"fence", fence}, {"problem", in.eval.problem.name},
-             {"world", std::to_string(in.eval.world)}, {"backend", in.eval.backend}};
-  if (!render_prompt_file(in.prompts_dir, in.mode == "agent" ? "reply_agent.md" : "reply_direct.md", rv, &reply, err,
+  Vars rv = {{"ext", ext},
+             {"fence", fence},
+             {"problem", in.eval.problem.name},
+             {"world", std::to_string(in.eval.world)},
+             {"backend", in.eval.backend}};
+  if (!render_prompt_file(in.prompts_dir, in.mode == "agent" ? "reply_agent.md" : "reply_direct.md",
+                          rv, &reply, err,
                           /*allow_unused=*/true))
     return false;
   std::string abi;
   if (!read_text_file(in.eval.paths.include_dir + "/kf/abi.h", &abi, err)) return false;
-  std::string note =
-      host(in)
-          ? "This run uses the host backend (there is no GPU): a candidate is host C++20 in a .cpp file that "
-            "includes <kf/kf.h>, compiled with g++ -O2 -std=c++20 -shared. Ranks are processes on the CPU and the "
-            "symmetric heap is POSIX shared memory, so comm.peer pointers are ordinary pointers and kf_run does its "
-            "work synchronously on the CPU. Synchronize with std::atomic_ref on signal words and call sched_yield() "
-            "in spin loops (the ranks share few cores). The CUDA primitives (kf/*.cuh) are not available."
-          : "Write CUDA C++ for sm_90 (H100/H200): one .cu file that includes <kf/kf.cuh>, compiled with "
-            "nvcc -O3 -arch=sm_90 -shared. kf_run launches its kernels on comm.stream() and returns without "
-            "synchronizing; the primitives in <kf/*.cuh> (documented below) give signals, transfers, TMA, the copy "
-            "engine and schedules.";
+  std::string note = host(in) ? "This run uses the host backend (there is no GPU): a candidate is "
+                                "host C++20 in a .cpp file that "
+                                "includes <kf/kf.h>, compiled with g++ -O2 -std=c++20 -shared. "
+                                "Ranks are processes on the CPU and the "
+                                "symmetric heap is POSIX shared memory, so comm.peer pointers are "
+                                "ordinary pointers and kf_run does its "
+                                "work synchronously on the CPU. Synchronize with std::atomic_ref "
+                                "on signal words and call sched_yield() "
+                                "in spin loops (the ranks share few cores). The CUDA primitives "
+                                "(kf/*.cuh) are not available."
+                              : "Write CUDA C++ for sm_90 (H100/H200): one .cu file that includes "
+                                "<kf/kf.cuh>, compiled with "
+                                "nvcc -O3 -arch=sm_90 -shared. kf_run launches its kernels on "
+                                "comm.stream() and returns without "
+                                "synchronizing; the primitives in <kf/*.cuh> (documented below) "
+                                "give signals, transfers, TMA, the copy "
+                                "engine and schedules.";
   Vars v = {{"language", host(in) ? "host C++ (.cpp)" : "CUDA (.cu)"},
             {"abi", abi},
             {"backend_note", note},
@@ -163,7 +180,8 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
     suite::Instance inst;
     if (!suite::resolve_instance(p, in.eval.world, sz, in.eval.overrides, &inst, err)) return false;
     std::string role = sz == "small" ? "checked against the CPU reference"
-                                     : (in.eval.no_time ? "checked against the baseline" : "checked against the baseline and timed");
+                                     : (in.eval.no_time ? "checked against the baseline"
+                                                        : "checked against the baseline and timed");
     sizes += (sizes.empty() ? "" : "; ") + sz + " (" + params_str(inst) + "): " + role;
     insts.push_back(inst);
   }
@@ -172,8 +190,10 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
   std::string prims;
   if (!primitives_text(in, &prims, err)) return false;
   std::string target =
-      host(in) ? "correct (on the host backend no speedup can be measured, so a correct kernel meets the goal)"
-               : fmt::format("at least {:.2f}x as fast as the baseline (speedup >= {:.2f})", in.target, in.target);
+      host(in) ? "correct (on the host backend no speedup can be measured, so a correct kernel "
+                 "meets the goal)"
+               : fmt::format("at least {:.2f}x as fast as the baseline (speedup >= {:.2f})",
+                             in.target, in.target);
   Vars v = {{"problem", p.name},
             {"category", p.category},
             {"description", p.description},

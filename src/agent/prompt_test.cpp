@@ -1,6 +1,7 @@
+#include "agent/prompt.h"
+
 #include <doctest/doctest.h>
 
-#include "agent/prompt.h"
 #include "agent/template.h"
 #include "suite/paths.h"
 
@@ -21,7 +22,9 @@ agent::PromptInputs inputs(const std::string& backend) {
   return in;
 }
 
-bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+bool has(const std::string& s, const std::string& w) {
+  return s.find(w) != std::string::npos;
+}
 
 }  // namespace
 
@@ -32,12 +35,14 @@ TEST_CASE("prompt: cuda task carries tensors at both sizes, baseline, roofline, 
   REQUIRE_MESSAGE(agent::build_task_prompt(in, &task, &err), err);
   CHECK(has(sys, "struct Comm"));  // the ABI verbatim
   CHECK(has(sys, "```cuda"));
-  CHECK(has(task, "- x (input, fp32): [4099] on every rank at small; [1048576] on every rank at full"));
+  CHECK(has(task,
+            "- x (input, fp32): [4099] on every rank at small; [1048576] on every rank at full"));
   CHECK(has(task, "ncclAllReduce"));
   CHECK(has(task, "BASELINE-TIME-SENTENCE"));
   CHECK(has(task, "No kernel can beat"));
   CHECK(has(task, "speedup >= 1.25"));
-  size_t readme = task.find("### README.md"), choosing = task.find("### choosing.md"), sig = task.find("### signals.md");
+  size_t readme = task.find("### README.md"), choosing = task.find("### choosing.md"),
+         sig = task.find("### signals.md");
   REQUIRE(readme != std::string::npos);
   REQUIRE(choosing != std::string::npos);
   CHECK(readme < sig);

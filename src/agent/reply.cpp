@@ -67,7 +67,8 @@ bool is_kernel_tag(const std::string& t) {
 
 const char* kDirectFormat =
     "Answer with the complete kernel source in one fenced code block tagged cuda (or cpp on "
-    "the host backend), e.g.\n```cuda\n#include <kf/kf.cuh>\n...\nextern \"C\" int kf_run(kf::Comm& "
+    "the host backend), e.g.\n```cuda\n#include <kf/kf.cuh>\n...\nextern \"C\" int "
+    "kf_run(kf::Comm& "
     "comm, kf::Tensors& t) { ... }\n```\nThe last such block in your reply is taken as the "
     "whole file.";
 
@@ -90,8 +91,9 @@ ParsedReply parse_direct_reply(const std::string& text) {
       return r;
     }
   if (unclosed)
-    r.error = "Your reply has a code block that is never closed with ``` (was it cut off at the "
-              "output limit? Then write a shorter kernel). ";
+    r.error =
+        "Your reply has a code block that is never closed with ``` (was it cut off at the "
+        "output limit? Then write a shorter kernel). ";
   else if (blocks.empty())
     r.error = "Your reply has no fenced code block. ";
   else {

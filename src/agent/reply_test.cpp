@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "agent/reply.h"
+
+#include <doctest/doctest.h>
 
 using agent::parse_agent_reply;
 using agent::parse_direct_reply;

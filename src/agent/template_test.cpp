@@ -1,10 +1,11 @@
-#include <doctest/doctest.h>
-
 #include "agent/template.h"
+
+#include <doctest/doctest.h>
 
 TEST_CASE("template: fills placeholders, spaces inside braces allowed") {
   std::string out, err;
-  REQUIRE(agent::render_template("a {{x}} b {{ y }} {{x}}", {{"x", "1"}, {"y", "two"}}, "t", &out, &err));
+  REQUIRE(agent::render_template("a {{x}} b {{ y }} {{x}}", {{"x", "1"}, {"y", "two"}}, "t", &out,
+                                 &err));
   CHECK(out == "a 1 b two 1");
 }
 

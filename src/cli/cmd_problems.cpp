@@ -1,13 +1,13 @@
 // src/cli/cmd_problems.cpp: `kforge problems`, the native problems as a table.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cstdio>
-
-#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "suite/paths.h"
 #include "suite/expr.h"
+#include "suite/paths.h"
 #include "suite/problem.h"
 
 namespace cli {
@@ -49,10 +49,14 @@ int cmd_problems(const ProblemsArgs& a) {
   if (a.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (auto& p : problems) {
-      nlohmann::json j = {{"name", p.name},         {"category", p.category},
-                          {"dir", p.dir},           {"world_min", p.world_min},
-                          {"world_max", p.world_max}, {"dtypes", dtypes_text(p)},
-                          {"small", size_text(p, "small")}, {"full", size_text(p, "full")}};
+      nlohmann::json j = {{"name", p.name},
+                          {"category", p.category},
+                          {"dir", p.dir},
+                          {"world_min", p.world_min},
+                          {"world_max", p.world_max},
+                          {"dtypes", dtypes_text(p)},
+                          {"small", size_text(p, "small")},
+                          {"full", size_text(p, "full")}};
       if (!p.mirrors.suite.empty())
         j["mirrors"] = {{"suite", p.mirrors.suite}, {"id", p.mirrors.id}, {"name", p.mirrors.name}};
       arr.push_back(j);

@@ -4,9 +4,8 @@
 // 2 for a bad file (or a cuda trajectory on a machine without a GPU), 3 when kforge failed.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace cli {
 

@@ -2,17 +2,17 @@
 // quadratic table covers only the region that changed (one kernel against the next).
 #include "cli/line_diff.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 namespace cli {
 
 namespace {
 
 struct Edit {
-  char op;  // ' ' same, '-' only in a, '+' only in b
+  char op;     // ' ' same, '-' only in a, '+' only in b
   int ai, bi;  // line indexes (of a for ' ' and '-', of b for ' ' and '+')
 };
 
@@ -31,7 +31,8 @@ void lcs_edits(const std::vector<std::string>& a, const std::vector<std::string>
   auto at = [&](int i, int j) -> int& { return len[size_t(i) * (m + 1) + j]; };
   for (int i = n - 1; i >= 0; --i)
     for (int j = m - 1; j >= 0; --j)
-      at(i, j) = a[lo_a + i] == b[lo_b + j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+      at(i, j) =
+          a[lo_a + i] == b[lo_b + j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
   int i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[lo_a + i] == b[lo_b + j]) {
@@ -129,7 +130,8 @@ std::string unified_diff(const std::string& a_text, const std::string& b_text,
     };
     if (a_first < 0) a_first = before(true);
     if (b_first < 0) b_first = before(false);
-    out += fmt::format("{}@@ -{} +{} @@{}\n", cyan, range(a_first, a_count), range(b_first, b_count), reset);
+    out += fmt::format("{}@@ -{} +{} @@{}\n", cyan, range(a_first, a_count),
+                       range(b_first, b_count), reset);
     out += body;
     k = end;
   }

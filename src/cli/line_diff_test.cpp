@@ -28,7 +28,8 @@ TEST_CASE("line_diff: one changed line with context") {
 TEST_CASE("line_diff: insertions and deletions at the edges, empty sides") {
   CHECK(unified_diff("", "x\n", "a", "b") == "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n");
   CHECK(unified_diff("x\n", "", "a", "b") == "--- a\n+++ b\n@@ -1 +0,0 @@\n-x\n");
-  CHECK(unified_diff("a\nb\n", "a\nb\nc\n", "p", "q", 1) == "--- p\n+++ q\n@@ -2 +2,2 @@\n b\n+c\n");
+  CHECK(unified_diff("a\nb\n", "a\nb\nc\n", "p", "q", 1) ==
+        "--- p\n+++ q\n@@ -2 +2,2 @@\n b\n+c\n");
   CHECK(unified_diff("a\nb\nc\n", "a\nc\n", "p", "q", 0) == "--- p\n+++ q\n@@ -2 +1,0 @@\n-b\n");
 }
 
@@ -39,8 +40,9 @@ TEST_CASE("line_diff: far-apart changes make two hunks, near ones one") {
     b += (i == 2 || i == 17 ? "x" : std::to_string(i)) + "\n";
   }
   std::string d = unified_diff(a, b, "a", "b", 2);
-  CHECK(d == "--- a\n+++ b\n@@ -1,5 +1,5 @@\n 0\n 1\n-2\n+x\n 3\n 4\n"
-             "@@ -16,5 +16,5 @@\n 15\n 16\n-17\n+x\n 18\n 19\n");
+  CHECK(d ==
+        "--- a\n+++ b\n@@ -1,5 +1,5 @@\n 0\n 1\n-2\n+x\n 3\n 4\n"
+        "@@ -16,5 +16,5 @@\n 15\n 16\n-17\n+x\n 18\n 19\n");
   std::string c;
   for (int i = 0; i < 20; ++i) c += (i == 2 || i == 6 ? "x" : std::to_string(i)) + "\n";
   d = unified_diff(a, c, "a", "c", 2);

@@ -1,9 +1,9 @@
 // src/llm/anthropic.cpp: see anthropic.h.
 #include "llm/anthropic.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "llm/client.h"
@@ -98,8 +98,10 @@ bool anthropic_parse_reply(const std::string& body, Reply* reply, std::string* w
   }
   for (const json& b : j["content"]) {
     std::string type = jstr(b, "type");
-    if (type == "text") reply->text += jstr(b, "text");
-    else if (type == "thinking") reply->thinking += jstr(b, "thinking");
+    if (type == "text")
+      reply->text += jstr(b, "text");
+    else if (type == "thinking")
+      reply->thinking += jstr(b, "thinking");
   }
   reply->raw_stop_reason = jstr(j, "stop_reason");
   reply->stop_reason = anthropic_stop_reason(reply->raw_stop_reason);
@@ -186,9 +188,9 @@ bool AnthropicProvider::complete(const Request& req, Reply* reply, Error* err) {
   std::string key;
   if (!read_key(ctx_, &key, err)) return false;
   bool stream = req.stream.value_or(cfg_.stream);
-  bool ok = run_with_retries(cfg_, req, [&](Reply* r, Error* e, Headers* h) {
-    return attempt(req, stream, r, e, h);
-  }, reply, err);
+  bool ok = run_with_retries(
+      cfg_, req, [&](Reply* r, Error* e, Headers* h) { return attempt(req, stream, r, e, h); },
+      reply, err);
   if (ok) account_cost(cfg_, reply);
   return ok;
 }
@@ -206,8 +208,9 @@ bool AnthropicProvider::attempt(const Request& req, bool stream, Reply* reply, E
   AnthropicStream st(req);
   std::string raw;
   HttpResponse resp;
-  if (!post_once(cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); },
-                 &raw, &resp, reply, headers, err))
+  if (!post_once(
+          cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); }, &raw,
+          &resp, reply, headers, err))
     return false;
   if (resp.status < 200 || resp.status >= 300) {
     ApiError api = anthropic_parse_error(resp.body);
@@ -217,7 +220,8 @@ bool AnthropicProvider::attempt(const Request& req, bool stream, Reply* reply, E
     return false;
   }
   r.attempts = reply->attempts;
-  if (auto it = resp.headers.find("request-id"); it != resp.headers.end()) r.request_id = it->second;
+  if (auto it = resp.headers.find("request-id"); it != resp.headers.end())
+    r.request_id = it->second;
   std::string what;
   if (stream && st.events() == 0 && !raw.empty() && raw[0] == '{') {
     if (!anthropic_parse_reply(raw, &r, &what)) {

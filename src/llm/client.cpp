@@ -1,12 +1,12 @@
 // src/llm/client.cpp: see client.h.
 #include "llm/client.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <ctime>
 #include <random>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "sandbox/deadline.h"
 

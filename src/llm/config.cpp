@@ -1,13 +1,13 @@
 // src/llm/config.cpp: see config.h.
 #include "llm/config.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace llm {
 
@@ -16,7 +16,8 @@ using nlohmann::json;
 std::string default_config_path() {
   if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
     return std::string(x) + "/kforge/config.json";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/kforge/config.json";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.config/kforge/config.json";
   return "";
 }
 
@@ -60,16 +61,22 @@ bool parse_llm_config(const std::string& text, const std::string& source, LlmCon
     if (is_key_field(k))
       return (*err = fmt::format("{}: field \"{}\": keys are read only from environment "
                                  "variables; remove it and name the variable in key_env "
-                                 "instead", source, k), false);
+                                 "instead",
+                                 source, k),
+              false);
     if (k == "model" || k == "base_url" || k == "max_tokens_field" || k == "prices_file") {
       if (!v.is_string()) return bad(k, "a string");
       std::string s = v.get<std::string>();
-      if (k == "model") out->model = s;
-      else if (k == "base_url") out->base_url = s;
-      else if (k == "prices_file") out->prices_file = s;
+      if (k == "model")
+        out->model = s;
+      else if (k == "base_url")
+        out->base_url = s;
+      else if (k == "prices_file")
+        out->prices_file = s;
       else if (s != "max_tokens" && s != "max_completion_tokens")
         return bad(k, "\"max_tokens\" or \"max_completion_tokens\"");
-      else out->max_tokens_field = s;
+      else
+        out->max_tokens_field = s;
     } else if (k == "key_env") {
       if (!v.is_object()) return bad(k, "an object of provider -> variable name");
       for (auto& [p, name] : v.items()) {
@@ -81,15 +88,24 @@ bool parse_llm_config(const std::string& text, const std::string& source, LlmCon
       for (auto& [f, x] : v.items()) {
         if (!x.is_number() || x.get<double>() < 0) return bad(k + "." + f, "a non-negative number");
         double d = x.get<double>();
-        if (k == "timeouts" && f == "connect_s") out->timeouts.connect_s = d;
-        else if (k == "timeouts" && f == "idle_s") out->timeouts.idle_s = d;
-        else if (k == "timeouts" && f == "total_s") out->timeouts.total_s = d;
-        else if (k == "retry" && f == "max_retries") out->retry.max_retries = static_cast<int>(d);
-        else if (k == "retry" && f == "base_s") out->retry.base_s = d;
-        else if (k == "retry" && f == "cap_s") out->retry.cap_s = d;
-        else if (k == "retry" && f == "jitter") out->retry.jitter = d;
-        else if (k == "retry" && f == "max_retry_after_s") out->retry.max_retry_after_s = d;
-        else return bad(k + "." + f, "a known field (see src/llm/config.h)");
+        if (k == "timeouts" && f == "connect_s")
+          out->timeouts.connect_s = d;
+        else if (k == "timeouts" && f == "idle_s")
+          out->timeouts.idle_s = d;
+        else if (k == "timeouts" && f == "total_s")
+          out->timeouts.total_s = d;
+        else if (k == "retry" && f == "max_retries")
+          out->retry.max_retries = static_cast<int>(d);
+        else if (k == "retry" && f == "base_s")
+          out->retry.base_s = d;
+        else if (k == "retry" && f == "cap_s")
+          out->retry.cap_s = d;
+        else if (k == "retry" && f == "jitter")
+          out->retry.jitter = d;
+        else if (k == "retry" && f == "max_retry_after_s")
+          out->retry.max_retry_after_s = d;
+        else
+          return bad(k + "." + f, "a known field (see src/llm/config.h)");
       }
     } else if (k == "max_tokens") {
       if (!v.is_number_integer() || v.get<int>() <= 0) return bad(k, "a positive integer");
@@ -101,8 +117,9 @@ bool parse_llm_config(const std::string& text, const std::string& source, LlmCon
       if (!v.is_boolean()) return bad(k, "true or false");
       out->stream = v.get<bool>();
     } else if (k.empty() || k[0] != '_') {
-      return bad(k, "one of model, base_url, key_env, timeouts, retry, max_tokens, "
-                    "temperature, stream, max_tokens_field, prices_file (or start with _)");
+      return bad(k,
+                 "one of model, base_url, key_env, timeouts, retry, max_tokens, "
+                 "temperature, stream, max_tokens_field, prices_file (or start with _)");
     }
   }
   return true;
@@ -129,15 +146,15 @@ bool check_base_url(const std::string& url, const std::string& where, std::strin
 }
 
 bool resolve_provider_config(const LlmConfig& file, const std::string& model_spec,
-                             const std::string& base_url, ProviderConfig* out,
-                             std::string* err) {
+                             const std::string& base_url, ProviderConfig* out, std::string* err) {
   ProviderConfig c;
   std::string spec = !model_spec.empty() ? model_spec : file.model;
   if (spec.empty()) spec = "builtin";  // no model configured: run without one
   if (!parse_model_spec(spec, &c.provider, &c.model, err)) return false;
   // A base URL in the file belongs to the file's model; --model alone does not take it.
-  c.base_url = !base_url.empty() ? base_url
-               : (model_spec.empty() || model_spec == file.model) ? file.base_url : "";
+  c.base_url = !base_url.empty()                                  ? base_url
+               : (model_spec.empty() || model_spec == file.model) ? file.base_url
+                                                                  : "";
   if (!c.base_url.empty() &&
       !check_base_url(c.base_url, !base_url.empty() ? "--base-url" : file.source + ": base_url",
                       err))

@@ -21,7 +21,7 @@
 namespace llm {
 
 struct LlmConfig {
-  std::string model;     // provider:name
+  std::string model;  // provider:name
   std::string base_url;
   std::map<std::string, std::string> key_env;  // provider -> variable name
   Timeouts timeouts;
@@ -51,7 +51,6 @@ bool check_base_url(const std::string& url, const std::string& where, std::strin
 // --model and --base-url values ("" when not given). Loads the price table. Return
 // false on error (a malformed base URL included).
 bool resolve_provider_config(const LlmConfig& file, const std::string& model_spec,
-                             const std::string& base_url, ProviderConfig* out,
-                             std::string* err);
+                             const std::string& base_url, ProviderConfig* out, std::string* err);
 
 }  // namespace llm

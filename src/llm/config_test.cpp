@@ -7,10 +7,13 @@ namespace llm {
 TEST_CASE("llm config: a full file") {
   LlmConfig c;
   std::string err;
-  REQUIRE_MESSAGE(parse_llm_config(R"({"model": "openai:qwen", "base_url": "http://localhost:8000/v1",
+  REQUIRE_MESSAGE(
+      parse_llm_config(R"({"model": "openai:qwen", "base_url": "http://localhost:8000/v1",
       "key_env": {"openai": "VLLM_KEY"}, "timeouts": {"connect_s": 1, "idle_s": 30, "total_s": 90},
       "retry": {"max_retries": 5, "cap_s": 4}, "max_tokens": 1000, "temperature": 0.2,
-      "stream": false, "max_tokens_field": "max_tokens", "_note": "ignored"})", "c.json", &c, &err), err);
+      "stream": false, "max_tokens_field": "max_tokens", "_note": "ignored"})",
+                       "c.json", &c, &err),
+      err);
   ProviderConfig p;
   REQUIRE_MESSAGE(resolve_provider_config(c, "", "", &p, &err), err);
   CHECK(p.provider == "openai");

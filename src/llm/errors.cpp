@@ -1,9 +1,9 @@
 // src/llm/errors.cpp: see errors.h.
 #include "llm/errors.h"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "sandbox/secrets.h"
 
@@ -15,10 +15,14 @@ std::string snippet(const std::string& s, size_t n) {
   std::string out;
   for (size_t i = 0; i < s.size() && i < n; ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
   }
   if (s.size() > n) out += fmt::format("... ({} bytes in all)", s.size());
   if (s.empty()) out = "(empty)";
@@ -27,13 +31,14 @@ std::string snippet(const std::string& s, size_t n) {
 
 namespace {
 
-bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+bool contains(const std::string& s, const char* what) {
+  return s.find(what) != std::string::npos;
+}
 
 bool is_quota(const ApiError& a) {
   return a.code == "insufficient_quota" || a.type == "insufficient_quota" ||
          contains(a.code, "spend_limit") || contains(a.message, "credit balance") ||
-         contains(a.message, "exceeded your current quota") ||
-         contains(a.message, "spend limit");
+         contains(a.message, "exceeded your current quota") || contains(a.message, "spend limit");
 }
 
 std::string said(int status, const ApiError& a) {
@@ -54,26 +59,35 @@ Error error_from_status(int status, const ApiError& api, const Headers& headers,
   if (is_quota(api)) {
     e.kind = "quota";
     e.retryable = false;  // waiting does not refill a quota (the SDKs retry it anyway)
-    e.message = fmt::format("{} quota exhausted for {} ({}): check the plan and billing of "
-                            "that account, or use another key or --model", ctx.provider, key, what);
+    e.message = fmt::format(
+        "{} quota exhausted for {} ({}): check the plan and billing of "
+        "that account, or use another key or --model",
+        ctx.provider, key, what);
   } else if (status == 401 || status == 403 || api.type == "authentication_error" ||
              api.type == "permission_error") {
     e.kind = "auth";
-    e.message = fmt::format("{} rejected the key in {} ({}): check that it is valid for {} "
-                            "and allowed to use model \"{}\"", ctx.url, key, what, ctx.provider,
-                            ctx.model);
+    e.message = fmt::format(
+        "{} rejected the key in {} ({}): check that it is valid for {} "
+        "and allowed to use model \"{}\"",
+        ctx.url, key, what, ctx.provider, ctx.model);
   } else if (status == 404 || api.code == "model_not_found" || api.type == "not_found_error") {
     e.kind = "not_found";
-    e.message = fmt::format("model \"{}\" not found at {} ({}): check --model (and "
-                            "--base-url)", ctx.model, ctx.url, what);
+    e.message = fmt::format(
+        "model \"{}\" not found at {} ({}): check --model (and "
+        "--base-url)",
+        ctx.model, ctx.url, what);
   } else if (status == 429) {
     e.kind = "rate_limited";
-    e.message = fmt::format("rate limited by {} ({}): wait, or lower the number of parallel "
-                            "samples", ctx.provider, what);
+    e.message = fmt::format(
+        "rate limited by {} ({}): wait, or lower the number of parallel "
+        "samples",
+        ctx.provider, what);
   } else if (status == 529 || api.type == "overloaded_error") {
     e.kind = "overloaded";
-    e.message = fmt::format("{} is overloaded ({}): this is load on the provider's side; try "
-                            "again later", ctx.provider, what);
+    e.message = fmt::format(
+        "{} is overloaded ({}): this is load on the provider's side; try "
+        "again later",
+        ctx.provider, what);
   } else if (status == 408) {
     e.kind = "timeout";
     e.message = fmt::format("{} timed out the request ({})", ctx.url, what);
@@ -82,8 +96,8 @@ Error error_from_status(int status, const ApiError& api, const Headers& headers,
     e.message = fmt::format("{} failed on the server side ({})", ctx.url, what);
   } else {
     e.kind = "bad_request";
-    e.message = fmt::format("{} refused the request ({}{}): check the model's parameters",
-                            ctx.url, what, api.param.empty() ? "" : ", parameter " + api.param);
+    e.message = fmt::format("{} refused the request ({}{}): check the model's parameters", ctx.url,
+                            what, api.param.empty() ? "" : ", parameter " + api.param);
   }
   if (auto it = headers.find("x-request-id"); it != headers.end())
     e.message += " [request " + it->second + "]";
@@ -103,7 +117,8 @@ Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
       break;
     case HttpFault::idle_timeout:
       e.kind = "timeout";
-      e.message = resp.fault_message + ": the server stalled (raise timeouts.idle_s if the "
+      e.message = resp.fault_message +
+                  ": the server stalled (raise timeouts.idle_s if the "
                   "model is slow to start)";
       break;
     case HttpFault::total_timeout:
@@ -121,8 +136,9 @@ Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
       e.message = resp.fault_message + " (--max-wall)";
       break;
     case HttpFault::partial_body:
-      return bad_response(fmt::format("the connection closed mid-body after {} bytes",
-                                      resp.body_bytes), resp.body, ctx, true);
+      return bad_response(
+          fmt::format("the connection closed mid-body after {} bytes", resp.body_bytes), resp.body,
+          ctx, true);
     default:
       e.kind = "connection";
       e.message = resp.fault_message + ": check --base-url and the network";
@@ -135,8 +151,8 @@ Error bad_response(const std::string& what, const std::string& body, const CallC
   Error e;
   e.kind = "bad_response";
   e.retryable = retryable;
-  e.message = fmt::format("{} ({}): {}; the body began: {}", ctx.url, ctx.provider, what,
-                          snippet(body));
+  e.message =
+      fmt::format("{} ({}): {}; the body began: {}", ctx.url, ctx.provider, what, snippet(body));
   return e;
 }
 

@@ -3,9 +3,8 @@
 // both wire formats; each parses its own error body into an ApiError first.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "llm/http.h"
 #include "llm/provider.h"
@@ -17,7 +16,7 @@ struct CallContext {
   std::string provider;  // "openai", "together", ...
   std::string model;
   std::string url;
-  std::string key_env;   // "" when no key is sent
+  std::string key_env;  // "" when no key is sent
 };
 
 // An error body, whatever the wire format (OpenAI: error.{message,type,param,code};

@@ -2,12 +2,11 @@
 #include "llm/http.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "sandbox/deadline.h"
 #include "sandbox/interrupt.h"
@@ -102,7 +101,9 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return 0;
 }
 
-long ms(double s) { return std::max(1L, static_cast<long>(s * 1000.0)); }
+long ms(double s) {
+  return std::max(1L, static_cast<long>(s * 1000.0));
+}
 
 // curl_easy_perform, driven through a multi handle so that kforge wakes every 50 ms to
 // ask whether it must stop: the progress callback alone may wait a second on a silent
@@ -139,8 +140,8 @@ bool is_loopback_url(const std::string& url) {
   std::string rest = p == std::string::npos ? url : url.substr(p + 3);
   for (const char* host : {"127.0.0.1", "localhost", "[::1]"}) {
     std::string h = host;
-    if (rest.rfind(h, 0) == 0 && (rest.size() == h.size() || rest[h.size()] == ':' ||
-                                  rest[h.size()] == '/'))
+    if (rest.rfind(h, 0) == 0 &&
+        (rest.size() == h.size() || rest[h.size()] == ':' || rest[h.size()] == '/'))
       return true;
   }
   return false;
@@ -175,7 +176,7 @@ bool http_post(const HttpRequest& req, HttpResponse* resp) {
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms(req.connect_timeout_s));
   if (req.total_timeout_s > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms(req.total_timeout_s));
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS time-outs
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);         // threads: no SIGALRM for DNS time-outs
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
   curl_easy_setopt(h, CURLOPT_USERAGENT, "kforge/" KF_VERSION);
   if (is_loopback_url(req.url)) curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
@@ -199,8 +200,8 @@ bool http_post(const HttpRequest& req, HttpResponse* resp) {
   } else if (rc == CURLE_OPERATION_TIMEDOUT) {
     bool connected = connect_time > 0 || resp->status != 0;
     resp->fault = connected ? HttpFault::total_timeout : HttpFault::connect_timeout;
-    what = connected ? fmt::format("POST {}: not finished within {:g} s (total time-out)",
-                                   req.url, req.total_timeout_s)
+    what = connected ? fmt::format("POST {}: not finished within {:g} s (total time-out)", req.url,
+                                   req.total_timeout_s)
                      : fmt::format("POST {}: no connection within {:g} s (connect time-out)",
                                    req.url, req.connect_timeout_s);
   } else if (rc == CURLE_PARTIAL_FILE) {

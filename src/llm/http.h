@@ -40,8 +40,8 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  int status = 0;       // 0 when none came
-  Headers headers;      // lowercase names; the last value of a repeated header
+  int status = 0;   // 0 when none came
+  Headers headers;  // lowercase names; the last value of a repeated header
   std::string body;
   HttpFault fault = HttpFault::none;
   std::string fault_message;  // curl's words, with the URL

@@ -17,7 +17,8 @@ void parse_usage(const json& u, Reply* reply) {
   us.reported = true;
   us.input_tokens = jint(u, "prompt_tokens");
   us.output_tokens = jint(u, "completion_tokens");
-  if (const json* d = jobj(u, "prompt_tokens_details")) us.cache_read_tokens = jint(*d, "cached_tokens");
+  if (const json* d = jobj(u, "prompt_tokens_details"))
+    us.cache_read_tokens = jint(*d, "cached_tokens");
   if (const json* d = jobj(u, "completion_tokens_details"))
     us.reasoning_tokens = jint(*d, "reasoning_tokens");
 }
@@ -60,9 +61,9 @@ ApiError openai_parse_error(const std::string& body) {
   const json* e = j.is_discarded() ? nullptr : jobj(j, "error");
   if (!e) {
     // Some servers answer {"message": ...} or {"detail": ...}, or plain text.
-    a.message = !j.is_discarded() && !jstr(j, "message").empty() ? jstr(j, "message")
+    a.message = !j.is_discarded() && !jstr(j, "message").empty()  ? jstr(j, "message")
                 : !j.is_discarded() && !jstr(j, "detail").empty() ? jstr(j, "detail")
-                                                                   : snippet(body);
+                                                                  : snippet(body);
     return a;
   }
   a.parsed = true;
@@ -164,15 +165,16 @@ bool OpenAIProvider::complete(const Request& req, Reply* reply, Error* err) {
     std::lock_guard<std::mutex> lock(mu_);
     field = max_field_;
   }
-  bool ok = run_with_retries(cfg_, req, [&](Reply* r, Error* e, Headers* h) {
-    return attempt(req, &field, stream, r, e, h);
-  }, reply, err);
+  bool ok = run_with_retries(
+      cfg_, req,
+      [&](Reply* r, Error* e, Headers* h) { return attempt(req, &field, stream, r, e, h); }, reply,
+      err);
   if (ok) account_cost(cfg_, reply);
   return ok;
 }
 
-bool OpenAIProvider::attempt(const Request& req, std::string* max_field, bool stream,
-                             Reply* reply, Error* err, Headers* headers) {
+bool OpenAIProvider::attempt(const Request& req, std::string* max_field, bool stream, Reply* reply,
+                             Error* err, Headers* headers) {
   std::string key;
   if (!read_key(ctx_, &key, err)) return false;
   for (bool fell_back = false;;) {
@@ -185,8 +187,9 @@ bool OpenAIProvider::attempt(const Request& req, std::string* max_field, bool st
     OpenAIStream st(req);
     std::string raw;
     HttpResponse resp;
-    if (!post_once(cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); },
-                   &raw, &resp, reply, headers, err))
+    if (!post_once(
+            cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); },
+            &raw, &resp, reply, headers, err))
       return false;
     if (resp.status < 200 || resp.status >= 300) {
       ApiError api = openai_parse_error(resp.body);
@@ -195,7 +198,8 @@ bool OpenAIProvider::attempt(const Request& req, std::string* max_field, bool st
       bool unsupported = api.code == "unsupported_parameter" ||
                          api.message.find("nsupported parameter") != std::string::npos;
       if (resp.status == 400 && unsupported && !fell_back &&
-          (api.param == *max_field || api.message.find("'" + *max_field + "'") != std::string::npos)) {
+          (api.param == *max_field ||
+           api.message.find("'" + *max_field + "'") != std::string::npos)) {
         *max_field = *max_field == "max_tokens" ? "max_completion_tokens" : "max_tokens";
         {
           std::lock_guard<std::mutex> lock(mu_);

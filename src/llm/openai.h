@@ -5,9 +5,8 @@
 
 #include <memory>
 #include <mutex>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "llm/errors.h"
 #include "llm/provider.h"
@@ -34,8 +33,8 @@ class OpenAIStream {
  public:
   explicit OpenAIStream(const Request& req) : req_(req) {}
   void on_event(const SseEvent& ev, Reply* reply);
-  bool done() const { return done_; }            // [DONE] seen
-  bool finished() const { return finished_; }    // a finish_reason seen
+  bool done() const { return done_; }          // [DONE] seen
+  bool finished() const { return finished_; }  // a finish_reason seen
   bool failed() const { return !error_.message.empty() || error_.parsed; }
   const ApiError& error() const { return error_; }
   int events() const { return events_; }
@@ -59,8 +58,8 @@ class OpenAIProvider : public Provider {
   }
 
  private:
-  bool attempt(const Request& req, std::string* max_field, bool stream, Reply* reply,
-               Error* err, Headers* headers);
+  bool attempt(const Request& req, std::string* max_field, bool stream, Reply* reply, Error* err,
+               Headers* headers);
 
   ProviderConfig cfg_;
   CallContext ctx_;

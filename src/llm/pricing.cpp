@@ -1,12 +1,12 @@
 // src/llm/pricing.cpp: see pricing.h.
 #include "llm/pricing.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "llm/provider.h"
 
@@ -17,8 +17,10 @@ using nlohmann::json;
 bool PriceTable::load(const std::string& path, std::string* err) {
   std::ifstream in(path);
   if (!in) {
-    *err = fmt::format("{}: cannot read the price file: check the path (--config's "
-                       "prices_file, or KFORGE_PRICES)", path);
+    *err = fmt::format(
+        "{}: cannot read the price file: check the path (--config's "
+        "prices_file, or KFORGE_PRICES)",
+        path);
     return false;
   }
   std::stringstream ss;
@@ -29,8 +31,10 @@ bool PriceTable::load(const std::string& path, std::string* err) {
 bool PriceTable::parse(const std::string& text, const std::string& source, std::string* err) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (j.is_discarded() || !j.is_object() || !j.contains("models") || !j["models"].is_object()) {
-    *err = fmt::format("{}: not a price file: expected a JSON object with a \"models\" "
-                       "object of {{\"input\": USD/Mtok, \"output\": USD/Mtok}}", source);
+    *err = fmt::format(
+        "{}: not a price file: expected a JSON object with a \"models\" "
+        "object of {{\"input\": USD/Mtok, \"output\": USD/Mtok}}",
+        source);
     return false;
   }
   std::map<std::string, Price> prices;
@@ -42,16 +46,20 @@ bool PriceTable::parse(const std::string& text, const std::string& source, std::
         return true;
       }
       if (!v[f].is_number() || v[f].get<double>() < 0) {
-        *err = fmt::format("{}: models.\"{}\".{} must be a non-negative number (USD per "
-                           "million tokens)", source, name, f);
+        *err = fmt::format(
+            "{}: models.\"{}\".{} must be a non-negative number (USD per "
+            "million tokens)",
+            source, name, f);
         return false;
       }
       *out = v[f].get<double>();
       return true;
     };
     if (!v.is_object() || !v.contains("input") || !v.contains("output")) {
-      *err = fmt::format("{}: models.\"{}\" needs \"input\" and \"output\" prices (USD per "
-                         "million tokens)", source, name);
+      *err = fmt::format(
+          "{}: models.\"{}\" needs \"input\" and \"output\" prices (USD per "
+          "million tokens)",
+          source, name);
       return false;
     }
     Price p;
@@ -84,7 +92,8 @@ double PriceTable::cost(const std::string& provider, const std::string& model, c
   int64_t plain = u.input_tokens - u.cache_read_tokens - u.cache_write_tokens;
   if (plain < 0) plain = 0;
   return (plain * p->input + u.cache_read_tokens * cr + u.cache_write_tokens * cw +
-          u.output_tokens * p->output) / 1e6;
+          u.output_tokens * p->output) /
+         1e6;
 }
 
 std::string default_prices_path() {

@@ -11,10 +11,10 @@ namespace llm {
 struct Usage;
 
 struct Price {
-  double input = 0;        // USD per million uncached input tokens
-  double output = 0;       // USD per million output tokens (reasoning included)
-  double cache_read = -1;  // per million cached input tokens; < 0: same as input
-  double cache_write = -1; // per million cache-creation tokens; < 0: same as input
+  double input = 0;         // USD per million uncached input tokens
+  double output = 0;        // USD per million output tokens (reasoning included)
+  double cache_read = -1;   // per million cached input tokens; < 0: same as input
+  double cache_write = -1;  // per million cache-creation tokens; < 0: same as input
 };
 
 class PriceTable {

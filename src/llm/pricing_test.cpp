@@ -11,7 +11,8 @@ TEST_CASE("llm pricing: cost from input, cached and output tokens") {
   std::string err, note;
   REQUIRE(t.parse(R"({"_comment": "x", "models": {
       "m": {"input": 2, "output": 10, "cache_read": 0.5},
-      "together:m": {"input": 1, "output": 1}}})", "test.json", &err));
+      "together:m": {"input": 1, "output": 1}}})",
+                  "test.json", &err));
   Usage u;
   u.input_tokens = 1'000'000;
   u.cache_read_tokens = 200'000;

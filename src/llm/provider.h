@@ -34,7 +34,7 @@ struct Error {
 
 struct Request {
   std::vector<Message> messages;
-  int max_tokens = 0;                 // 0: the provider's configured value
+  int max_tokens = 0;  // 0: the provider's configured value
   // > 0: the reply's output cap is at most this, whatever max_tokens or the configured
   // value say (what a token or cost budget leaves; see output_cap()).
   int64_t max_tokens_cap = 0;
@@ -42,7 +42,7 @@ struct Request {
   // The sampling seed, so that a sweep's sample i asks the same way every time it runs:
   // OpenAI-compatible servers take it (best effort); Anthropic's API has none to send.
   std::optional<int64_t> seed;
-  std::optional<bool> stream;         // unset: the configured one
+  std::optional<bool> stream;  // unset: the configured one
   // Streamed text as it arrives (only the visible text, not thinking), for live views.
   std::function<void(const std::string& delta)> on_delta;
   // Output tokens so far when the server says (Anthropic's message_delta), for live views.
@@ -71,13 +71,12 @@ struct Reply {
   std::string raw_stop_reason;  // as the server said it (end_turn, max_tokens, stop, ...)
   Usage usage;
   double cost_usd = 0;
-  std::string cost_note;        // why cost_usd is 0 when it is (no price for the model)
-  int attempts = 0;             // HTTP requests made, retries and fallbacks included
-  double seconds = 0;           // wall time of the whole call, retry sleeps included
-  std::string model;            // the model the server says answered
-  std::string request_id;       // x-request-id / request-id header, else the body's id
+  std::string cost_note;   // why cost_usd is 0 when it is (no price for the model)
+  int attempts = 0;        // HTTP requests made, retries and fallbacks included
+  double seconds = 0;      // wall time of the whole call, retry sleeps included
+  std::string model;       // the model the server says answered
+  std::string request_id;  // x-request-id / request-id header, else the body's id
 };
-
 
 class Provider {
  public:
@@ -96,16 +95,16 @@ class Provider {
 };
 
 struct Timeouts {
-  double connect_s = 5;   // TCP + TLS handshake
-  double idle_s = 60;     // no byte received for this long (see http.h for when it applies)
-  double total_s = 600;   // the whole request
+  double connect_s = 5;  // TCP + TLS handshake
+  double idle_s = 60;    // no byte received for this long (see http.h for when it applies)
+  double total_s = 600;  // the whole request
 };
 
 struct ProviderConfig {
-  std::string provider;       // openai | anthropic | together | openrouter | (registered)
+  std::string provider;  // openai | anthropic | together | openrouter | (registered)
   std::string model;
-  std::string base_url;       // "" for the provider's default
-  std::string api_key_env;    // "" for the provider's default; "none" sends no key
+  std::string base_url;     // "" for the provider's default
+  std::string api_key_env;  // "" for the provider's default; "none" sends no key
   int max_tokens = 8192;
   std::optional<double> temperature;  // unset: not sent (reasoning models reject it)
   bool stream = true;

@@ -17,11 +17,11 @@ namespace llm {
 using Headers = std::map<std::string, std::string>;
 
 struct RetryPolicy {
-  int max_retries = 2;             // retries after the first attempt (the SDKs' default)
-  double base_s = 0.5;             // first back-off
-  double cap_s = 8;                // longest back-off
-  double jitter = 0.25;            // the back-off shrinks by up to this fraction
-  double max_retry_after_s = 60;   // a longer retry-after is ignored (Anthropic SDK: 60)
+  int max_retries = 2;            // retries after the first attempt (the SDKs' default)
+  double base_s = 0.5;            // first back-off
+  double cap_s = 8;               // longest back-off
+  double jitter = 0.25;           // the back-off shrinks by up to this fraction
+  double max_retry_after_s = 60;  // a longer retry-after is ignored (Anthropic SDK: 60)
 };
 
 // status 0 means no HTTP response (connection_error then says whether the transport

@@ -52,6 +52,8 @@ void SseParser::line(std::string_view l, std::vector<SseEvent>* out) {
   // retry: and unknown fields are ignored.
 }
 
-bool SseParser::finish() const { return pending_ || !line_.empty(); }
+bool SseParser::finish() const {
+  return pending_ || !line_.empty();
+}
 
 }  // namespace llm

@@ -27,10 +27,10 @@ class SseParser {
  private:
   void line(std::string_view l, std::vector<SseEvent>* out);
 
-  std::string line_;      // the current, unfinished line
-  bool after_cr_ = false; // the last byte was '\r': a following '\n' ends nothing new
-  bool first_ = true;     // a UTF-8 BOM may open the stream
-  bool pending_ = false;  // fields seen since the last dispatch
+  std::string line_;       // the current, unfinished line
+  bool after_cr_ = false;  // the last byte was '\r': a following '\n' ends nothing new
+  bool first_ = true;      // a UTF-8 BOM may open the stream
+  bool pending_ = false;   // fields seen since the last dispatch
   SseEvent cur_;
   bool has_data_ = false;
 };

@@ -44,7 +44,9 @@ void check_anthropic(const std::vector<SseEvent>& ev) {
 
 }  // namespace
 
-TEST_CASE("llm sse: a whole stream at once") { check_anthropic(parse_in_pieces(kAnthropic, {})); }
+TEST_CASE("llm sse: a whole stream at once") {
+  check_anthropic(parse_in_pieces(kAnthropic, {}));
+}
 
 TEST_CASE("llm sse: every single split point gives the same events") {
   for (size_t i = 0; i <= kAnthropic.size(); ++i) {
@@ -74,7 +76,10 @@ TEST_CASE("llm sse: one byte at a time") {
 }
 
 TEST_CASE("llm sse: fields without a space, bare CR line ends, a BOM, no data") {
-  auto ev = parse_in_pieces("\xEF\xBB\xBF" "event:x\rdata:1\r\rid: 7\revent: y\r\r", {});
+  auto ev = parse_in_pieces(
+      "\xEF\xBB\xBF"
+      "event:x\rdata:1\r\rid: 7\revent: y\r\r",
+      {});
   REQUIRE(ev.size() == 1);  // the second event has no data and is dropped
   CHECK(ev[0].event == "x");
   CHECK(ev[0].data == "1");

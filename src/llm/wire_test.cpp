@@ -13,7 +13,8 @@ TEST_CASE("llm wire: openai error bodies, including llama.cpp's integer code") {
   CHECK(a.parsed);
   CHECK(a.code == "c");
   CHECK(a.param == "p");
-  a = openai_parse_error(R"({"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}})");
+  a = openai_parse_error(
+      R"({"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}})");
   CHECK(a.code == "401");
   a = openai_parse_error("<html>bad gateway</html>");
   CHECK_FALSE(a.parsed);
@@ -92,7 +93,8 @@ TEST_CASE("llm wire: replies without text, and the reasoning fields of other ser
   std::string what;
   REQUIRE(openai_parse_reply(R"({"choices":[{"message":{"content":null,"reasoning_content":"think"},
       "finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":2,
-      "prompt_tokens_details":{"cached_tokens":1}}})", &r, &what));
+      "prompt_tokens_details":{"cached_tokens":1}}})",
+                             &r, &what));
   CHECK(r.text.empty());
   CHECK(r.thinking == "think");
   CHECK(r.usage.cache_read_tokens == 1);

@@ -1,15 +1,16 @@
 // suite/analysis_test.cpp: the cost model's numbers against hand-computed values, the
 // rankings they imply, and the analysis text's claims.
-#include <doctest/doctest.h>
-
 #include "suite/analysis.h"
+
+#include <doctest/doctest.h>
 
 namespace {
 
 suite::Problem load(const std::string& name) {
   suite::Problem p;
   std::string err;
-  REQUIRE_MESSAGE(suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/" + name, &p, &err), err);
+  REQUIRE_MESSAGE(suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/" + name, &p, &err),
+                  err);
   return p;
 }
 
@@ -27,7 +28,9 @@ suite::Template find(const std::vector<suite::Template>& space, const std::strin
   return {};
 }
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 }  // namespace
 
@@ -76,8 +79,8 @@ TEST_CASE("builtin: one-shot wins small all_reduce at world 4, two-shot wins lar
     suite::Instance inst = inst_of(p, 4, {"n=" + std::to_string(n)});
     return suite::rank_templates(suite::template_space(p, inst, "cuda"), inst, m)[0].tmpl.algo;
   };
-  CHECK(best_family(256) == "one_shot");        // 1 KiB: latency, one-shot has fewer hops
-  CHECK(best_family(16 << 20) == "two_shot");   // 64 MiB: (w-1) S vs 2(w-1)/w S
+  CHECK(best_family(256) == "one_shot");       // 1 KiB: latency, one-shot has fewer hops
+  CHECK(best_family(16 << 20) == "two_shot");  // 64 MiB: (w-1) S vs 2(w-1)/w S
 }
 
 TEST_CASE("builtin: the copy engine loses at MiB sizes and nears its peak at 256 MB") {
@@ -116,7 +119,8 @@ TEST_CASE("builtin: broadcast relay halves the root's link bytes at world 8") {
 TEST_CASE("builtin: world 1 moves nothing and is latency-bound; the ranking is sorted") {
   suite::Problem p = load("all_to_all");
   suite::Instance inst = inst_of(p, 1, {"n=1024"});
-  auto ranked = suite::rank_templates(suite::template_space(p, inst, "cuda"), inst, suite::default_h200());
+  auto ranked =
+      suite::rank_templates(suite::template_space(p, inst, "cuda"), inst, suite::default_h200());
   REQUIRE(!ranked.empty());
   for (size_t i = 0; i < ranked.size(); ++i) {
     CHECK(ranked[i].comm_bytes == 0);

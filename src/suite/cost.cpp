@@ -8,10 +8,13 @@ namespace suite {
 double flops_rate(kf::DType t, const Machine& m) {
   switch (t) {
     case kf::DType::bf16:
-    case kf::DType::f16: return m.bf16_tflops * 1e12;
+    case kf::DType::f16:
+      return m.bf16_tflops * 1e12;
     case kf::DType::e4m3:
-    case kf::DType::e5m2: return m.fp8_tflops * 1e12;
-    default: return m.fp32_tflops * 1e12;
+    case kf::DType::e5m2:
+      return m.fp8_tflops * 1e12;
+    default:
+      return m.fp32_tflops * 1e12;
   }
 }
 
@@ -24,10 +27,14 @@ Roofline roofline(const Instance& inst, const Machine& m) {
   double rate = flops_rate(inst.compute_dtype, m);
   if (rate > 0) r.compute_ms = inst.flops / rate * 1e3;
   r.floor_ms = std::max({r.comm_ms, r.hbm_ms, r.compute_ms});
-  if (r.floor_ms <= 0) r.bound = "none";
-  else if (r.floor_ms == r.comm_ms) r.bound = "comm";
-  else if (r.floor_ms == r.hbm_ms) r.bound = "hbm";
-  else r.bound = "compute";
+  if (r.floor_ms <= 0)
+    r.bound = "none";
+  else if (r.floor_ms == r.comm_ms)
+    r.bound = "comm";
+  else if (r.floor_ms == r.hbm_ms)
+    r.bound = "hbm";
+  else
+    r.bound = "compute";
   return r;
 }
 

@@ -23,17 +23,17 @@ suite::Instance all_reduce(int world, std::vector<std::string> overrides = {}) {
 
 TEST_CASE("suite: cost of all_reduce n=1048576 fp32 at world 8") {
   suite::Instance inst = all_reduce(8);
-  CHECK(inst.busbw_bytes == 4 * 1048576);      // 4 MiB
-  CHECK(inst.busbw_factor == 1.75);            // 2 * 7 / 8
-  CHECK(inst.comm_bytes == 1.75 * 4194304);    // 7340032
+  CHECK(inst.busbw_bytes == 4 * 1048576);    // 4 MiB
+  CHECK(inst.busbw_factor == 1.75);          // 2 * 7 / 8
+  CHECK(inst.comm_bytes == 1.75 * 4194304);  // 7340032
   CHECK(inst.hbm_bytes == 9 * 4194304.0);
   CHECK(inst.flops == 7 * 1048576.0);
 
   suite::Machine m = suite::default_h200();
   suite::Roofline r = suite::roofline(inst, m);
-  CHECK(r.comm_ms == doctest::Approx(7340032.0 / 450e9 * 1e3));      // 0.01631 ms
-  CHECK(r.hbm_ms == doctest::Approx(37748736.0 / 4300e9 * 1e3));     // 0.00878 ms
-  CHECK(r.compute_ms == doctest::Approx(7340032.0 / 67e12 * 1e3));   // fp32 rate
+  CHECK(r.comm_ms == doctest::Approx(7340032.0 / 450e9 * 1e3));     // 0.01631 ms
+  CHECK(r.hbm_ms == doctest::Approx(37748736.0 / 4300e9 * 1e3));    // 0.00878 ms
+  CHECK(r.compute_ms == doctest::Approx(7340032.0 / 67e12 * 1e3));  // fp32 rate
   CHECK(r.floor_ms == r.comm_ms);
   CHECK(r.bound == "comm");
 

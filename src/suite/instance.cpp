@@ -1,10 +1,10 @@
 // suite/instance.cpp: Problem + world + size + overrides -> Instance.
 #include "suite/instance.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace suite {
 
@@ -21,7 +21,9 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-std::string value_text(const Value& v) { return v.is_string ? v.str : format_number(v.num); }
+std::string value_text(const Value& v) {
+  return v.is_string ? v.str : format_number(v.num);
+}
 
 class Resolver {
  public:
@@ -53,13 +55,14 @@ class Resolver {
 
   bool values(const std::vector<std::string>& overrides) {
     if (world_ < p_.world_min || world_ > p_.world_max)
-      return unsat_fail(fmt::format("world {} is outside the world sizes the problem supports, "
-                                    "{}..{} (world in {}); pick a world in that range",
-                                    world_, p_.world_min, p_.world_max, p_.file));
+      return unsat_fail(
+          fmt::format("world {} is outside the world sizes the problem supports, "
+                      "{}..{} (world in {}); pick a world in that range",
+                      world_, p_.world_min, p_.world_max, p_.file));
     const SizeSpec* s = p_.find_size(size_);
     if (!s)
-      return usage_fail(fmt::format("no size '{}'; the sizes are: {}", size_,
-                                    join(p_.size_names())));
+      return usage_fail(
+          fmt::format("no size '{}'; the sizes are: {}", size_, join(p_.size_names())));
     for (const ParamSpec& ps : p_.params) vals_[ps.name] = ps.def;
     for (auto& [k, v] : s->set) vals_[k] = v;
     std::vector<std::string> names;
@@ -71,23 +74,26 @@ class Resolver {
       std::string k = trim(o.substr(0, eq)), v = trim(o.substr(eq + 1));
       const ParamSpec* ps = p_.find_param(k);
       if (!ps)
-        return usage_fail(fmt::format("override '{}': no parameter '{}'; the parameters are: {}",
-                                      o, k, names.empty() ? "none" : join(names)));
+        return usage_fail(fmt::format("override '{}': no parameter '{}'; the parameters are: {}", o,
+                                      k, names.empty() ? "none" : join(names)));
       Value val;
       if (ps->numeric()) {
         std::string e;
         if (!eval_expr(v, {}, &val.num, &e))
-          return usage_fail(fmt::format("override '{}': {} is {}, and the value must be a number "
-                                        "or a constant expression such as 2^20: {}",
-                                        o, k, ps->type, e));
+          return usage_fail(
+              fmt::format("override '{}': {} is {}, and the value must be a number "
+                          "or a constant expression such as 2^20: {}",
+                          o, k, ps->type, e));
         if (ps->type == "int" && !is_exact_integer(val.num))
           return usage_fail(fmt::format("override '{}': {} is int but {} is not an integer", o, k,
                                         format_number(val.num)));
       } else if (ps->type == "dtype") {
         kf::DType t;
         if (!sandbox::parse_dtype(v, &t))
-          return usage_fail(fmt::format("override '{}': '{}' is not a dtype (fp32, fp16, bf16, "
-                                        "fp64, int32, int64, uint8, fp8_e4m3, fp8_e5m2)", o, v));
+          return usage_fail(
+              fmt::format("override '{}': '{}' is not a dtype (fp32, fp16, bf16, "
+                          "fp64, int32, int64, uint8, fp8_e4m3, fp8_e5m2)",
+                          o, v));
         val.is_string = true;
         val.str = sandbox::dtype_name(t);
       } else {
@@ -102,8 +108,10 @@ class Resolver {
           cs.push_back(value_text(c));
         }
         if (!ok)
-          return usage_fail(fmt::format("override '{}': {} is not a choice of {}; the choices "
-                                        "are: {}", o, value_text(val), k, join(cs)));
+          return usage_fail(
+              fmt::format("override '{}': {} is not a choice of {}; the choices "
+                          "are: {}",
+                          o, value_text(val), k, join(cs)));
       }
       vals_[k] = val;
     }
@@ -113,8 +121,10 @@ class Resolver {
   bool vars() {
     for (const ParamSpec& ps : p_.params) {
       const Value& v = vals_.at(ps.name);
-      if (v.is_string) out_->str_params[ps.name] = v.str;
-      else out_->params[ps.name] = v.num;
+      if (v.is_string)
+        out_->str_params[ps.name] = v.str;
+      else
+        out_->params[ps.name] = v.num;
       if (ps.numeric()) base_[ps.name] = v.num;
     }
     base_["world"] = world_;
@@ -157,9 +167,11 @@ class Resolver {
       std::string e;
       if (!c.eval(base_, &v, &e)) return spec_fail(fmt::format("constraints[{}]", i), e);
       if (v == 0)
-        return unsat_fail(fmt::format("constraint \"{}\" fails for {} (size {}; constraints[{}] "
-                                      "in {}); choose sizes, overrides or a world that satisfy "
-                                      "it", c.text(), values_of(c, base_), size_, i, p_.file));
+        return unsat_fail(
+            fmt::format("constraint \"{}\" fails for {} (size {}; constraints[{}] "
+                        "in {}); choose sizes, overrides or a world that satisfy "
+                        "it",
+                        c.text(), values_of(c, base_), size_, i, p_.file));
     }
     return true;
   }
@@ -214,16 +226,15 @@ class Resolver {
             !eval(t.init.b, base_, path + (uni ? ".init.hi" : ".init.std"), &jt.init.b))
           return false;
         if (t.init.dist == "int" && (!is_exact_integer(jt.init.a) || !is_exact_integer(jt.init.b)))
-          return spec_fail(path + ".init", fmt::format("an int distribution needs integer lo and "
-                                                       "hi, got {} and {}",
-                                                       format_number(jt.init.a),
-                                                       format_number(jt.init.b)));
+          return spec_fail(path + ".init",
+                           fmt::format("an int distribution needs integer lo and "
+                                       "hi, got {} and {}",
+                                       format_number(jt.init.a), format_number(jt.init.b)));
         if (uni && jt.init.a > jt.init.b)
-          return spec_fail(path + ".init", fmt::format("lo {} is above hi {}",
-                                                       format_number(jt.init.a),
-                                                       format_number(jt.init.b)));
-        if (!uni && jt.init.b < 0)
-          return spec_fail(path + ".init.std", "must be non-negative");
+          return spec_fail(path + ".init",
+                           fmt::format("lo {} is above hi {}", format_number(jt.init.a),
+                                       format_number(jt.init.b)));
+        if (!uni && jt.init.b < 0) return spec_fail(path + ".init.std", "must be non-negative");
       }
       if (jt.output) {
         std::string dn = sandbox::dtype_name(jt.dtype);
@@ -231,9 +242,10 @@ class Resolver {
         if (it == p_.tolerance.end()) {
           std::vector<std::string> have;
           for (auto& [k, v] : p_.tolerance) have.push_back(k);
-          return spec_fail("tolerance", fmt::format("output '{}' is {} but tolerance has no {} "
-                                                    "entry (has: {}); add one", t.name, dn, dn,
-                                                    have.empty() ? "none" : join(have)));
+          return spec_fail("tolerance",
+                           fmt::format("output '{}' is {} but tolerance has no {} "
+                                       "entry (has: {}); add one",
+                                       t.name, dn, dn, have.empty() ? "none" : join(have)));
         }
         jt.atol = it->second.atol;
         jt.rtol = it->second.rtol;
@@ -267,8 +279,8 @@ class Resolver {
       double w;
       if (!nonneg(p_.workspace_bytes, base_, "workspace_bytes", &w)) return false;
       if (!is_exact_integer(w))
-        return spec_fail("workspace_bytes", fmt::format("{} is not a whole number of bytes",
-                                                        format_number(w)));
+        return spec_fail("workspace_bytes",
+                         fmt::format("{} is not a whole number of bytes", format_number(w)));
       out_->workspace_bytes = static_cast<uint64_t>(w);
     }
     return true;

@@ -94,8 +94,8 @@ TEST_CASE("suite: resolve_instance overrides") {
   suite::Instance inst;
   std::string err;
   // dtype override picks the bf16 tolerance, the element size and dsize-free costs follow.
-  REQUIRE_MESSAGE(suite::resolve_instance(p, 4, "full", {"dtype=bfloat16", "n = 2^10"}, &inst,
-                                          &err), err);
+  REQUIRE_MESSAGE(
+      suite::resolve_instance(p, 4, "full", {"dtype=bfloat16", "n = 2^10"}, &inst, &err), err);
   CHECK(inst.str_params.at("dtype") == "bf16");
   CHECK(inst.params.at("n") == 1024);
   CHECK(inst.tensors[0].dtype == kf::DType::bf16);

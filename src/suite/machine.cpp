@@ -1,11 +1,11 @@
 // suite/machine.cpp: the H200 defaults and machine description files.
 #include "suite/machine.h"
 
-#include <algorithm>
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "sandbox/job.h"
 
@@ -42,8 +42,8 @@ bool load_machine(const std::string& json_path, Machine* out, std::string* err) 
     return false;
   };
   if (!j.is_object()) return fail("", "expected a JSON object describing the machine");
-  const std::vector<std::string> required = {"name",        "link_gbps",   "link_effective_gbps",
-                                             "hbm_gbps",    "fp32_tflops", "bf16_tflops", "gpus"};
+  const std::vector<std::string> required = {
+      "name", "link_gbps", "link_effective_gbps", "hbm_gbps", "fp32_tflops", "bf16_tflops", "gpus"};
   const std::vector<std::string> optional = {"fp8_tflops", "multicast"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find(required.begin(), required.end(), it.key()) == required.end() &&

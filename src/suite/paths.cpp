@@ -1,10 +1,10 @@
 // src/suite/paths.cpp
 #include "suite/paths.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
-
-#include <unistd.h>
 
 namespace suite {
 

@@ -72,12 +72,12 @@ struct Problem {
   std::vector<SizeSpec> sizes;    // in file order
   int world_min = 1, world_max = 1;
   std::vector<Expr> constraints;
-  std::vector<TensorSpec> tensors;           // in the order the kernel sees them
+  std::vector<TensorSpec> tensors;             // in the order the kernel sees them
   std::map<std::string, Tolerance> tolerance;  // by canonical dtype name
   Expr comm_bytes, hbm_bytes, flops;
   bool has_busbw = false;
   Expr busbw_bytes, busbw_factor;
-  Expr workspace_bytes;  // empty: the default (64 MiB)
+  Expr workspace_bytes;     // empty: the default (64 MiB)
   bool is_default = false;  // "default": true: `kforge solve` without a problem solves this one
   SearchSpec search;        // search.json beside problem.json; search.file empty: none
 

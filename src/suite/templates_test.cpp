@@ -1,14 +1,15 @@
 // suite/templates_test.cpp: the template space of every shipped problem, instantiation,
 // and that instantiated templates still compile (two with nvcc, the host ones with g++).
+#include "suite/templates.h"
+
+#include <doctest/doctest.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
-#include <doctest/doctest.h>
-
 #include "suite/instance.h"
-#include "suite/templates.h"
 #include "suite/test_util.h"
 
 namespace {
@@ -16,7 +17,8 @@ namespace {
 suite::Problem load(const std::string& name) {
   suite::Problem p;
   std::string err;
-  REQUIRE_MESSAGE(suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/" + name, &p, &err), err);
+  REQUIRE_MESSAGE(suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/" + name, &p, &err),
+                  err);
   return p;
 }
 
@@ -33,9 +35,12 @@ std::set<std::string> families(const std::vector<suite::Template>& space) {
   return f;
 }
 
-int run(const std::string& cmd) { return std::system((cmd + " > /dev/null 2>&1").c_str()); }
+int run(const std::string& cmd) {
+  return std::system((cmd + " > /dev/null 2>&1").c_str());
+}
 
-const char* const kProblems[] = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"};
+const char* const kProblems[] = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
+                                 "broadcast"};
 
 }  // namespace
 
@@ -119,7 +124,8 @@ TEST_CASE("builtin: host templates compile with g++ for every knob value") {
       suite::test::write_file(src, text);
       INFO(src);
       CHECK(run("g++ -std=c++20 -O0 -fsyntax-only -Wall -Wextra -Werror -I " KF_SOURCE_ROOT
-                "/primitives/include " + src) == 0);
+                "/primitives/include " +
+                src) == 0);
     }
   }
 }
@@ -146,8 +152,10 @@ TEST_CASE("builtin: two CUDA templates compile with nvcc") {
     REQUIRE(suite::instantiate_file(p, *found, &text, &err));
     const std::string src = dir.path + "/" + w.problem + ".cu";
     suite::test::write_file(src, text);
-    CHECK_MESSAGE(run(std::string(KF_NVCC) + " -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC "
-                      "-cudart shared -I " KF_SOURCE_ROOT "/primitives/include -o " + dir.path +
-                      "/k.so " + src) == 0, w.name);
+    CHECK_MESSAGE(run(std::string(KF_NVCC) +
+                      " -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC "
+                      "-cudart shared -I " KF_SOURCE_ROOT "/primitives/include -o " +
+                      dir.path + "/k.so " + src) == 0,
+                  w.name);
   }
 }

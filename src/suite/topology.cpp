@@ -1,11 +1,11 @@
 // suite/topology.cpp
 #include "suite/topology.h"
 
+#include <fmt/core.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/core.h>
 
 #include "sandbox/process.h"
 #include "sandbox/static_check.h"
@@ -73,7 +73,10 @@ bool parse_topo_matrix(const std::string& raw, Topology* out, std::string* err) 
       for (auto& x : w) {
         int k = 0;
         if (!gpu_word(x, &k)) break;
-        if (k != ncols) return (*err = fmt::format("nvidia-smi topo: header column {} is {}, expected GPU{}", ncols, x, ncols), false);
+        if (k != ncols)
+          return (*err = fmt::format("nvidia-smi topo: header column {} is {}, expected GPU{}",
+                                     ncols, x, ncols),
+                  false);
         ++ncols;
       }
       continue;
@@ -83,14 +86,18 @@ bool parse_topo_matrix(const std::string& raw, Topology* out, std::string* err) 
       continue;  // NIC rows
     }
     if (static_cast<int>(w.size()) < 1 + ncols)
-      return (*err = fmt::format("nvidia-smi topo: row {} has {} cells, expected {}", w[0], w.size() - 1, ncols), false);
+      return (*err = fmt::format("nvidia-smi topo: row {} has {} cells, expected {}", w[0],
+                                 w.size() - 1, ncols),
+              false);
     if (idx != static_cast<int>(out->links.size()))
       return (*err = fmt::format("nvidia-smi topo: row {} out of order", w[0]), false);
     out->links.emplace_back(w.begin() + 1, w.begin() + 1 + ncols);
   }
   if (ncols <= 0) return (*err = "nvidia-smi topo: no GPU0 GPU1 ... header row", false);
   if (static_cast<int>(out->links.size()) != ncols)
-    return (*err = fmt::format("nvidia-smi topo: {} GPU columns but {} rows", ncols, out->links.size()), false);
+    return (
+        *err = fmt::format("nvidia-smi topo: {} GPU columns but {} rows", ncols, out->links.size()),
+        false);
   for (int i = 0; i < ncols; ++i) out->gpus.push_back({i, "", 0});
   return true;
 }
@@ -110,7 +117,8 @@ bool parse_gpu_query(const std::string& csv, std::vector<Gpu>* out, std::string*
     g.index = static_cast<int>(out->size());
     size_t k = 0;
     if (f.size() >= 3) g.index = std::atoi(f[k++].c_str());
-    if (f.size() < 2) return (*err = "nvidia-smi --query-gpu: cannot read line '" + line + "'", false);
+    if (f.size() < 2)
+      return (*err = "nvidia-smi --query-gpu: cannot read line '" + line + "'", false);
     g.name = f[k++];
     g.memory_mib = std::atoll(f[k].c_str());  // "81559" or "81559 MiB"
     out->push_back(g);
@@ -126,13 +134,18 @@ void finish_topology(Topology* t, bool machine_multicast) {
     for (size_t j = 0; j < n && j < t->links[i].size(); ++j)
       if (i != j) {
         const std::string& l = t->links[i][j];
-        if (l.rfind("NV", 0) == 0) nv.insert(l); else all_nv = false;
+        if (l.rfind("NV", 0) == 0)
+          nv.insert(l);
+        else
+          all_nv = false;
       }
   t->nvswitch = all_nv && nv.size() == 1;
   bool env = sandbox::multicast_allowed_by_env();
   t->multicast = machine_multicast && env;
   if (machine_multicast && !env)
-    t->note = "NVLink multicast is off: NCCL_NVLS_ENABLE does not allow it (candidates calling cuMulticast* are rejected)";
+    t->note =
+        "NVLink multicast is off: NCCL_NVLS_ENABLE does not allow it (candidates calling "
+        "cuMulticast* are rejected)";
   else if (!t->multicast && t->note.empty())
     t->note = "NVLink multicast is not available (candidates calling cuMulticast* are rejected)";
 }
@@ -146,7 +159,8 @@ bool detect_topology(Topology* out, std::string* err) {
     sandbox::ProcessResult r;
     std::string e;
     if (!sandbox::run_process(spec, &r, &e) || !r.ok()) {
-      *err = "cannot run " + spec.argv[0] + " " + spec.argv[1] + ": " + (e.empty() ? r.output.substr(0, 200) : e) +
+      *err = "cannot run " + spec.argv[0] + " " + spec.argv[1] + ": " +
+             (e.empty() ? r.output.substr(0, 200) : e) +
              " (pass --topology FILE to describe the machine)";
       return false;
     }
@@ -156,7 +170,8 @@ bool detect_topology(Topology* out, std::string* err) {
   std::string topo, query;
   if (!run({"nvidia-smi", "topo", "-m"}, &topo)) return false;
   if (!parse_topo_matrix(topo, out, err)) return false;
-  if (!run({"nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"}, &query))
+  if (!run({"nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"},
+           &query))
     return false;
   std::vector<Gpu> gpus;
   if (!parse_gpu_query(query, &gpus, err)) return false;
@@ -191,16 +206,22 @@ bool load_topology(const std::string& path, Topology* out, std::string* err) {
       out->links = j.at("links").get<std::vector<std::vector<std::string>>>();
       for (size_t i = 0; i < out->links.size(); ++i) {
         if (out->links[i].size() != out->links.size())
-          return (*err = fmt::format("{}: links[{}] has {} entries, expected {}", path, i, out->links[i].size(), out->links.size()), false);
+          return (*err = fmt::format("{}: links[{}] has {} entries, expected {}", path, i,
+                                     out->links[i].size(), out->links.size()),
+                  false);
         out->gpus.push_back({static_cast<int>(i), "", 0});
       }
     } else {
-      return (*err = path + ": needs \"links\" (a matrix of X/NV18/PIX/SYS...) or \"nvidia_smi_topo\"", false);
+      return (
+          *err = path + ": needs \"links\" (a matrix of X/NV18/PIX/SYS...) or \"nvidia_smi_topo\"",
+          false);
     }
     if (j.contains("gpus")) {
       auto& g = j.at("gpus");
       if (g.size() != out->links.size())
-        return (*err = fmt::format("{}: gpus has {} entries but the link matrix {}", path, g.size(), out->links.size()), false);
+        return (*err = fmt::format("{}: gpus has {} entries but the link matrix {}", path, g.size(),
+                                   out->links.size()),
+                false);
       for (size_t i = 0; i < g.size(); ++i) {
         out->gpus[i].name = g[i].value("name", "");
         out->gpus[i].memory_mib = g[i].value("memory_mib", int64_t{0});
@@ -208,7 +229,9 @@ bool load_topology(const std::string& path, Topology* out, std::string* err) {
     }
     for (auto& [k, v] : j.items())
       if (k != "gpus" && k != "links" && k != "nvidia_smi_topo" && k != "multicast" && k != "name")
-        return (*err = path + ": unknown key \"" + k + "\" (known: name, gpus, links, nvidia_smi_topo, multicast)", false);
+        return (*err = path + ": unknown key \"" + k +
+                       "\" (known: name, gpus, links, nvidia_smi_topo, multicast)",
+                false);
     finish_topology(out, j.value("multicast", false));
   } catch (const json::exception& e) {
     return (*err = path + ": " + e.what(), false);
@@ -225,22 +248,26 @@ Topology host_topology() {
 
 std::string topology_text(const Topology& t) {
   if (t.gpus.empty()) return t.note.empty() ? "No GPU.\n" : t.note + "\n";
-  std::string s = fmt::format("{} GPU{} ({}):\n", t.gpus.size(), t.gpus.size() == 1 ? "" : "s",
-                              t.source == "nvidia-smi" ? "detected with nvidia-smi" : "from " + t.source);
+  std::string s =
+      fmt::format("{} GPU{} ({}):\n", t.gpus.size(), t.gpus.size() == 1 ? "" : "s",
+                  t.source == "nvidia-smi" ? "detected with nvidia-smi" : "from " + t.source);
   for (auto& g : t.gpus)
     s += fmt::format("  GPU{}: {}{}\n", g.index, g.name.empty() ? "(name unknown)" : g.name,
                      g.memory_mib > 0 ? fmt::format(", {} MiB", g.memory_mib) : "");
   if (t.links.size() > 1) {
     s += "Links between GPUs (NV<k>: k NVLinks; PIX/PXB: PCIe switch; PHB: host bridge; NODE/SYS: "
          "across the CPU):\n      ";
-    for (size_t j = 0; j < t.links.size(); ++j) s += fmt::format("{:>6}", "GPU" + std::to_string(j));
+    for (size_t j = 0; j < t.links.size(); ++j)
+      s += fmt::format("{:>6}", "GPU" + std::to_string(j));
     s += "\n";
     for (size_t i = 0; i < t.links.size(); ++i) {
       s += fmt::format("{:<6}", "GPU" + std::to_string(i));
       for (auto& l : t.links[i]) s += fmt::format("{:>6}", l);
       s += "\n";
     }
-    if (t.nvswitch) s += "Every pair has the same NVLink count: the GPUs sit on an NVSwitch (all-to-all at full link rate).\n";
+    if (t.nvswitch)
+      s += "Every pair has the same NVLink count: the GPUs sit on an NVSwitch (all-to-all at full "
+           "link rate).\n";
   }
   s += std::string("NVLink multicast: ") + (t.multicast ? "available" : "not available") + "\n";
   if (!t.note.empty() && !t.multicast) s += t.note + "\n";
@@ -249,8 +276,9 @@ std::string topology_text(const Topology& t) {
 
 json topology_json(const Topology& t) {
   json g = json::array();
-  for (auto& x : t.gpus) g.push_back({{"index", x.index}, {"name", x.name}, {"memory_mib", x.memory_mib}});
-  return {{"source", t.source}, {"gpus", g}, {"links", t.links}, {"nvswitch", t.nvswitch},
+  for (auto& x : t.gpus)
+    g.push_back({{"index", x.index}, {"name", x.name}, {"memory_mib", x.memory_mib}});
+  return {{"source", t.source},       {"gpus", g},     {"links", t.links}, {"nvswitch", t.nvswitch},
           {"multicast", t.multicast}, {"note", t.note}};
 }
 

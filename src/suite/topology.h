@@ -3,10 +3,9 @@
 // file for a machine kforge is not running on, or "no GPU" on the host backend.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace suite {
 

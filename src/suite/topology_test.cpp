@@ -1,19 +1,19 @@
+#include "suite/topology.h"
+
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
-
-#include "suite/topology.h"
 
 namespace {
 
 // What `nvidia-smi topo -m` prints on an 8x H100 SXM node (NVSwitch, 18 NVLinks per GPU),
 // with its NICs, affinity columns and legend.
 const char* kH100Topo =
-    "\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+    "\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1\tCPU Affinity\tNUMA "
+    "Affinity\tGPU NUMA ID\x1b[0m\n"
     "GPU0\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tPXB\tSYS\t0-55,112-167\t0\t\tN/A\n"
     "GPU1\tNV18\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tSYS\tSYS\t0-55,112-167\t0\t\tN/A\n"
     "GPU2\tNV18\tNV18\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tSYS\tSYS\t0-55,112-167\t0\t\tN/A\n"
@@ -27,7 +27,8 @@ const char* kH100Topo =
     "\n"
     "Legend:\n\n"
     "  X    = Self\n"
-    "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+    "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., "
+    "QPI/UPI)\n"
     "  NV#  = Connection traversing a bonded set of # NVLinks\n\n"
     "NIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n";
 
@@ -56,7 +57,8 @@ TEST_CASE("topology: parses an 8x H100 NV18 nvidia-smi topo -m") {
 TEST_CASE("topology: a PCIe pair is not an NVSwitch; bad matrices are errors") {
   suite::Topology t;
   std::string err;
-  REQUIRE(suite::parse_topo_matrix("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-7\nGPU1\tPHB\t X \t0-7\n", &t, &err));
+  REQUIRE(suite::parse_topo_matrix(
+      "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-7\nGPU1\tPHB\t X \t0-7\n", &t, &err));
   suite::finish_topology(&t, false);
   CHECK_FALSE(t.nvswitch);
   CHECK(t.links[1][0] == "PHB");

@@ -1,17 +1,16 @@
 // trace/trace.cpp
 #include "trace/trace.h"
 
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fmt/core.h>
 
 namespace trace {
 
@@ -35,14 +34,18 @@ std::string file_safe(const std::string& model) {
   std::string m = model;
   if (m.rfind("replay:", 0) == 0) m = "replay:" + fs::path(m.substr(7)).stem().string();
   std::string out;
-  for (char c : m) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '-';
+  for (char c : m)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '-';
   if (out.size() > 60) out.resize(60);
   return out.empty() ? "model" : out;
 }
 
 }  // namespace
 
-Writer::~Writer() { close(); }
+Writer::~Writer() {
+  close();
+}
 
 bool Writer::open(const std::string& runs_dir, const std::string& problem, const std::string& model,
                   std::string* err) {
@@ -52,7 +55,8 @@ bool Writer::open(const std::string& runs_dir, const std::string& problem, const
   if (ec) return (*err = "cannot create " + dir.string() + ": " + ec.message(), false);
   std::random_device rd;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    std::string name = fmt::format("{}-{}-{:06x}.jsonl", utc_now("%Y%m%d-%H%M%S"), file_safe(model), rd() & 0xffffff);
+    std::string name = fmt::format("{}-{}-{:06x}.jsonl", utc_now("%Y%m%d-%H%M%S"), file_safe(model),
+                                   rd() & 0xffffff);
     std::string p = (dir / name).string();
     // O_EXCL: two runs started in the same second never share a file.
     int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -82,7 +86,8 @@ bool Writer::write_line(const json& j) {
   if (!f_) return false;
   // Invalid UTF-8 in a model's reply must not make the line unwritable: replace it.
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0) failed_ = true;
+  if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0)
+    failed_ = true;
   return !failed_;
 }
 
@@ -118,7 +123,8 @@ std::vector<const json*> Trajectory::of_type(const std::string& type) const {
   return out;
 }
 
-bool read_trajectory(const std::string& path, Trajectory* out, std::string* err, std::string* warning) {
+bool read_trajectory(const std::string& path, Trajectory* out, std::string* err,
+                     std::string* warning) {
   std::ifstream in(path);
   if (!in) return (*err = path + ": cannot read the trajectory", false);
   *out = Trajectory{};
@@ -132,13 +138,16 @@ bool read_trajectory(const std::string& path, Trajectory* out, std::string* err,
       j = json::parse(lines[i]);
     } catch (const std::exception& e) {
       if (i + 1 == lines.size()) {
-        if (warning) *warning = fmt::format("{}: line {} is cut off (the run did not finish writing it); ignored", path, i + 1);
+        if (warning)
+          *warning = fmt::format(
+              "{}: line {} is cut off (the run did not finish writing it); ignored", path, i + 1);
         break;
       }
       return (*err = fmt::format("{}:{}: not JSON: {}", path, i + 1, e.what()), false);
     }
     if (!j.is_object() || !j.contains("type"))
-      return (*err = fmt::format("{}:{}: not a trajectory event (no \"type\")", path, i + 1), false);
+      return (*err = fmt::format("{}:{}: not a trajectory event (no \"type\")", path, i + 1),
+              false);
     if (i == 0) {
       if (j["type"] != "header" || j.value("format", "") != kFormat)
         return (*err = fmt::format("{}: line 1 is not a {} header", path, kFormat), false);

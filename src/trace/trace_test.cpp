@@ -1,11 +1,10 @@
+#include "trace/trace.h"
+
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
-
-#include "trace/trace.h"
 
 namespace fs = std::filesystem;
 
@@ -20,15 +19,29 @@ TEST_CASE("trace: writes a header and events, reads them back, rebuilds the prom
     CHECK(fs::path(path).parent_path().filename() == "all_reduce");
     CHECK(fs::path(path).filename().string().find("openai-gpt-5-x") != std::string::npos);
     w.header({{"problem", "all_reduce"}});
-    w.event("prompt", {{"turn", 1}, {"keep", 0}, {"new", {{{"role", "system"}, {"content", "S"}}, {{"role", "user"}, {"content", "U1"}}}}});
+    w.event(
+        "prompt",
+        {{"turn", 1},
+         {"keep", 0},
+         {"new", {{{"role", "system"}, {"content", "S"}}, {{"role", "user"}, {"content", "U1"}}}}});
     // The file holds every event as soon as it is written (a crash loses nothing).
     trace::Trajectory mid;
     REQUIRE(trace::read_trajectory(path, &mid, &err));
     CHECK(mid.events.size() == 1);
     CHECK_FALSE(mid.complete);
     w.event("reply", {{"turn", 1}, {"text", std::string("bad \xff utf8")}});
-    w.event("prompt", {{"turn", 2}, {"keep", 2}, {"new", {{{"role", "assistant"}, {"content", "A1"}}, {{"role", "user"}, {"content", "U2"}}}}});
-    w.event("prompt", {{"turn", 2}, {"keep", 2}, {"new", {{{"role", "assistant"}, {"content", "A1b"}}, {{"role", "user"}, {"content", "U2"}}}}});
+    w.event(
+        "prompt",
+        {{"turn", 2},
+         {"keep", 2},
+         {"new",
+          {{{"role", "assistant"}, {"content", "A1"}}, {{"role", "user"}, {"content", "U2"}}}}});
+    w.event(
+        "prompt",
+        {{"turn", 2},
+         {"keep", 2},
+         {"new",
+          {{{"role", "assistant"}, {"content", "A1b"}}, {{"role", "user"}, {"content", "U2"}}}}});
     w.event("summary", {{"exit_reason", "target"}});
   }
   trace::Trajectory t;

@@ -5,10 +5,9 @@
 
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "llm/provider.h"
 #include "sha256.h"
@@ -21,7 +20,9 @@ inline const char* kOpenAIKeyVar = "KF_TEST_OPENAI_KEY";
 inline const char* kAnthropicKeyVar = "KF_TEST_ANTHROPIC_KEY";
 inline const char* kKey = "sk-test-not-a-real-key";
 
-inline std::string key_hash() { return sandbox::sha256_hex(kKey).substr(0, 16); }
+inline std::string key_hash() {
+  return sandbox::sha256_hex(kKey).substr(0, 16);
+}
 
 struct Setup {
   llm::ProviderConfig cfg;
@@ -47,7 +48,7 @@ inline Setup setup(const Server& s, const std::string& wire) {
   c.prices = prices;
   auto waits = st.waits;
   c.sleep = [waits](double s) { waits->push_back(s); };  // recorded, not slept
-  c.rand01 = [] { return 0.0; };                          // no jitter: exact back-offs
+  c.rand01 = [] { return 0.0; };                         // no jitter: exact back-offs
   return st;
 }
 
@@ -72,31 +73,48 @@ inline llm::Request ask(const std::string& user = "write a kernel") {
 
 inline nlohmann::json openai_body(const std::string& text, int in = 12, int out = 30,
                                   int reasoning = 0) {
-  return {{"id", "chatcmpl-1"}, {"object", "chat.completion"}, {"model", "gpt-test-2025"},
-          {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}},
-                        {"finish_reason", "stop"}}}},
-          {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out},
-                     {"completion_tokens_details", {{"reasoning_tokens", reasoning}}}}}};
+  return {{"id", "chatcmpl-1"},
+          {"object", "chat.completion"},
+          {"model", "gpt-test-2025"},
+          {"choices",
+           {{{"index", 0},
+             {"message", {{"role", "assistant"}, {"content", text}}},
+             {"finish_reason", "stop"}}}},
+          {"usage",
+           {{"prompt_tokens", in},
+            {"completion_tokens", out},
+            {"total_tokens", in + out},
+            {"completion_tokens_details", {{"reasoning_tokens", reasoning}}}}}};
 }
 
 inline nlohmann::json anthropic_body(const std::string& text) {
-  return {{"id", "msg_1"}, {"type", "message"}, {"role", "assistant"}, {"model", "claude-test"},
-          {"content", {{{"type", "thinking"}, {"thinking", "let me think"}},
-                       {{"type", "text"}, {"text", text}}}},
-          {"stop_reason", "end_turn"},
-          {"usage", {{"input_tokens", 10}, {"output_tokens", 20},
-                     {"cache_read_input_tokens", 100}, {"cache_creation_input_tokens", 0}}}};
+  return {
+      {"id", "msg_1"},
+      {"type", "message"},
+      {"role", "assistant"},
+      {"model", "claude-test"},
+      {"content",
+       {{{"type", "thinking"}, {"thinking", "let me think"}}, {{"type", "text"}, {"text", text}}}},
+      {"stop_reason", "end_turn"},
+      {"usage",
+       {{"input_tokens", 10},
+        {"output_tokens", 20},
+        {"cache_read_input_tokens", 100},
+        {"cache_creation_input_tokens", 0}}}};
 }
 
 inline nlohmann::json openai_error(const std::string& code, const std::string& msg,
                                    const std::string& param = "") {
-  return {{"error", {{"message", msg}, {"type", code == "insufficient_quota" ? code : "invalid_request_error"},
-                     {"param", param.empty() ? nlohmann::json() : nlohmann::json(param)},
-                     {"code", code}}}};
+  return {{"error",
+           {{"message", msg},
+            {"type", code == "insufficient_quota" ? code : "invalid_request_error"},
+            {"param", param.empty() ? nlohmann::json() : nlohmann::json(param)},
+            {"code", code}}}};
 }
 
 inline nlohmann::json anthropic_error(const std::string& type, const std::string& msg) {
-  return {{"type", "error"}, {"error", {{"type", type}, {"message", msg}}}, {"request_id", "req_1"}};
+  return {
+      {"type", "error"}, {"error", {{"type", type}, {"message", msg}}}, {"request_id", "req_1"}};
 }
 
 }  // namespace fake_llm

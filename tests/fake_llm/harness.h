@@ -13,12 +13,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -41,9 +40,17 @@ class Server {
     dir_ = tmpl;
     std::ofstream(dir_ + "/script.json") << script.dump(1);
     std::string exe = std::string(KF_BINARY_DIR) + "/fake_llm_server";
-    std::vector<std::string> args = {exe, "--script", dir_ + "/script.json", "--log",
-                                     dir_ + "/log.jsonl", "--port-file", dir_ + "/port",
-                                     "--idle-s", "20", "--stall-s", "20"};
+    std::vector<std::string> args = {exe,
+                                     "--script",
+                                     dir_ + "/script.json",
+                                     "--log",
+                                     dir_ + "/log.jsonl",
+                                     "--port-file",
+                                     dir_ + "/port",
+                                     "--idle-s",
+                                     "20",
+                                     "--stall-s",
+                                     "20"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -53,7 +60,8 @@ class Server {
     posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int rc = posix_spawn(&pid_, exe.c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return (*err = "cannot start " + exe + ": build the fake_llm_server target", false);
+    if (rc != 0)
+      return (*err = "cannot start " + exe + ": build the fake_llm_server target", false);
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < until) {
       std::ifstream in(dir_ + "/port");

@@ -43,15 +43,24 @@ enum class DType : int32_t {
 
 KF_HD size_t dtype_size(DType t) {
   switch (t) {
-    case DType::f32: return 4;
-    case DType::f16: return 2;
-    case DType::bf16: return 2;
-    case DType::f64: return 8;
-    case DType::i32: return 4;
-    case DType::i64: return 8;
-    case DType::u8: return 1;
-    case DType::e4m3: return 1;
-    case DType::e5m2: return 1;
+    case DType::f32:
+      return 4;
+    case DType::f16:
+      return 2;
+    case DType::bf16:
+      return 2;
+    case DType::f64:
+      return 8;
+    case DType::i32:
+      return 4;
+    case DType::i64:
+      return 8;
+    case DType::u8:
+      return 1;
+    case DType::e4m3:
+      return 1;
+    case DType::e5m2:
+      return 1;
   }
   return 0;
 }
@@ -69,7 +78,9 @@ struct Tensor {
   int32_t is_output;  // 1: written by kf_run; 0: an input, which kf_run must not modify
 
   template <class T>
-  T* ptr() const { return static_cast<T*>(data); }
+  T* ptr() const {
+    return static_cast<T*>(data);
+  }
   size_t bytes() const { return static_cast<size_t>(numel) * dtype_size(dtype); }
 };
 
@@ -133,19 +144,23 @@ struct Comm {
   int32_t rank;
   int32_t world;
   int32_t local_rank;
-  int32_t device;       // CUDA device ordinal; -1 on the host backend
-  int32_t emulated;     // 1 when several ranks share one device (times mean nothing)
-  void* stream_;        // cudaStream_t on the GPU; nullptr on the host backend
+  int32_t device;          // CUDA device ordinal; -1 on the host backend
+  int32_t emulated;        // 1 when several ranks share one device (times mean nothing)
+  void* stream_;           // cudaStream_t on the GPU; nullptr on the host backend
   char* bases[kMaxWorld];  // bases[r]: rank r's symmetric heap, mapped in this process
   size_t heap_bytes;
   CommOps ops;
-  void* nccl_;          // ncclComm_t, for baselines only (nullptr for candidates)
+  void* nccl_;  // ncclComm_t, for baselines only (nullptr for candidates)
 
 #if defined(__CUDACC__)
   // The stream kf_run must enqueue its work on (the sandbox times this stream).
-  cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_); }
+  cudaStream_t stream() const {
+    return static_cast<cudaStream_t>(stream_);
+  }
 #else
-  void* stream() const { return stream_; }
+  void* stream() const {
+    return stream_;
+  }
 #endif
   // Rank r's copy of the symmetric buffer p (which must point into this rank's heap).
   template <class T>
@@ -155,12 +170,20 @@ struct Comm {
     return reinterpret_cast<T*>(bases[r] + off);
   }
   // Collective symmetric allocation (setup only). See CommOps::alloc.
-  void* alloc(size_t bytes) { return ops.alloc(ops.ctx, bytes); }
+  void* alloc(size_t bytes) {
+    return ops.alloc(ops.ctx, bytes);
+  }
   template <class T>
-  T* alloc_array(size_t n) { return static_cast<T*>(alloc(n * sizeof(T))); }
+  T* alloc_array(size_t n) {
+    return static_cast<T*>(alloc(n * sizeof(T)));
+  }
   // `n` zeroed 32-bit signal words, symmetric across ranks (setup only).
-  uint32_t* signals(size_t n) { return alloc_array<uint32_t>(n); }
-  void barrier() { ops.barrier(ops.ctx); }
+  uint32_t* signals(size_t n) {
+    return alloc_array<uint32_t>(n);
+  }
+  void barrier() {
+    ops.barrier(ops.ctx);
+  }
   bool in_heap(const void* p) const {
     const char* c = static_cast<const char*>(p);
     return c >= bases[rank] && c < bases[rank] + heap_bytes;

@@ -4,12 +4,12 @@
 // synchronize with <kf/signal.cuh> instead.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-
-#include <sched.h>
 
 #include "abi.h"
 

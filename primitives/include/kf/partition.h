@@ -20,9 +20,15 @@ struct Range {
   KF_HD int64_t size() const { return end > begin ? end - begin : 0; }
 };
 
-KF_HD int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-KF_HD int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
-KF_HD int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+KF_HD int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+KF_HD int64_t round_up(int64_t a, int64_t m) {
+  return ceil_div(a, m) * m;
+}
+KF_HD int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
 
 // Part `part` of `parts` near-equal parts of n elements, each part's begin a multiple of
 // `align` elements (so a 16-byte vector path stays aligned in every part when the
@@ -35,7 +41,9 @@ KF_HD Range split(int64_t n, int parts, int part, int64_t align = 1) {
 }
 
 // Fixed-size chunks of at most `chunk` elements: how many, and the i-th.
-KF_HD int64_t num_chunks(int64_t n, int64_t chunk) { return n <= 0 ? 0 : ceil_div(n, chunk); }
+KF_HD int64_t num_chunks(int64_t n, int64_t chunk) {
+  return n <= 0 ? 0 : ceil_div(n, chunk);
+}
 KF_HD Range chunk(int64_t n, int64_t chunk_elems, int64_t i) {
   const int64_t b = min64(n, i * chunk_elems);
   return Range{b, min64(n, b + chunk_elems)};
@@ -57,7 +65,9 @@ KF_HD int64_t head_elems(uintptr_t addr, int64_t elem, int64_t n) {
 KF_HD bool co_aligned16(const void* a, const void* b) {
   return ((reinterpret_cast<uintptr_t>(a) ^ reinterpret_cast<uintptr_t>(b)) & 15u) == 0;
 }
-KF_HD bool aligned16(const void* a) { return (reinterpret_cast<uintptr_t>(a) & 15u) == 0; }
+KF_HD bool aligned16(const void* a) {
+  return (reinterpret_cast<uintptr_t>(a) & 15u) == 0;
+}
 
 // All-reduce algorithm choice by message size (bytes of x per rank) and world, after
 // vLLM's custom all-reduce on full NVLink: one-shot (every rank reads every peer's whole

@@ -24,8 +24,12 @@
 namespace kf {
 
 // ---- intra-SM -------------------------------------------------------------------------
-__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / 32; }
-__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % 32; }
+__device__ __forceinline__ int warp_id() {
+  return static_cast<int>(threadIdx.x) / 32;
+}
+__device__ __forceinline__ int lane_id() {
+  return static_cast<int>(threadIdx.x) % 32;
+}
 
 // Warp roles of a block of kWarps warps: the last kCommWarps communicate.
 template <int kWarps, int kCommWarps>
@@ -52,9 +56,13 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
 // register budget; every warp of the warpgroup must call it, and the kernel needs
 // __launch_bounds__(threads, 1) or ptxas ignores setmaxnreg (C7508).
 template <int kRegs>
-__device__ __forceinline__ void reg_alloc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs)); }
+__device__ __forceinline__ void reg_alloc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
 template <int kRegs>
-__device__ __forceinline__ void reg_dealloc() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs)); }
+__device__ __forceinline__ void reg_dealloc() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
 #endif
 
 // ---- inter-SM -------------------------------------------------------------------------
@@ -74,7 +82,8 @@ __device__ __forceinline__ void tile_ready(uint32_t* flag, uint32_t epoch) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(epoch) : "memory");
 }
 // (With the KF_WAIT_TIMEOUT_NS deadline; the message names `tile` as the slot.)
-__device__ __forceinline__ void wait_tile(const uint32_t* flag, uint32_t epoch, int rank, int tile) {
+__device__ __forceinline__ void wait_tile(const uint32_t* flag, uint32_t epoch, int rank,
+                                          int tile) {
   wait_flag<true>(flag, epoch, rank, tile, rank);
 }
 
@@ -85,7 +94,8 @@ inline int max_coresident_blocks(Kernel kernel, int threads, size_t smem) {
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess) return 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess)
+    return 0;
   return sms * per_sm;
 }
 

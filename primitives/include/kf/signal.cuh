@@ -70,8 +70,8 @@ static __device__ unsigned int g_timeout_reported;  // one line per process, not
 // Spin until *flag >= want (acquire at system scope; kGpu: at GPU scope, for flags
 // between blocks of one GPU). rank/slot/src only label the timeout message.
 template <bool kGpu = false>
-__device__ __forceinline__ void wait_flag(const uint32_t* flag, uint32_t want, int rank,
-                                          int slot, int src) {
+__device__ __forceinline__ void wait_flag(const uint32_t* flag, uint32_t want, int rank, int slot,
+                                          int src) {
   uint32_t seen = kGpu ? ld_acquire_gpu(flag) : ld_acquire_sys(flag);
   if (reached(seen, want)) return;
   const uint64_t t0 = globaltimer();
@@ -82,11 +82,12 @@ __device__ __forceinline__ void wait_flag(const uint32_t* flag, uint32_t want, i
     if (KF_WAIT_TIMEOUT_NS != 0 && (it & 255u) == 0 &&
         globaltimer() - t0 > static_cast<uint64_t>(KF_WAIT_TIMEOUT_NS)) {
       if (atomicExch(&detail::g_timeout_reported, 1u) == 0u)
-        printf("kf: rank %d timed out after %llu ms waiting for signal slot %d from rank %d "
-               "at %p: expected >= %u, seen %u (block %d, thread %d)\n",
-               rank, static_cast<unsigned long long>(KF_WAIT_TIMEOUT_NS / 1000000ull), slot,
-               src, static_cast<const void*>(flag), want, seen, static_cast<int>(blockIdx.x),
-               static_cast<int>(threadIdx.x));
+        printf(
+            "kf: rank %d timed out after %llu ms waiting for signal slot %d from rank %d "
+            "at %p: expected >= %u, seen %u (block %d, thread %d)\n",
+            rank, static_cast<unsigned long long>(KF_WAIT_TIMEOUT_NS / 1000000ull), slot, src,
+            static_cast<const void*>(flag), want, seen, static_cast<int>(blockIdx.x),
+            static_cast<int>(threadIdx.x));
       __trap();
     }
   }

@@ -19,9 +19,9 @@ namespace kf {
 
 template <class T>
 struct Sym {
-  T* local;        // this rank's copy
-  Peers<T> peer;   // peer[r]: rank r's copy
-  int64_t numel;   // elements (this rank's shape; the heap slot fits the largest rank's)
+  T* local;       // this rank's copy
+  Peers<T> peer;  // peer[r]: rank r's copy
+  int64_t numel;  // elements (this rank's shape; the heap slot fits the largest rank's)
   int32_t rank;
   int32_t world;
 

@@ -23,12 +23,14 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 // One thread: init with the number of arrivals per phase, then make the init visible to
 // the async proxy before any TMA uses it.
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrivals) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrivals)
+               : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 // Arrive and announce that `bytes` more will land through TMA in this phase.
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(bytes)
                : "memory");
 }
 // Plain arrive (a consumer releasing a buffer back to the producer, say).
@@ -42,30 +44,42 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
     asm volatile(
         "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done) : "r"(smem_addr(bar)), "r"(phase) : "memory");
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(phase)
+        : "memory");
   }
 }
 
 // ---- bulk copies ---------------------------------------------------------------------
 // global (local or peer) -> shared; completes on `bar` (which must expect the bytes).
-__device__ __forceinline__ void tma_load(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar) {
+__device__ __forceinline__ void tma_load(void* smem, const void* gmem, uint32_t bytes,
+                                         uint64_t* bar) {
   asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes), "r"(smem_addr(bar)) : "memory");
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(smem_addr(smem)),
+      "l"(gmem), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
 }
 // shared -> global (local or peer). Group stores with tma_commit, then wait.
 __device__ __forceinline__ void tma_store(void* gmem, const void* smem, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-               ::"l"(gmem), "r"(smem_addr(smem)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem),
+               "r"(smem_addr(smem)), "r"(bytes)
+               : "memory");
 }
 // shared -> global with an add at the destination (fp32): a push-style reduce-scatter.
 __device__ __forceinline__ void tma_store_add(float* gmem, const float* smem, uint32_t bytes) {
-  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
-               ::"l"(gmem), "r"(smem_addr(smem)), "r"(bytes) : "memory");
+  asm volatile(
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(gmem),
+      "r"(smem_addr(smem)), "r"(bytes)
+      : "memory");
 }
-__device__ __forceinline__ void tma_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void tma_commit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
 // All committed stores are complete (written at the destination).
-__device__ __forceinline__ void tma_wait() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void tma_wait() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
 // At most N committed groups still read their shared source (the rest may be reused).
 template <int N>
 __device__ __forceinline__ void tma_wait_read() {

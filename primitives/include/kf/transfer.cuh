@@ -24,30 +24,38 @@ namespace kf {
 __device__ __forceinline__ uint4 ld16(const void* p) {
   uint4 v;
   asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
   return v;
 }
 // Streaming load that skips L1: for inputs read once (a peer's input, say).
 __device__ __forceinline__ uint4 ld16_stream(const void* p) {
   uint4 v;
   asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
   return v;
 }
 __device__ __forceinline__ void st16(void* p, uint4 v) {
-  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};"
-               ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
+               : "memory");
 }
 
 // ---- element types -----------------------------------------------------------------
 // Elem<T>: how many T fit a 16-byte vector, and how to sum them in fp32.
-template <class T> struct Elem;
-template <> struct Elem<float> {
+template <class T>
+struct Elem;
+template <>
+struct Elem<float> {
   static constexpr int kPerVec = 4;
   __device__ static float to_f(float v) { return v; }
   __device__ static float from_f(float v) { return v; }
 };
-template <> struct Elem<__nv_bfloat16> {
+template <>
+struct Elem<__nv_bfloat16> {
   static constexpr int kPerVec = 8;
   __device__ static float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
   __device__ static __nv_bfloat16 from_f(float v) { return __float2bfloat16_rn(v); }
@@ -79,7 +87,8 @@ struct Acc {
 // dst[i] = src[i] for i < n. 16-byte vectors when dst and src share their offset within
 // 16 bytes (after peeling a scalar head), scalars otherwise.
 template <class T>
-__device__ __forceinline__ void copy(T* dst, const T* src, int64_t n, int64_t tid, int64_t nthreads) {
+__device__ __forceinline__ void copy(T* dst, const T* src, int64_t n, int64_t tid,
+                                     int64_t nthreads) {
   const int64_t head =
       co_aligned16(dst, src) ? head_elems(reinterpret_cast<uintptr_t>(dst), sizeof(T), n) : n;
   constexpr int V = 16 / sizeof(T);
@@ -118,7 +127,8 @@ __device__ __forceinline__ void reduce_loop(const Peers<const T>& src, int nsrc,
                                             int64_t n, bool vec, Store store, int64_t tid,
                                             int64_t nthreads) {
   constexpr int V = 16 / sizeof(T);
-  const int64_t head = vec ? head_elems(reinterpret_cast<uintptr_t>(src[0] + src_off), sizeof(T), n) : n;
+  const int64_t head =
+      vec ? head_elems(reinterpret_cast<uintptr_t>(src[0] + src_off), sizeof(T), n) : n;
   const int64_t nvec = (n - head) / V;
   for (int64_t i = tid; i < nvec; i += nthreads) {
     Acc<T> acc;

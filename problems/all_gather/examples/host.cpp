@@ -1,12 +1,11 @@
 // A simple correct host candidate for all_gather, push style: once every rank has entered
 // the call (its y is ready to receive), each rank writes its x into slot `rank` of every y.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

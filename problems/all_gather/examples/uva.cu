@@ -2,7 +2,6 @@
 // ready), one kernel that copies every peer's x into its slot of y, and a second barrier
 // (no peer's x is regenerated while another rank still reads it).
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {

@@ -1,12 +1,11 @@
 // A simple correct host candidate for all_reduce, push style: each rank copies its x into
 // slot `rank` of every peer's staging buffer, then sums the world slots of its own.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

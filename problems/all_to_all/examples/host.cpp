@@ -1,12 +1,11 @@
 // A simple correct host candidate for all_to_all, push style: once every rank has entered
 // the call, rank r writes chunk c of its x into chunk r of rank c's y.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

@@ -1,12 +1,11 @@
 // A simple correct host candidate for broadcast, push style: once every rank has entered
 // the call, the root writes its x into every rank's y; the others only wait.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

@@ -2,7 +2,6 @@
 // one kernel that copies the root's x into y, and a second barrier (the root's x is not
 // regenerated while another rank still reads it).
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {
@@ -35,8 +34,8 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const int root = static_cast<int>(t.iparam("root", 0));
   const uint32_t epoch = kf::next_epoch();
   kf::launch_barrier(g_sig, 0, epoch, comm.stream());
-  copy_kernel<<<blocks_for(y.numel), 256, 0, comm.stream()>>>(
-      comm.peer(x.ptr<const float>(), root), y.ptr<float>(), y.numel);
+  copy_kernel<<<blocks_for(y.numel), 256, 0, comm.stream()>>>(comm.peer(x.ptr<const float>(), root),
+                                                              y.ptr<float>(), y.numel);
   kf::launch_barrier(g_sig, 1, epoch, comm.stream());
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

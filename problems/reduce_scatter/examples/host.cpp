@@ -1,12 +1,11 @@
 // A simple correct host candidate for reduce_scatter, push style: each rank copies chunk c
 // of its x into slot `rank` of rank c's staging buffer, then sums the slots of its own.
-#include <atomic>
-#include <cstring>
-
-#include <sched.h>
-
 #include <kf/host.h>
 #include <kf/kf.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
 
 namespace {
 

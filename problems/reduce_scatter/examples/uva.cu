@@ -4,7 +4,6 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {
@@ -18,10 +17,18 @@ int blocks_for(int64_t n) {
   return static_cast<int>(b < 1024 ? (b < 1 ? 1 : b) : 1024);
 }
 
-__device__ __forceinline__ float load(const float* p) { return *p; }
-__device__ __forceinline__ float load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
-__device__ __forceinline__ void store(float* p, float v) { *p = v; }
-__device__ __forceinline__ void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+__device__ __forceinline__ float load(const float* p) {
+  return *p;
+}
+__device__ __forceinline__ float load(const __nv_bfloat16* p) {
+  return __bfloat162float(*p);
+}
+__device__ __forceinline__ void store(float* p, float v) {
+  *p = v;
+}
+__device__ __forceinline__ void store(__nv_bfloat16* p, float v) {
+  *p = __float2bfloat16_rn(v);
+}
 
 template <class T>
 __global__ void sum_kernel(kf::Peers<const T> x, T* y, int64_t n, int64_t offset, int world) {

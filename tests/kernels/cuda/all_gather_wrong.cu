@@ -2,7 +2,6 @@
 // one element (slot s gets x_s[1], x_s[2], ..., x_s[0]), wrong at every world size.
 // Verdict: mismatch on y from index 0.
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {

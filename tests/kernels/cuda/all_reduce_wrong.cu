@@ -2,7 +2,6 @@
 // for odd n the last elements of y keep their poison at every world size (1, 2, 4 ...).
 // Verdict: mismatch on y at the last indices (e.g. 4096..4098 for n = 4099).
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {

@@ -2,7 +2,6 @@
 // each, so the last element of every chunk of y keeps its poison, at every world size.
 // Verdict: mismatch on y at indices n - 1, 2n - 1, ...
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {

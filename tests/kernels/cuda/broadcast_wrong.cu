@@ -2,7 +2,6 @@
 // its poison on every rank, at every world size.
 // Verdict: mismatch on y at index 0.
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {

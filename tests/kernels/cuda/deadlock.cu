@@ -1,7 +1,6 @@
 // Fault (any problem): kf_run launches a kernel that waits for a signal word nobody ever
 // sets, so the stream never drains. Verdict: timeout, every rank stuck in the call phase.
 #include <cstdint>
-
 #include <kf/kf.cuh>
 
 namespace {

@@ -1,21 +1,20 @@
 // Probe (problem all_reduce, fp32): a correct all_reduce whose rank 0, on its first call,
 // writes its whole environment to ./env.txt and records whether it could create
 // /tmp/kforge_escape_probe_<pid>. Verdict: correct; the test reads env.txt (no API keys).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 extern char** environ;
 
-#include <atomic>
-
+#include <kf/kf.h>
 #include <sched.h>
 
-#include <kf/kf.h>
+#include <atomic>
 
 namespace {
 

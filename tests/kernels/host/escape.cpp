@@ -6,18 +6,11 @@
 // targets defined (tests/isolation_test.cpp); with KF_CRASH_WITH_LOOT it also prints
 // what it read and aborts, so that a leak would reach the crash's log and the verdict.
 // Verdict: correct (crash with KF_CRASH_WITH_LOOT), with an escape.txt of no lines.
-#include <atomic>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-#include <string>
-
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <kf/host.h>
+#include <kf/kf.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -26,8 +19,14 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include <kf/host.h>
-#include <kf/kf.h>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #ifndef KF_SECRET_MARK  // what every planted secret contains
 #define KF_SECRET_MARK "KFTEST-SECRET"
@@ -82,7 +81,8 @@ void read_all_environs(FILE* f) {
       std::string text = slurp(std::string("/proc/") + e->d_name + "/" + file);
       for (char& c : text)
         if (c == '\0') c = '\n';
-      if (text.find(KF_SECRET_MARK) != std::string::npos) found(f, std::string("LEAK /proc/") + e->d_name + "/" + file + ": " + text);
+      if (text.find(KF_SECRET_MARK) != std::string::npos)
+        found(f, std::string("LEAK /proc/") + e->d_name + "/" + file + ": " + text);
     }
   }
   closedir(d);
@@ -103,9 +103,12 @@ void try_outside(FILE* f) {
     close(fd);  // the test looks for it outside: a private /dev/shm keeps it in
   }
   if (chmod(KF_TARGET, 0777) == 0) found(f, "ESCAPE chmod " KF_TARGET);
-  struct utimbuf times{1, 1};
+  struct utimbuf times {
+    1, 1
+  };
   if (utime(KF_TARGET, &times) == 0) found(f, "ESCAPE utime " KF_TARGET);
-  if (KF_VICTIM_PID > 0 && sc(SYS_kill, KF_VICTIM_PID, SIGTERM) == 0) found(f, "ESCAPE signalled the victim");
+  if (KF_VICTIM_PID > 0 && sc(SYS_kill, KF_VICTIM_PID, SIGTERM) == 0)
+    found(f, "ESCAPE signalled the victim");
   if (KF_PORT > 0) {
     long s = sc(SYS_socket, AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
@@ -124,8 +127,9 @@ void spawn_survivor() {
   static const char* envp[] = {nullptr};
   if (sc(SYS_fork) == 0) {
     sc(SYS_setsid);
-    if (sc(SYS_fork) == 0) sc(SYS_execve, reinterpret_cast<long>(argv[0]), reinterpret_cast<long>(argv),
-                                reinterpret_cast<long>(envp));
+    if (sc(SYS_fork) == 0)
+      sc(SYS_execve, reinterpret_cast<long>(argv[0]), reinterpret_cast<long>(argv),
+         reinterpret_cast<long>(envp));
     sc(SYS_exit, 0);
   }
 }

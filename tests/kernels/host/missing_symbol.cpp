@@ -2,4 +2,6 @@
 // Verdict: load_error, naming the missing symbol kf_run.
 #include <kf/kf.h>
 
-extern "C" int kf_setup(kf::Comm&, kf::Tensors&) { return 0; }
+extern "C" int kf_setup(kf::Comm&, kf::Tensors&) {
+  return 0;
+}

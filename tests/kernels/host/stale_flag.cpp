@@ -2,12 +2,11 @@
 // epoch). Call 0 is right; from call 1 on both waits pass at once, so with the staggered
 // start an early rank returns before late peers pushed their slots (still poison).
 // Verdict: unstable (call 0 right, a later call wrong); never correct.
-#include <atomic>
-#include <cstring>
-
+#include <kf/kf.h>
 #include <sched.h>
 
-#include <kf/kf.h>
+#include <atomic>
+#include <cstring>
 
 namespace {
 

@@ -3,19 +3,18 @@
 // check sees them) and writes to ./syscalls.txt how each ended: "NAME: EPERM" when the
 // rank's seccomp filter refused it, "NAME: ran" when it did not. A thread must still start
 // ("thread: ran"). Verdict: correct; tests/isolation_test.cpp reads the file.
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
-#include <thread>
-
+#include <kf/host.h>
+#include <kf/kf.h>
 #include <sched.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <kf/host.h>
-#include <kf/kf.h>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <thread>
 
 namespace {
 
@@ -24,7 +23,10 @@ kf::host::Barrier g_barrier;
 long sc(long n, long a = 0, long b = 0, long c = 0) {
   long ret;
   register long r10 __asm__("r10") = 0;
-  __asm__ volatile(".byte 0x0f, 0x05" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+  __asm__ volatile(".byte 0x0f, 0x05"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "rcx", "r11", "memory");
   return ret;
 }
 
@@ -37,7 +39,8 @@ void probe(FILE* f) {
   static const char* argv[] = {"/bin/true", nullptr};
   report(f, "fork", sc(SYS_fork));
   report(f, "clone (a process)", sc(SYS_clone, SIGCHLD));
-  report(f, "execve", sc(SYS_execve, reinterpret_cast<long>(argv[0]), reinterpret_cast<long>(argv), 0));
+  report(f, "execve",
+         sc(SYS_execve, reinterpret_cast<long>(argv[0]), reinterpret_cast<long>(argv), 0));
   long s = sc(SYS_socket, AF_PACKET, SOCK_RAW, 0);
   report(f, "socket(AF_PACKET)", s);
   if (s >= 0) close(static_cast<int>(s));

@@ -1,13 +1,11 @@
 // Fault (problem all_reduce, fp32): a correct all_reduce that then zeroes its own x (after
 // the final barrier, so every peer has already read it): outputs right, input modified.
 // Verdict: mismatch on tensor x with the input-modified flag set (inputs must not change).
-#include <cstring>
-
-#include <atomic>
-
+#include <kf/kf.h>
 #include <sched.h>
 
-#include <kf/kf.h>
+#include <atomic>
+#include <cstring>
 
 namespace {
 

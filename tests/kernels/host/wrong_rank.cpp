@@ -1,11 +1,10 @@
 // Fault (problem all_reduce, fp32): sums every rank's x and then adds peer (rank+1)%world's
 // x a second time, so every rank is wrong at every world size, world 1 included (y = 2x).
 // Verdict: mismatch, naming the rank, tensor y and the first bad indices.
-#include <atomic>
-
+#include <kf/kf.h>
 #include <sched.h>
 
-#include <kf/kf.h>
+#include <atomic>
 
 namespace {
 
