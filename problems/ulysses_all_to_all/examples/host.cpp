@@ -12,6 +12,13 @@ namespace {
 
 kf::host::Barrier g_sync;  // see <kf/host.h>
 
+// Piece p of our x (its rows p*rows .. p*rows + rows - 1) into our n columns of every row
+// of rank p's y, whose rows are w*n wide.
+void push_piece(const uint16_t* src, uint16_t* dst, int64_t rows, int64_t n, int64_t w, int p) {
+  for (int64_t i = 0; i < rows; ++i)
+    std::memcpy(dst + i * w * n, src + (p * rows + i) * n, static_cast<size_t>(n) * 2);
+}
+
 }  // namespace
 
 extern "C" int kf_setup(kf::Comm& comm, kf::Tensors&) {
@@ -24,11 +31,8 @@ extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const int64_t w = comm.world, rows = x.shape[0] / w, n = x.shape[1];
   const uint16_t* src = x.ptr<const uint16_t>();
   g_sync.wait(comm);  // every peer's y is ready for this call's data
-  for (int p = 0; p < comm.world; ++p) {
-    uint16_t* dst = comm.peer(y.ptr<uint16_t>(), p) + comm.rank * n;
-    for (int64_t i = 0; i < rows; ++i)
-      std::memcpy(dst + i * w * n, src + (p * rows + i) * n, static_cast<size_t>(n) * 2);
-  }
+  for (int p = 0; p < comm.world; ++p)
+    push_piece(src, comm.peer(y.ptr<uint16_t>(), p) + comm.rank * n, rows, n, w, p);
   g_sync.wait(comm);  // every peer's rows of our y have arrived
   return 0;
 }
