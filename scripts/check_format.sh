@@ -14,11 +14,11 @@ if [ "${1:-}" = "--fix" ]; then
   "$fmt" -i "${files[@]}"
   exit 0
 fi
-bad=()
-for f in "${files[@]}"; do
-  "$fmt" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done
-if [ "${#bad[@]}" -gt 0 ]; then
+# One clang-format for every file (not one per file): its diagnostics name each file that
+# differs as "FILE:LINE:COL: error: ...".
+if ! report="$("$fmt" --dry-run -Werror "${files[@]}" 2>&1)"; then
+  mapfile -t bad < <(grep -oE '^[^:]+:[0-9]+:[0-9]+: error' <<<"$report" | cut -d: -f1 | sort -u)
+  [ "${#bad[@]}" -gt 0 ] || { echo "$report" >&2; bad=("(see clang-format's output above)"); }
   printf '%s\n' "${bad[@]}" >&2
   echo "check_format: ${#bad[@]} file(s) above differ from .clang-format; run scripts/check_format.sh --fix" >&2
   exit 1
