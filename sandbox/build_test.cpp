@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kf_build_paths.h"
 #include "process.h"
 #include "symbols.h"
 

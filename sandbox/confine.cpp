@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include "kf_build_paths.h"
+
 namespace fs = std::filesystem;
 
 namespace sandbox {

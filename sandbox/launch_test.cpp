@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kf_build_paths.h"
 #include "process.h"
 
 using namespace sandbox;

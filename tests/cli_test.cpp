@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kf_build_paths.h"
 #include "tests/kforge_run.h"
 
 namespace {

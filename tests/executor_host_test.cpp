@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "evaluate.h"
+#include "kf_build_paths.h"
 #include "launch.h"
 #include "process.h"
 

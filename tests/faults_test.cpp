@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "kf_build_paths.h"
 #include "sandbox/process.h"
 #include "tests/solve_harness.h"
 

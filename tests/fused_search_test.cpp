@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "kf_build_paths.h"
 #include "suite/test_util.h"
 #include "tests/kforge_run.h"
 

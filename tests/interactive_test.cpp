@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/live.h"
+#include "kf_build_paths.h"
 #include "sandbox/process.h"
 #include "tests/fake_llm/fixtures.h"
 #include "tests/fake_llm/harness.h"

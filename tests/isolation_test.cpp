@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kf_build_paths.h"
 #include "sandbox/process.h"
 #include "tests/kforge_child.h"
 #include "tests/solve_harness.h"

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "kf_build_paths.h"
+
 namespace kforge_run {
 
 struct Run {

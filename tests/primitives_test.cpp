@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "kf_build_paths.h"
+
 namespace fs = std::filesystem;
 
 namespace {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kf_build_paths.h"
 #include "tests/kforge_run.h"
 
 namespace {

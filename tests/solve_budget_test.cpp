@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "agent/budget.h"
+#include "kf_build_paths.h"
 #include "tests/kforge_child.h"
 #include "tests/solve_harness.h"
 

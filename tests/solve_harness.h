@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kf_build_paths.h"
 #include "sandbox/process.h"
 #include "tests/fake_llm/fixtures.h"
 #include "trace/run.h"

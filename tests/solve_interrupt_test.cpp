@@ -7,6 +7,7 @@
 #include <csignal>
 #include <functional>
 
+#include "kf_build_paths.h"
 #include "tests/kforge_child.h"
 #include "tests/solve_harness.h"
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kf_build_paths.h"
 #include "sweep/ledger.h"
 #include "tests/solve_harness.h"
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "kf_build_paths.h"
 #include "sweep/ledger.h"
 #include "tests/slurm_cluster.h"
 #include "tests/solve_harness.h"

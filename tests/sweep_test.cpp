@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "kf_build_paths.h"
 #include "sandbox/process.h"
 #include "sweep/ledger.h"
 #include "tests/solve_harness.h"

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kf_build_paths.h"
 #include "suite/test_util.h"
 
 namespace {

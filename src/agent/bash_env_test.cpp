@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "kf_build_paths.h"
 #include "sandbox/process.h"
 
 namespace fs = std::filesystem;

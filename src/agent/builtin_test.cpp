@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "agent/reply.h"
+#include "kf_build_paths.h"
 #include "suite/paths.h"
 
 namespace {

@@ -2,6 +2,7 @@
 #include "agent/eval.h"
 
 #include "agent/eval_slot.h"
+#include "kf_build_paths.h"
 #include "suite/cost.h"
 #include "suite/instance.h"
 

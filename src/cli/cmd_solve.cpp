@@ -20,6 +20,7 @@
 #include "suite/problem.h"
 #if __has_include("agent/builtin.h")
 #include "agent/builtin.h"
+#include "kf_build_paths.h"
 #define KF_HAVE_BUILTIN 1
 #endif
 

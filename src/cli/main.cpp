@@ -16,6 +16,7 @@
 #include "cli/cmd_sweep.h"
 #include "cli/cmd_tune.h"
 #include "cli/commands.h"
+#include "kf_build_paths.h"
 #include "sandbox/interrupt.h"
 #include "sandbox/secrets.h"
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "kf_build_paths.h"
 #include "sandbox/deadline.h"
 #include "sandbox/interrupt.h"
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kf_build_paths.h"
 #include "llm/provider.h"
 
 namespace llm {

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "kf_build_paths.h"
 #include "llm/provider.h"
 
 namespace llm {

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "kf_build_paths.h"
+
 namespace {
 
 suite::Problem load(const std::string& name) {

@@ -4,6 +4,7 @@
 // launch 5 µs, barrier 2.5 µs, hop 0.75 µs), and the space each search walks.
 #include <doctest/doctest.h>
 
+#include "kf_build_paths.h"
 #include "suite/analysis.h"
 
 namespace {

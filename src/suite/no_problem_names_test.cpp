@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kf_build_paths.h"
+
 namespace {
 
 namespace fs = std::filesystem;

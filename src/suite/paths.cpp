@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "kf_build_paths.h"
+
 namespace suite {
 
 namespace fs = std::filesystem;

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "kf_build_paths.h"
 #include "suite/analysis.h"
 
 namespace {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "kf_build_paths.h"
 #include "suite/test_util.h"
 
 using suite::test::all_reduce_json;

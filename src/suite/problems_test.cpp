@@ -2,6 +2,7 @@
 // at worlds 1, 2 and 4 (those within its world range).
 #include <doctest/doctest.h>
 
+#include "kf_build_paths.h"
 #include "suite/cost.h"
 #include "suite/instance.h"
 #include "suite/problem.h"

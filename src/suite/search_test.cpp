@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <kf/partition.h>
 
+#include "kf_build_paths.h"
 #include "suite/analysis.h"
 #include "suite/spec_json.h"
 #include "suite/test_util.h"

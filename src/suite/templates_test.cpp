@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "kf_build_paths.h"
 #include "suite/instance.h"
 #include "suite/test_util.h"
 

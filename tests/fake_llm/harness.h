@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "kf_build_paths.h"
+
 extern char** environ;
 
 namespace fake_llm {
