@@ -214,17 +214,31 @@ TEST_CASE("evaluate: the candidate's failures decide; the baseline's alone are a
   CHECK(err.find("baseline") != std::string::npos);
 }
 
-TEST_CASE("evaluate: a rank without a report is a crash quoting mpirun") {
+TEST_CASE("evaluate: a rank without a report is a crash told by its exit record") {
   RunResult r = ok_run();
   r.reports[1].reset();
   r.exit_code = 137;
-  r.output =
-      "mpirun noticed that process rank 1 with PID 4242 on node box exited on signal 9 (Killed).\n";
+  // mpirun's words are not read: the record of how the rank's process ended is.
+  r.output = "mpirun noticed that process rank 0 with PID 1 on node box exited on signal 11.\n";
+  r.exits = {RankExit{100, 0, 0}, RankExit{101, -1, 9}};
   Verdict v;
   std::string err;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &v, &err));
   CHECK(v.status == Status::crash);
   REQUIRE(v.crashes.size() == 1);
   CHECK(v.crashes[0].rank == 1);
-  CHECK(v.crashes[0].what.find("SIGKILL") != std::string::npos);
+  CHECK(v.crashes[0].what.find("signal 9 (SIGKILL) without a report") != std::string::npos);
+
+  r.exits[1] = RankExit{101, 7, 0};  // exit(7) from a library
+  Verdict e;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &e, &err));
+  REQUIRE(e.crashes.size() == 1);
+  CHECK(e.crashes[0].what.find("exit code 7 without a report") != std::string::npos);
+
+  r.exits[1].reset();  // the reaper went too
+  Verdict n;
+  REQUIRE(verdict_from_run(Instance{}, job2(), r, &n, &err));
+  REQUIRE(n.crashes.size() == 1);
+  CHECK(n.crashes[0].what.find("no record") == std::string::npos);
+  CHECK(n.crashes[0].what.find("without a report or a record") != std::string::npos);
 }

@@ -64,103 +64,6 @@ const char* dtype_name(kf::DType t) {
   return "?";
 }
 
-void to_json(json& j, const InitSpec& v) {
-  j = json{{"dist", v.dist}, {"a", v.a}, {"b", v.b}};
-}
-void from_json(const json& j, InitSpec& v) {
-  opt(j, "dist", v.dist);
-  opt(j, "a", v.a);
-  opt(j, "b", v.b);
-}
-
-void to_json(json& j, const JobTensor& v) {
-  j = json{{"name", v.name},     {"dtype", dtype_name(v.dtype)},
-           {"output", v.output}, {"shape_by_rank", v.shape_by_rank},
-           {"init", v.init},     {"atol", v.atol},
-           {"rtol", v.rtol}};
-}
-void from_json(const json& j, JobTensor& v) {
-  opt(j, "name", v.name);
-  std::string d = "fp32";
-  opt(j, "dtype", d);
-  if (!parse_dtype(d, &v.dtype)) throw std::runtime_error("job.json: unknown dtype " + d);
-  opt(j, "output", v.output);
-  opt(j, "shape_by_rank", v.shape_by_rank);
-  opt(j, "init", v.init);
-  opt(j, "atol", v.atol);
-  opt(j, "rtol", v.rtol);
-}
-
-void to_json(json& j, const Limits& v) {
-  j = json{{"bootstrap_s", v.bootstrap_s}, {"load_s", v.load_s}, {"setup_s", v.setup_s},
-           {"call_s", v.call_s},           {"time_s", v.time_s}, {"total_s", v.total_s}};
-}
-void from_json(const json& j, Limits& v) {
-  opt(j, "bootstrap_s", v.bootstrap_s);
-  opt(j, "load_s", v.load_s);
-  opt(j, "setup_s", v.setup_s);
-  opt(j, "call_s", v.call_s);
-  opt(j, "time_s", v.time_s);
-  opt(j, "total_s", v.total_s);
-}
-
-void to_json(json& j, const Job& v) {
-  j = json{{"problem", v.problem},
-           {"backend", v.backend},
-           {"world", v.world},
-           {"dir", v.dir},
-           {"candidate_lib", v.candidate_lib},
-           {"baseline_lib", v.baseline_lib},
-           {"candidate_is_baseline", v.candidate_is_baseline},
-           {"reference", v.reference},
-           {"params", v.params},
-           {"str_params", v.str_params},
-           {"tensors", v.tensors},
-           {"seed", v.seed},
-           {"fixed_inputs", v.fixed_inputs},
-           {"trials", v.trials},
-           {"calls", v.calls},
-           {"stagger_ms", v.stagger_ms},
-           {"race_calls", v.race_calls},
-           {"time", v.time},
-           {"timing", v.timing},
-           {"warmup", v.warmup},
-           {"iters", v.iters},
-           {"verify_every", v.verify_every},
-           {"l2_flush_bytes", v.l2_flush_bytes},
-           {"workspace_bytes", v.workspace_bytes},
-           {"shm_prefix", v.shm_prefix},
-           {"limits", v.limits}};
-}
-void from_json(const json& j, Job& v) {
-  opt(j, "problem", v.problem);
-  opt(j, "backend", v.backend);
-  opt(j, "world", v.world);
-  opt(j, "dir", v.dir);
-  opt(j, "candidate_lib", v.candidate_lib);
-  opt(j, "baseline_lib", v.baseline_lib);
-  opt(j, "candidate_is_baseline", v.candidate_is_baseline);
-  opt(j, "reference", v.reference);
-  opt(j, "params", v.params);
-  opt(j, "str_params", v.str_params);
-  opt(j, "tensors", v.tensors);
-  opt(j, "seed", v.seed);
-  opt(j, "fixed_inputs", v.fixed_inputs);
-  opt(j, "trials", v.trials);
-  opt(j, "calls", v.calls);
-  opt(j, "stagger_ms", v.stagger_ms);
-  opt(j, "race_calls", v.race_calls);
-  opt(j, "time", v.time);
-  opt(j, "timing", v.timing);
-  opt(j, "warmup", v.warmup);
-  opt(j, "iters", v.iters);
-  opt(j, "verify_every", v.verify_every);
-  opt(j, "l2_flush_bytes", v.l2_flush_bytes);
-  opt(j, "workspace_bytes", v.workspace_bytes);
-  opt(j, "shm_prefix", v.shm_prefix);
-  opt(j, "limits", v.limits);
-}
-
 // JSON has no NaN or infinity, and a poisoned output reads as NaN: such values travel
 // as the strings "nan", "inf" and "-inf".
 static json number_json(double x) {
@@ -218,83 +121,6 @@ void from_json(const json& j, Failure& v) {
   opt(j, "first_bad", v.first_bad);
 }
 
-void to_json(json& j, const TimeStats& v) {
-  j = json{{"n", v.n},
-           {"median_ms", v.median_ms},
-           {"p10_ms", v.p10_ms},
-           {"p90_ms", v.p90_ms},
-           {"min_ms", v.min_ms},
-           {"max_ms", v.max_ms},
-           {"off_stream", v.off_stream},
-           {"unconfirmed", v.unconfirmed}};
-}
-void from_json(const json& j, TimeStats& v) {
-  opt(j, "n", v.n);
-  opt(j, "median_ms", v.median_ms);
-  opt(j, "p10_ms", v.p10_ms);
-  opt(j, "p90_ms", v.p90_ms);
-  opt(j, "min_ms", v.min_ms);
-  opt(j, "max_ms", v.max_ms);
-  opt(j, "off_stream", v.off_stream);
-  opt(j, "unconfirmed", v.unconfirmed);
-}
-
-void to_json(json& j, const RankReport& v) {
-  j = json{{"rank", v.rank},
-           {"pid", v.pid},
-           {"device", v.device},
-           {"emulated", v.emulated},
-           {"baseline_ran", v.baseline_ran},
-           {"reference_used", v.reference_used},
-           {"failures", v.failures},
-           {"notes", v.notes}};
-}
-void from_json(const json& j, RankReport& v) {
-  opt(j, "rank", v.rank);
-  opt(j, "pid", v.pid);
-  opt(j, "device", v.device);
-  opt(j, "emulated", v.emulated);
-  opt(j, "baseline_ran", v.baseline_ran);
-  opt(j, "reference_used", v.reference_used);
-  opt(j, "failures", v.failures);
-  opt(j, "notes", v.notes);
-}
-
-void to_json(json& j, const RunReport& v) {
-  j = json{{"world", v.world},
-           {"emulated", v.emulated},
-           {"backend", v.backend},
-           {"device_name", v.device_name},
-           {"devices", v.devices},
-           {"timed", v.timed},
-           {"baseline_timed", v.baseline_timed},
-           {"candidate", v.candidate},
-           {"baseline", v.baseline},
-           {"timed_calls_verified", v.timed_calls_verified},
-           {"off_stream_slack_ms", v.off_stream_slack_ms},
-           {"timer_margin_ms", v.timer_margin_ms},
-           {"timer_overhead_ms", v.timer_overhead_ms},
-           {"phase_s", v.phase_s},
-           {"notes", v.notes}};
-}
-void from_json(const json& j, RunReport& v) {
-  opt(j, "world", v.world);
-  opt(j, "emulated", v.emulated);
-  opt(j, "backend", v.backend);
-  opt(j, "device_name", v.device_name);
-  opt(j, "devices", v.devices);
-  opt(j, "timed", v.timed);
-  opt(j, "baseline_timed", v.baseline_timed);
-  opt(j, "candidate", v.candidate);
-  opt(j, "baseline", v.baseline);
-  opt(j, "timed_calls_verified", v.timed_calls_verified);
-  opt(j, "off_stream_slack_ms", v.off_stream_slack_ms);
-  opt(j, "timer_margin_ms", v.timer_margin_ms);
-  opt(j, "timer_overhead_ms", v.timer_overhead_ms);
-  opt(j, "phase_s", v.phase_s);
-  opt(j, "notes", v.notes);
-}
-
 bool read_json_file(const std::string& path, json* out, std::string* err) {
   std::ifstream in(path);
   if (!in) {
@@ -334,3 +160,13 @@ bool write_json_file(const std::string& path, const json& j, std::string* err) {
 }
 
 }  // namespace sandbox
+
+namespace kf {
+void to_json(nlohmann::json& j, DType t) {
+  j = sandbox::dtype_name(t);
+}
+void from_json(const nlohmann::json& j, DType& t) {
+  const std::string name = j.get<std::string>();
+  if (!sandbox::parse_dtype(name, &t)) throw std::runtime_error("unknown dtype " + name);
+}
+}  // namespace kf

@@ -25,6 +25,12 @@
 #include "kf/abi.h"
 #include "verdict_status.h"
 
+namespace kf {
+// A dtype is its name in JSON ("bf16"); every spelling parse_dtype knows reads.
+void to_json(nlohmann::json& j, DType t);
+void from_json(const nlohmann::json& j, DType& t);
+}  // namespace kf
+
 namespace sandbox {
 
 // How an input tensor's values are drawn (see sandbox/inputs.h). Outputs have none.
@@ -179,27 +185,34 @@ struct RunReport {
 };
 
 // JSON conversion: every struct above round-trips through nlohmann::json.
-void to_json(nlohmann::json& j, const InitSpec& v);
-void from_json(const nlohmann::json& j, InitSpec& v);
-void to_json(nlohmann::json& j, const JobTensor& v);
-void from_json(const nlohmann::json& j, JobTensor& v);
-void to_json(nlohmann::json& j, const Limits& v);
-void from_json(const nlohmann::json& j, Limits& v);
-void to_json(nlohmann::json& j, const Job& v);
-void from_json(const nlohmann::json& j, Job& v);
+// By hand: a poisoned output's error is NaN, which JSON cannot hold (job.cpp).
 void to_json(nlohmann::json& j, const Failure::Bad& v);
 void from_json(const nlohmann::json& j, Failure::Bad& v);
 void to_json(nlohmann::json& j, const Failure& v);
 void from_json(const nlohmann::json& j, Failure& v);
-void to_json(nlohmann::json& j, const TimeStats& v);
-void from_json(const nlohmann::json& j, TimeStats& v);
-void to_json(nlohmann::json& j, const RankReport& v);
-void from_json(const nlohmann::json& j, RankReport& v);
-void to_json(nlohmann::json& j, const RunReport& v);
-void from_json(const nlohmann::json& j, RunReport& v);
 
-// "f32" <-> kf::DType. Names accepted: f32/fp32/float32, f16/fp16/float16, bf16/bfloat16,
-// f64/fp64/float64, i32/int32, i64/int64, u8/uint8, e4m3/fp8_e4m3, e5m2/fp8_e5m2.
+// The contract's JSON: one mapping per type, every field optional on reading (an older
+// or newer writer's file still reads; a missing field keeps the default above).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InitSpec, dist, a, b)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobTensor, name, dtype, output, shape_by_rank, init,
+                                                atol, rtol)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Limits, bootstrap_s, load_s, setup_s, call_s,
+                                                time_s, total_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, dir, candidate_lib,
+                                                baseline_lib, candidate_is_baseline, reference,
+                                                params, str_params, tensors, seed, fixed_inputs,
+                                                trials, calls, stagger_ms, race_calls, time, timing,
+                                                warmup, iters, verify_every, l2_flush_bytes,
+                                                workspace_bytes, shm_prefix, limits)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
+                                                max_ms, off_stream, unconfirmed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,
+                                                baseline_ran, reference_used, failures, notes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunReport, world, emulated, backend, device_name,
+                                                devices, timed, baseline_timed, candidate, baseline,
+                                                timed_calls_verified, off_stream_slack_ms,
+                                                timer_margin_ms, timer_overhead_ms, phase_s, notes)
+
 bool parse_dtype(const std::string& s, kf::DType* out);
 const char* dtype_name(kf::DType t);
 

@@ -201,6 +201,15 @@ void collect(const Job& job, RunResult* out, std::vector<int>* pids) {
   read_report(job.dir + "/result.json", &out->result, &out->notes);
 }
 
+// How each rank's process ended, from the records its reaper left (rank/reaper.h).
+void collect_exits(const Job& first, RunResult* out) {
+  for (int r = 0; r < first.world; ++r) {
+    std::optional<RankExit> e;
+    read_report(first.dir + "/status/rank" + std::to_string(r) + ".exit", &e, &out->notes);
+    out->exits.push_back(e);
+  }
+}
+
 // Where OpenMPI's shared-memory segments go: where the launch's cleanup finds them, as a
 // rank killed by the watchdog cannot unlink its own and /dev/shm would fill up over a
 // sweep. In bubblewrap's sandbox /dev/shm is the job's own and goes with it. Returns the
@@ -325,6 +334,8 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
     rr.memory_bytes = opt.memory_bytes;
     rr.isolation = cr.how;
     collect(jobs[k], &rr, &pids);
+    // The launch's ranks record their ends in its first folder; they are the reached job's.
+    if (k == reached) collect_exits(jobs[0], &rr);
     out->push_back(std::move(rr));
   }
   // Confined, the pids in the status files are the sandbox's own, not ours: its PID

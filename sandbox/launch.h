@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "job.h"
+#include "rank_status.h"
 
 namespace sandbox {
 
@@ -65,12 +66,15 @@ struct RunResult {
   std::vector<RankStatus> statuses;  // every rank's last status (present or not)
   std::vector<std::pair<int, std::string>> crashes;  // (rank, status/rank<R>.crash text)
   std::vector<std::optional<RankReport>> reports;    // rank<R>.json, by rank
-  std::optional<RunReport> result;                   // result.json
-  std::vector<std::string> notes;  // e.g. a rank found alive after the job, and killed
-  bool oom_killed = false;         // the job's memory limit was hit (confine.h)
-  uint64_t memory_bytes = 0;       // that limit
-  std::string isolation;           // how the job was confined, for the record
-  std::string output;              // mpirun's output (head and tail)
+  // How each rank's process ended (status/rank<R>.exit, by rank): none when the record is
+  // missing (the process that keeps it was killed too, or the job never started it).
+  std::vector<std::optional<RankExit>> exits;
+  std::optional<RunReport> result;  // result.json
+  std::vector<std::string> notes;   // e.g. a rank found alive after the job, and killed
+  bool oom_killed = false;          // the job's memory limit was hit (confine.h)
+  uint64_t memory_bytes = 0;        // that limit
+  std::string isolation;            // how the job was confined, for the record
+  std::string output;               // mpirun's output (head and tail)
   double seconds = 0;
 };
 

@@ -30,4 +30,16 @@ inline bool parse_rank_status(const std::string& text, RankStatusLine* out, std:
   }
 }
 
+// status/rank<R>.exit: how a rank's process ended, written by the process that started it
+// once it had (rank/reaper.h). The one record of an end no handler in the rank sees: a
+// SIGKILL, an exit() from a library, the kernel's OOM killer.
+struct RankExit {
+  int pid = 0;
+  int exit_code = -1;      // when it exited
+  int signal = 0;          // when a signal ended it
+  long long ended_ms = 0;  // wall clock (ms since the epoch): the first rank to end is the cause
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankExit, pid, exit_code, signal, ended_ms)
+
 }  // namespace sandbox

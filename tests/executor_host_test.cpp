@@ -2,11 +2,14 @@
 // the real kforge-rank, and the fault kernels of tests/kernels/host/. Each case is one
 // evaluation (about a second of mpirun); the compile cache is shared by the whole file.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "evaluate.h"
 #include "kf_build_paths.h"
@@ -89,8 +92,10 @@ struct Run {
   bool ok = false;
 };
 
+// `beside`, when given, runs on a thread of its own during the evaluation, given its
+// directory.
 Run eval(const std::string& problem, const std::string& candidate, int world = 2, Job job = Job{},
-         bool timed = false) {
+         bool timed = false, std::function<void(const std::string&)> beside = {}) {
   Run r;
   EvalRequest req;
   req.problem = problem;
@@ -116,7 +121,10 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
   r.eval_dir = make_eval_dir(test_root() + "/evals");
   REQUIRE(!r.eval_dir.empty());
   req.eval_dir = r.eval_dir;
+  std::thread side;
+  if (beside) side = std::thread(beside, r.eval_dir);
   r.ok = evaluate(req, &r.v, &r.err);
+  if (side.joinable()) side.join();
   if (getenv("KF_SHOW_VERDICTS"))
     MESSAGE(fs::path(candidate).filename().string() << ": " << render_text(r.v));
   return r;
@@ -335,4 +343,59 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   CHECK(c.v.status == sandbox::Status::compile_error);
   CHECK(contains(c.v.summary, "broken.cpp:3"));
   CHECK(contains(c.v.log, "not_declared_anywhere"));
+}
+
+// The pid, as this process sees it, of world rank `rank`'s kforge-rank whose command line
+// names `dir`: the child of the process mpirun started (rank/reaper.h). 0 when none.
+int rank_process(const std::string& dir, int rank) {
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  auto comm = [&](const std::string& pid) { return text("/proc/" + pid + "/comm"); };
+  for (auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (comm(pid) != "kforge-rank\n" || !contains(text("/proc/" + pid + "/cmdline"), dir)) continue;
+    std::string stat = text("/proc/" + pid + "/stat");  // "pid (comm) state ppid ..."
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    std::string env = text("/proc/" + pid + "/environ");
+    if (comm(ppid) == "kforge-rank\n" &&
+        contains(env, std::string("OMPI_COMM_WORLD_RANK=") + std::to_string(rank) + '\0'))
+      return std::stoi(pid);
+  }
+  return 0;
+}
+
+TEST_CASE("executor: a rank killed from outside is a crash told by its exit record" *
+          doctest::timeout(300)) {
+  if (!have_rank()) return;
+  // What the OOM killer or a stray kill -9 would do, once rank 1 is inside the candidate's
+  // call (which spins; the call limit is 3 s).
+  auto kill_rank1 = [](const std::string& eval_dir) {
+    for (int i = 0; i < 600; ++i) {
+      RankStatus s = read_rank_status(eval_dir + "/small", 1);
+      int pid = s.present && s.in_candidate ? rank_process(eval_dir, 1) : 0;
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  Run r = eval("all_reduce", kernel("spin"), 2, Job{}, false, kill_rank1);
+  REQUIRE_EVAL(r);
+  INFO(render_text(r.v));
+  CHECK(r.v.status == sandbox::Status::crash);
+  REQUIRE(!r.v.crashes.empty());
+  // The first to end is the cause; the others were ended by mpirun after it.
+  CHECK(r.v.crashes[0].rank == 1);
+  CHECK(contains(r.v.crashes[0].what, "signal 9 (SIGKILL) without a report"));
+  CHECK(contains(r.v.crashes[0].what, "last in check"));
+  CHECK(fs::exists(r.eval_dir + "/small/status/rank1.exit"));
+  check_no_rank_left(r.eval_dir + "/small", 2);
 }

@@ -27,6 +27,7 @@
 #include "data.h"
 #include "harden.h"
 #include "jobs.h"
+#include "reaper.h"
 #include "runner_link.h"
 #include "setup.h"
 #include "status.h"
@@ -359,6 +360,9 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   sandbox::rank::g_start = sandbox::rank::Clock::now();
+  // From here on this is the rank; the process mpirun started waits for it and records how
+  // it ended (reaper.h).
+  sandbox::rank::fork_reaper(argc, argv);
   MPI_Init(&argc, &argv);
   // Die with the launcher: an orphaned rank spinning on a GPU would hold it forever.
   prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -119,7 +119,7 @@ sandbox::Confinement agent_jail(const std::string& workspace, const std::string&
     for (const char* f : {"problem.json", "baseline.cu", "baseline_host.cpp", "oracle.cpp"})
       c.read_only.push_back((e.path() / f).string());
   }
-  c.gpu = suite::detect_backend() == "cuda";
+  c.gpu = suite::detect_backend() == sandbox::Backend::cuda;
   c.memory_bytes = sandbox::LaunchOptions::default_job_memory();
   c.max_pids = 4096;
   c.cpu_s = std::ceil(timeout_s) + 60;

@@ -7,8 +7,8 @@ namespace agent {
 
 namespace {
 
-std::string fence(const std::string& backend, const std::string& source) {
-  return fmt::format("```{}\n{}{}```\n", backend == "cuda" ? "cuda" : "cpp", source,
+std::string fence(sandbox::Backend backend, const std::string& source) {
+  return fmt::format("```{}\n{}{}```\n", backend == sandbox::Backend::cuda ? "cuda" : "cpp", source,
                      !source.empty() && source.back() == '\n' ? "" : "\n");
 }
 
@@ -22,7 +22,7 @@ std::string trial_line(const Trial& t) {
 
 class BuiltinModel : public Model {
  public:
-  BuiltinModel(const EvalConfig& cfg, std::unique_ptr<TemplateSearch> s)
+  BuiltinModel(const eval::EvalConfig& cfg, std::unique_ptr<TemplateSearch> s)
       : cfg_(cfg), search_(std::move(s)) {}
 
   std::string name() const override { return "builtin"; }
@@ -91,7 +91,7 @@ class BuiltinModel : public Model {
     return false;
   }
 
-  EvalConfig cfg_;
+  eval::EvalConfig cfg_;
   std::unique_ptr<TemplateSearch> search_;
   std::vector<suite::Prediction> proposed_;
   size_t recorded_ = 0;
@@ -99,7 +99,7 @@ class BuiltinModel : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_builtin_model(const EvalConfig& cfg, std::string* err) {
+std::unique_ptr<Model> make_builtin_model(const eval::EvalConfig& cfg, std::string* err) {
   std::unique_ptr<TemplateSearch> s;
   if (!make_search(cfg, &s, err)) return nullptr;
   return std::make_unique<BuiltinModel>(cfg, std::move(s));

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/eval.h"
 #include "agent/model.h"
+#include "eval/eval.h"
 #include "suite/analysis.h"
 
 namespace agent {
@@ -69,14 +69,15 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
 
 // The instance the search predicts for: cfg's last size (default "full") at cfg.world
 // with cfg.overrides. False with *err when it does not resolve.
-bool search_instance(const EvalConfig& cfg, suite::Instance* inst, std::string* err);
+bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err);
 
 // The search over cfg's problem and backend as a ranked TemplateSearch.
-bool make_search(const EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out, std::string* err);
+bool make_search(const eval::EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out,
+                 std::string* err);
 
 // The agent::Model of the search: every reply names the template, its prediction and
 // the results so far, and carries its instantiated source in a ```cuda (or ```cpp on the
 // host backend) block. Null with *err when the problem has no templates.
-std::unique_ptr<Model> make_builtin_model(const EvalConfig& cfg, std::string* err);
+std::unique_ptr<Model> make_builtin_model(const eval::EvalConfig& cfg, std::string* err);
 
 }  // namespace agent

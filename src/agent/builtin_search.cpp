@@ -17,15 +17,15 @@ int rank_of(const std::set<int64_t>& all, int64_t v) {
 
 // Why a problem has nothing to search: no search.json at all, or none of its families
 // runs on this backend. Names the problem and the file, and says what to do instead.
-std::string no_templates_message(const EvalConfig& cfg) {
+std::string no_templates_message(const eval::EvalConfig& cfg) {
   const std::string file = cfg.problem.dir + "/search.json";
   if (cfg.problem.search.file.empty())
     return "problem " + cfg.problem.name + " has no templates for the builtin search: " + file +
            " is missing (it declares the expert kernels' knobs, see problems/README.md "
            "\"search.json\"); add it, or solve with an LLM (--model provider:name)";
-  return "problem " + cfg.problem.name + " has no templates for the " + cfg.backend +
-         " backend: no family in " + file + " has a " +
-         (cfg.backend == "host" ? "host (.cpp)" : "CUDA (.cu)") +
+  return "problem " + cfg.problem.name + " has no templates for the " +
+         sandbox::backend_name(cfg.backend) + " backend: no family in " + file + " has a " +
+         (cfg.backend == sandbox::Backend::host ? "host (.cpp)" : "CUDA (.cu)") +
          " source; add one, or pick the other backend (--backend)";
 }
 
@@ -131,12 +131,13 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
   return true;
 }
 
-bool search_instance(const EvalConfig& cfg, suite::Instance* inst, std::string* err) {
+bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err) {
   const std::string size = cfg.sizes.empty() ? "full" : cfg.sizes.back();
   return suite::resolve_instance(cfg.problem, cfg.world, size, cfg.overrides, inst, err);
 }
 
-bool make_search(const EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out, std::string* err) {
+bool make_search(const eval::EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out,
+                 std::string* err) {
   suite::Instance inst;
   if (!search_instance(cfg, &inst, err)) return false;
   const std::vector<suite::Template> space = suite::template_space(cfg.problem, inst, cfg.backend);

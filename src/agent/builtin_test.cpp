@@ -13,7 +13,7 @@ namespace {
 suite::Prediction pred(const std::string& algo, int blocks, double ms) {
   suite::Prediction p;
   p.tmpl.problem = "all_reduce";
-  p.tmpl.backend = "cuda";
+  p.tmpl.backend = sandbox::Backend::cuda;
   p.tmpl.source = "solution.cu";
   p.tmpl.mech = "reg";
   p.tmpl.algo = algo;
@@ -43,15 +43,15 @@ std::string name(const suite::Prediction* p) {
   return p ? p->tmpl.name() : "(none)";
 }
 
-agent::EvalConfig host_config() {
-  agent::EvalConfig cfg;
+eval::EvalConfig host_config() {
+  eval::EvalConfig cfg;
   std::string err;
   REQUIRE_MESSAGE(
       suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce", &cfg.problem, &err),
       err);
   cfg.paths = suite::default_paths();
   cfg.machine = suite::default_h200();
-  cfg.backend = "host";
+  cfg.backend = sandbox::Backend::host;
   cfg.world = 2;
   return cfg;
 }
@@ -111,7 +111,7 @@ TEST_CASE("builtin: correct but untimed trials count, a timed one is preferred")
 }
 
 TEST_CASE("builtin: run_search instantiates, evaluates within the budget and records") {
-  agent::EvalConfig cfg = host_config();
+  eval::EvalConfig cfg = host_config();
   std::unique_ptr<agent::TemplateSearch> s;
   std::string err;
   REQUIRE_MESSAGE(agent::make_search(cfg, &s, &err), err);
@@ -144,7 +144,7 @@ TEST_CASE("builtin: run_search instantiates, evaluates within the budget and rec
 TEST_CASE(
     "builtin: the model proposes fenced sources, learns from verdicts, repeats the best when "
     "done") {
-  agent::EvalConfig cfg = host_config();
+  eval::EvalConfig cfg = host_config();
   std::string err;
   auto model = agent::make_builtin_model(cfg, &err);
   REQUIRE_MESSAGE(model, err);
@@ -172,10 +172,10 @@ TEST_CASE(
 }
 
 TEST_CASE("builtin: no templates is an error naming the problem") {
-  agent::EvalConfig cfg = host_config();
+  eval::EvalConfig cfg = host_config();
   cfg.problem.name = "not_a_problem";        // a problem without expert kernels:
   cfg.problem.search = suite::SearchSpec();  // no search.json, so no templates
-  cfg.backend = "cuda";
+  cfg.backend = sandbox::Backend::cuda;
   std::string err;
   CHECK_FALSE(agent::make_builtin_model(cfg, &err));
   CHECK(err.find("not_a_problem") != std::string::npos);

@@ -295,7 +295,8 @@ class Run {
   bool init_env(std::string* err) {
     std::vector<std::string> env = {
         "KF_PROBLEM=" + cfg_.eval.problem.name, "KF_INCLUDE=" + cfg_.eval.paths.include_dir,
-        "KF_WORLD=" + std::to_string(cfg_.eval.world), "KF_BACKEND=" + cfg_.eval.backend};
+        "KF_WORLD=" + std::to_string(cfg_.eval.world),
+        "KF_BACKEND=" + std::string(sandbox::backend_name(cfg_.eval.backend))};
     env.insert(env.end(), cfg_.agent_env.begin(), cfg_.agent_env.end());
     return env_.init(cfg_.workspace + "/agent", env, cfg_.command_timeout_s, err);
   }
@@ -318,12 +319,13 @@ class Run {
          fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""));
     std::string extra;
     if (r.submitted) {
-      std::string path = env_.workspace() + "/kernel" + kernel_extension(cfg_.eval.backend), e2;
+      std::string path = env_.workspace() + "/kernel" + eval::kernel_extension(cfg_.eval.backend),
+                  e2;
       if (read_text_file(path, source, &e2)) {
         *submitted = true;
         return Step::ok;
       }
-      extra = "You submitted, but there is no kernel" + kernel_extension(cfg_.eval.backend) +
+      extra = "You submitted, but there is no kernel" + eval::kernel_extension(cfg_.eval.backend) +
               " in the workspace: write it first, then submit.";
     }
     if (r.timed_out)
@@ -344,20 +346,21 @@ class Run {
   }
 
   Step evaluate(int turn, const std::string& source, sandbox::Verdict* v, std::string* err) {
-    std::string file =
-        fmt::format("{}/turn_{}{}", cfg_.workspace, turn, kernel_extension(cfg_.eval.backend));
+    std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn,
+                                   eval::kernel_extension(cfg_.eval.backend));
     std::ofstream(file, std::ios::binary) << source;
     std::string hash = sandbox::sha256_hex(source);
     tw_.event("candidate", {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
     emit(turn, "evaluating", fs::path(file).filename().string());
     auto t0 = std::chrono::steady_clock::now();
-    EvalConfig ecfg = cfg_.eval;
+    eval::EvalConfig ecfg = cfg_.eval;
     stage_.clear();
     ecfg.on_stage = [&](const std::string& stage) {
       stage_ = stage;
       emit(turn, "evaluating", stage);
     };
-    bool ok = evaluate_file(ecfg, fs::absolute(file).string(), sandbox::Role::candidate, v, err);
+    bool ok =
+        eval::evaluate_file(ecfg, fs::absolute(file).string(), sandbox::Role::candidate, v, err);
     // A signal or the deadline killed the build or the ranks: what came back is not the
     // kernel's verdict (a "timeout" that was kforge's doing), so it is not recorded as one.
     if (sandbox::stop_requested()) return Step::cut;

@@ -1,6 +1,6 @@
 // agent/loop.h: the solve loop. The conversation is the state: each turn sends the
 // messages so far, parses the reply (a kernel, or in agent mode one bash command),
-// evaluates the candidate through agent::evaluate_file, and appends the verdict's
+// evaluates the candidate through eval::evaluate_file, and appends the verdict's
 // feedback as the next user message, until the target is met or a budget is spent.
 // Everything that happens goes to the trajectory as it happens.
 #pragma once
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "agent/budget.h"
-#include "agent/eval.h"
 #include "agent/model.h"
 #include "agent/observer.h"
+#include "eval/eval.h"
 #include "sandbox/verdict.h"
 #include "suite/topology.h"
 #include "trace/trace.h"
@@ -20,7 +20,7 @@
 namespace agent {
 
 struct SolveConfig {
-  EvalConfig eval;
+  eval::EvalConfig eval;
   std::string mode = "direct";  // direct | agent
   double target = 1.0;          // speedup over the baseline (where one can be measured)
   int max_turns = 10;           // model calls

@@ -82,7 +82,7 @@ json summary_json(const SolveResult& r, const std::string& best_hash, std::strin
 }
 
 nlohmann::json solve_config_json(const SolveConfig& c) {
-  const EvalConfig& e = c.eval;
+  const eval::EvalConfig& e = c.eval;
   return {{"mode", c.mode},
           {"target", c.target},
           {"max_turns", c.max_turns},

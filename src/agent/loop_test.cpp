@@ -73,7 +73,7 @@ struct Fixture {
     cfg.eval.paths.runs_dir = (dir / "runs").string();
     REQUIRE(
         suite::load_problem(cfg.eval.paths.problems_dir + "/all_reduce", &cfg.eval.problem, &err));
-    cfg.eval.backend = "host";
+    cfg.eval.backend = sandbox::Backend::host;
     cfg.eval.world = 2;
     cfg.eval.sizes = {"small"};
     cfg.eval.no_time = true;

@@ -22,10 +22,10 @@ namespace fs = std::filesystem;
 namespace {
 
 bool host(const PromptInputs& in) {
-  return in.eval.backend != "cuda";
+  return in.eval.backend != sandbox::Backend::cuda;
 }
 
-std::vector<std::string> run_sizes(const EvalConfig& c) {
+std::vector<std::string> run_sizes(const eval::EvalConfig& c) {
   return c.sizes.empty() ? std::vector<std::string>{"small", "full"} : c.sizes;
 }
 
@@ -134,14 +134,14 @@ bool primitives_docs(const std::string& docs_dir, std::string* out, std::string*
 }
 
 bool build_system_prompt(const PromptInputs& in, std::string* out, std::string* err) {
-  const std::string ext = kernel_extension(in.eval.backend);
+  const std::string ext = eval::kernel_extension(in.eval.backend);
   const std::string fence = host(in) ? "cpp" : "cuda";
   std::string reply;
   Vars rv = {{"ext", ext},
              {"fence", fence},
              {"problem", in.eval.problem.name},
              {"world", std::to_string(in.eval.world)},
-             {"backend", in.eval.backend}};
+             {"backend", sandbox::backend_name(in.eval.backend)}};
   if (!render_prompt_file(in.prompts_dir, in.mode == "agent" ? "reply_agent.md" : "reply_direct.md",
                           rv, &reply, err,
                           /*allow_unused=*/true))
@@ -185,7 +185,7 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
     sizes += (sizes.empty() ? "" : "; ") + sz + " (" + params_str(inst) + "): " + role;
     insts.push_back(inst);
   }
-  std::string baseline_path = default_kernel(p, in.eval.backend, true), baseline;
+  std::string baseline_path = eval::default_kernel(p, in.eval.backend, true), baseline;
   if (!read_text_file(baseline_path, &baseline, err)) return false;
   std::string prims;
   if (!primitives_text(in, &prims, err)) return false;
@@ -198,7 +198,7 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
             {"category", p.category},
             {"description", p.description},
             {"world", std::to_string(in.eval.world)},
-            {"backend", in.eval.backend},
+            {"backend", sandbox::backend_name(in.eval.backend)},
             {"sizes", sizes},
             {"tensors", tensors_text(insts)},
             {"baseline_name", fs::path(baseline_path).filename().string()},
@@ -209,7 +209,7 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
             {"topology", suite::topology_text(in.topology)},
             {"analysis", analysis(in, insts.back())},
             {"primitives", prims},
-            {"ext", kernel_extension(in.eval.backend)},
+            {"ext", eval::kernel_extension(in.eval.backend)},
             {"skeleton", kernel_skeleton(p, in.eval.backend)},
             {"target", target}};
   return render_prompt_file(in.prompts_dir, "task.md", v, out, err);

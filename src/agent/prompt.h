@@ -8,13 +8,13 @@
 
 #include <string>
 
-#include "agent/eval.h"
+#include "eval/eval.h"
 #include "suite/topology.h"
 
 namespace agent {
 
 struct PromptInputs {
-  EvalConfig eval;
+  eval::EvalConfig eval;
   std::string mode = "direct";  // direct | agent
   double target = 1.0;
   suite::Topology topology;

@@ -74,7 +74,8 @@ Visible visible_text(const std::string& root, const std::vector<suite::Problem>&
   for (auto& p : ps) {
     for (const char* b : {"/baseline.cu", "/baseline_host.cpp"})
       add_text(read(p.dir + b), &v.any, &v.whole);
-    for (const char* b : {"cuda", "host"}) add_text(agent::kernel_skeleton(p, b), &v.any, nullptr);
+    for (sandbox::Backend b : {sandbox::Backend::cuda, sandbox::Backend::host})
+      add_text(agent::kernel_skeleton(p, b), &v.any, nullptr);
   }
   for (const char* d : {"/primitives/docs", "/primitives/include/kf"})
     for (auto& e : fs::directory_iterator(root + d))
@@ -146,7 +147,7 @@ std::vector<std::pair<std::string, std::string>> all_prompts(const suite::Proble
   agent::PromptInputs in;
   in.eval.paths = suite::default_paths();
   in.eval.problem = p;
-  in.eval.backend = backend;
+  REQUIRE(sandbox::parse_enum(backend, &in.eval.backend));
   in.eval.world = 4;
   in.eval.machine = suite::default_h200();
   in.mode = mode;

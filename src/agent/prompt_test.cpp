@@ -12,7 +12,7 @@ agent::PromptInputs inputs(const std::string& backend) {
   std::string err;
   in.eval.paths = suite::default_paths();
   REQUIRE(suite::load_problem(in.eval.paths.problems_dir + "/all_reduce", &in.eval.problem, &err));
-  in.eval.backend = backend;
+  REQUIRE(sandbox::parse_enum(backend, &in.eval.backend));
   in.eval.world = 4;
   in.eval.machine = suite::default_h200();
   in.prompts_dir = agent::default_prompts_dir();

@@ -45,8 +45,8 @@ std::string bindings(const suite::Problem& p, std::string* unused) {
 
 }  // namespace
 
-std::string kernel_skeleton(const suite::Problem& p, const std::string& backend) {
-  const bool cuda = backend == "cuda";
+std::string kernel_skeleton(const suite::Problem& p, sandbox::Backend backend) {
+  const bool cuda = backend == sandbox::Backend::cuda;
   std::string unused;
   const std::string binds = bindings(p, &unused);
   std::string s = fmt::format("// {} for {}: compiles and loads, computes nothing yet.\n",

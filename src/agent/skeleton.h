@@ -7,12 +7,13 @@
 
 #include <string>
 
+#include "sandbox/job_enums.h"
 #include "suite/problem.h"
 
 namespace agent {
 
 // The skeleton for `backend` ("cuda": a .cu including <kf/kf.cuh>; "host": a .cpp
 // including <kf/kf.h> and <kf/host.h>).
-std::string kernel_skeleton(const suite::Problem& p, const std::string& backend);
+std::string kernel_skeleton(const suite::Problem& p, sandbox::Backend backend);
 
 }  // namespace agent

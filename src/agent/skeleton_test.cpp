@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/eval.h"
+#include "eval/eval.h"
 #include "sandbox/build.h"
 #include "suite/paths.h"
 
@@ -27,12 +27,12 @@ std::vector<suite::Problem> problems() {
   return ps;
 }
 
-agent::EvalConfig config(const suite::Problem& p, const std::string& backend) {
-  agent::EvalConfig cfg;
+eval::EvalConfig config(const suite::Problem& p, const std::string& backend) {
+  eval::EvalConfig cfg;
   cfg.problem = p;
   cfg.paths = suite::default_paths();
   cfg.machine = suite::default_h200();
-  cfg.backend = backend;
+  REQUIRE(sandbox::parse_enum(backend, &cfg.backend));
   cfg.world = 2;
   cfg.sizes = {"small"};
   cfg.no_time = true;
@@ -51,7 +51,8 @@ std::string write(const std::string& text, const std::string& name) {
 
 TEST_CASE("skeleton: binds every tensor and numeric parameter by name, and nothing of a kernel") {
   for (auto& p : problems()) {
-    std::string cu = agent::kernel_skeleton(p, "cuda"), cpp = agent::kernel_skeleton(p, "host");
+    std::string cu = agent::kernel_skeleton(p, sandbox::Backend::cuda),
+                cpp = agent::kernel_skeleton(p, sandbox::Backend::host);
     CHECK(has(cu, "#include <kf/kf.cuh>"));
     CHECK(has(cpp, "#include <kf/kf.h>"));
     for (auto* s : {&cu, &cpp}) {
@@ -68,23 +69,25 @@ TEST_CASE("skeleton: binds every tensor and numeric parameter by name, and nothi
   suite::Problem bc;
   for (auto& p : problems())
     if (p.name == "broadcast") bc = p;
-  CHECK(has(agent::kernel_skeleton(bc, "cuda"), "const int64_t root = t.iparam(\"root\");"));
+  CHECK(has(agent::kernel_skeleton(bc, sandbox::Backend::cuda),
+            "const int64_t root = t.iparam(\"root\");"));
   suite::Problem ar;
   for (auto& p : problems())
     if (p.name == "all_reduce") ar = p;
-  CHECK(has(agent::kernel_skeleton(ar, "host"),
+  CHECK(has(agent::kernel_skeleton(ar, sandbox::Backend::host),
             "const kf::Tensor& x = t[\"x\"];  // input, fp32 or bf16 (parameter dtype) [n]"));
 }
 
 TEST_CASE(
     "skeleton: the host skeleton builds, loads and runs on every problem, and is not correct") {
   for (auto& p : problems()) {
-    agent::EvalConfig cfg = config(p, "host");
+    eval::EvalConfig cfg = config(p, "host");
     sandbox::Verdict v;
     std::string err;
     REQUIRE_MESSAGE(
-        agent::evaluate_file(cfg, write(agent::kernel_skeleton(p, "host"), p.name + ".cpp"),
-                             sandbox::Role::candidate, &v, &err),
+        eval::evaluate_file(
+            cfg, write(agent::kernel_skeleton(p, sandbox::Backend::host), p.name + ".cpp"),
+            sandbox::Role::candidate, &v, &err),
         err);
     CHECK_MESSAGE(v.status == sandbox::Status::mismatch, p.name << ": " << v.summary << "\n"
                                                                 << v.log);
@@ -94,10 +97,11 @@ TEST_CASE(
 TEST_CASE(
     "skeleton: the cuda skeleton passes the static checks and builds with nvcc on every problem") {
   for (auto& p : problems()) {
-    agent::EvalConfig cfg = config(p, "cuda");
-    std::string path = write(agent::kernel_skeleton(p, "cuda"), p.name + ".cu"), err;
+    eval::EvalConfig cfg = config(p, "cuda");
+    std::string path = write(agent::kernel_skeleton(p, sandbox::Backend::cuda), p.name + ".cu"),
+                err;
     sandbox::EvalRequest req;
-    REQUIRE_MESSAGE(agent::make_request(cfg, path, sandbox::Role::candidate, &req, &err), err);
+    REQUIRE_MESSAGE(eval::make_request(cfg, path, sandbox::Role::candidate, &req, &err), err);
     sandbox::BuildResult b;
     REQUIRE_MESSAGE(sandbox::build_library(req.toolchain, path, sandbox::Role::candidate, &b, &err),
                     err);

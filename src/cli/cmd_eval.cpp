@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "agent/eval.h"
 #include "cli/commands.h"
+#include "eval/eval.h"
 #include "sandbox/build.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/interrupt.h"
@@ -31,7 +31,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Does the kernel's language fit the backend? A .cu needs a GPU to run; a host .cpp
 // only runs on the host backend.
-bool kernel_fits_backend(const std::string& kernel, const std::string& backend, bool compile_only,
+bool kernel_fits_backend(const std::string& kernel, sandbox::Backend backend, bool compile_only,
                          std::string* err) {
   bool cu = ends_with(kernel, ".cu");
   bool cpp = ends_with(kernel, ".cpp") || ends_with(kernel, ".cc");
@@ -39,11 +39,11 @@ bool kernel_fits_backend(const std::string& kernel, const std::string& backend, 
     *err = fmt::format("{}: a kernel is a .cu file (or a .cpp for the host backend)", kernel);
     return false;
   }
-  if (backend == "cuda" && cpp) {
+  if (backend == sandbox::Backend::cuda && cpp) {
     *err = fmt::format("{}: a .cpp kernel runs on the host backend: add --backend host", kernel);
     return false;
   }
-  if (backend == "host" && cu && !compile_only) {
+  if (backend == sandbox::Backend::host && cu && !compile_only) {
     *err = fmt::format(
         "{}: this machine has no GPU, so a .cu kernel cannot run here. "
         "Use --compile-only to check that it builds, or evaluate a host-backend .cpp",
@@ -97,18 +97,18 @@ int cmd_eval(const EvalArgs& a) {
     return kBadInput;
   }
 
-  agent::EvalConfig cfg;
+  eval::EvalConfig cfg;
   if (!apply_eval_options(a.opt, a.params, &cfg, &err)) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }
-  const std::string backend = cfg.backend;
+  const sandbox::Backend backend = cfg.backend;
   std::string kernel = a.kernel;
   if (kernel.empty()) {
-    kernel = agent::default_kernel(problem, backend, a.is_baseline);
+    kernel = eval::default_kernel(problem, backend, a.is_baseline);
     if (!a.json)
       fmt::print(stderr, "{}: no kernel given: evaluating {} on the {} backend\n", cmd,
-                 fs::relative(kernel, paths.source_root).string(), backend);
+                 fs::relative(kernel, paths.source_root).string(), sandbox::backend_name(backend));
   }
   if (!fs::exists(kernel)) {
     fmt::print(stderr, "{}: {}: no such file\n", cmd, kernel);
@@ -121,12 +121,12 @@ int cmd_eval(const EvalArgs& a) {
   }
   cfg.problem = problem;
   cfg.paths = paths;
-  cfg.backend = ends_with(kernel, ".cu") ? "cuda" : "host";
+  cfg.backend = ends_with(kernel, ".cu") ? sandbox::Backend::cuda : sandbox::Backend::host;
   sandbox::Role role = a.is_baseline ? sandbox::Role::baseline : sandbox::Role::candidate;
 
   if (a.compile_only) {
     sandbox::EvalRequest req;
-    if (!agent::make_request(cfg, kernel, role, &req, &err)) {
+    if (!eval::make_request(cfg, kernel, role, &req, &err)) {
       fmt::print(stderr, "{}: {}\n", cmd, err);
       return kBadInput;
     }
@@ -139,7 +139,7 @@ int cmd_eval(const EvalArgs& a) {
   }
 
   sandbox::EvalRequest req;
-  if (!agent::make_request(cfg, kernel, role, &req, &err)) {
+  if (!eval::make_request(cfg, kernel, role, &req, &err)) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <map>
 
-#include "agent/eval.h"
 #include "cli/commands.h"
+#include "eval/eval.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/interrupt.h"
 #include "sandbox/process.h"
@@ -39,7 +39,7 @@ int cmd_replay(const ReplayArgs& a) {
   if (!warn.empty()) fmt::print(stderr, "kforge replay: {}\n", warn);
   const json& ec = run.raw.header["config"]["eval"];
   suite::Paths paths = suite::default_paths();
-  agent::EvalConfig cfg;
+  eval::EvalConfig cfg;
   try {
     std::string dir = paths.problems_dir + "/" + ec.at("problem").get<std::string>();
     if (!suite::load_problem(dir, &cfg.problem, &err)) {
@@ -63,7 +63,7 @@ int cmd_replay(const ReplayArgs& a) {
                e.what());
     return kBadInput;
   }
-  if (cfg.backend == "cuda" && suite::detect_backend() != "cuda") {
+  if (cfg.backend == sandbox::Backend::cuda && suite::detect_backend() != sandbox::Backend::cuda) {
     fmt::print(stderr,
                "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n",
                a.file);
@@ -78,11 +78,11 @@ int cmd_replay(const ReplayArgs& a) {
   int matched = 0, differed = 0;
   for (const trace::CandidateEvent& c : run.candidates) {
     int turn = c.turn;
-    std::string file = fmt::format("{}/turn_{}{}", dir, turn, agent::kernel_extension(cfg.backend));
+    std::string file = fmt::format("{}/turn_{}{}", dir, turn, eval::kernel_extension(cfg.backend));
     std::ofstream(file, std::ios::binary) << c.source;
     sandbox::Verdict v;
     bool evaluated =
-        agent::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err);
+        eval::evaluate_file(cfg, fs::absolute(file).string(), sandbox::Role::candidate, &v, &err);
     if (int sig = sandbox::interrupt_signal()) {  // the ranks were killed by kforge: no verdict to
                                                   // compare
       fmt::print(stderr, "kforge replay: interrupted by {} at turn {}\n", sandbox::signal_name(sig),

@@ -59,23 +59,23 @@ class LineObserver : public agent::Observer {
   std::string model_;
 };
 
-std::string baseline_time_text(const agent::EvalConfig& cfg, const suite::Topology& topo,
+std::string baseline_time_text(const eval::EvalConfig& cfg, const suite::Topology& topo,
                                bool headless) {
-  if (cfg.backend != "cuda")
+  if (cfg.backend != sandbox::Backend::cuda)
     return "The baseline's time is not measured here: this is the host backend, where times are "
            "not a speed measurement.";
   if (static_cast<int>(topo.gpus.size()) < cfg.world)
     return fmt::format(
         "The baseline's time is not measured here: {} ranks on {} GPUs is emulation.", cfg.world,
         topo.gpus.size());
-  agent::EvalConfig b = cfg;
+  eval::EvalConfig b = cfg;
   b.sizes = {"full"};
   b.no_time = false;
   sandbox::Verdict v;
   std::string err;
   if (!headless) fmt::print(stderr, "kforge solve: timing the baseline once ...\n");
-  if (!agent::evaluate_file(b, agent::default_kernel(cfg.problem, cfg.backend, true),
-                            sandbox::Role::baseline, &v, &err) ||
+  if (!eval::evaluate_file(b, eval::default_kernel(cfg.problem, cfg.backend, true),
+                           sandbox::Role::baseline, &v, &err) ||
       v.status != sandbox::Status::correct || !v.timed)
     return "The baseline's time could not be measured here (" + (err.empty() ? v.summary : err) +
            ").";
@@ -89,7 +89,7 @@ std::string baseline_time_text(const agent::EvalConfig& cfg, const suite::Topolo
 }
 
 // The model named by --model, the config file, or builtin. Null with *err, *code.
-std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::EvalConfig& ecfg,
+std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const eval::EvalConfig& ecfg,
                                          bool* used_default, std::string* err, int* code) {
   llm::LlmConfig file;
   bool explicit_cfg = !a.config_file.empty();
@@ -182,7 +182,7 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
   bool ok = err.empty();
   std::string accepted_path;
   std::string best_path =
-      write_kernels(res, out_dir, agent::kernel_extension(cfg.eval.backend), &accepted_path);
+      write_kernels(res, out_dir, eval::kernel_extension(cfg.eval.backend), &accepted_path);
   int exit_code = exit_code_of(res, ok);
   json solve_j = {{"exit_reason", res.exit_reason},
                   {"target_met", res.target_met},
@@ -315,7 +315,7 @@ int cmd_solve(const SolveArgs& a) {
   };
   suite::Paths paths = suite::default_paths();
   agent::SolveConfig cfg;
-  agent::EvalConfig& e = cfg.eval;
+  eval::EvalConfig& e = cfg.eval;
   std::string err;
   std::string name = a.positionals.empty() ? "" : a.positionals[0];
   if (name.empty() && !suite::default_problem(paths.problems_dir, &name, &err))
@@ -326,7 +326,7 @@ int cmd_solve(const SolveArgs& a) {
   if (a.positionals.size() > 1) params.assign(a.positionals.begin() + 1, a.positionals.end());
   if (!apply_eval_options(a.opt, params, &e, &err)) return fail(kBadInput, "bad_input", err);
   sandbox::EvalRequest probe;  // checks the world and the overrides before any model call
-  if (!agent::make_request(e, "/dev/null", sandbox::Role::candidate, &probe, &err))
+  if (!eval::make_request(e, "/dev/null", sandbox::Role::candidate, &probe, &err))
     return fail(kBadInput, "bad_input", err);
 
   cfg.mode = a.mode;
@@ -347,7 +347,7 @@ int cmd_solve(const SolveArgs& a) {
   if (!a.topology_file.empty()) {
     if (!suite::load_topology(a.topology_file, &cfg.topology, &err))
       return fail(kBadInput, "bad_input", err);
-  } else if (e.backend == "host") {
+  } else if (e.backend == sandbox::Backend::host) {
     cfg.topology = suite::host_topology();
   } else if (!suite::detect_topology(&cfg.topology, &err)) {
     fmt::print(stderr, "kforge solve: {}\n", err);

@@ -85,7 +85,8 @@ void use_slurm_allocation(const SweepArgs& a) {
   // The samples inherit this process's environment (sweep.cpp's child_env).
   std::string gpus = sweep::gpus_to_make_visible();
   if (!gpus.empty()) setenv("CUDA_VISIBLE_DEVICES", gpus.c_str(), 1);
-  std::string backend = a.opt.backend.empty() ? suite::detect_backend() : a.opt.backend;
+  sandbox::Backend backend = suite::detect_backend();
+  if (!a.opt.backend.empty()) sandbox::parse_enum(a.opt.backend, &backend);  // CLI11 checked it
   std::string warning = sweep::no_gpu_warning(backend);
   if (!warning.empty()) fmt::print(stderr, "{}\n", warning);
 }

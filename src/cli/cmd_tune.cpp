@@ -44,7 +44,7 @@ std::string slug(const std::string& name) {
   return s;
 }
 
-bool load(const TuneArgs& a, agent::EvalConfig* cfg, std::string* err) {
+bool load(const TuneArgs& a, eval::EvalConfig* cfg, std::string* err) {
   if (a.positionals.empty())
     return (*err = "name a problem: kforge tune PROBLEM (`kforge problems` lists them)", false);
   cfg->paths = suite::default_paths();
@@ -75,7 +75,7 @@ std::string cell(double v, bool known) {
 }
 
 // --predict: the prompt's analysis and the whole ranking.
-int print_predictions(const agent::EvalConfig& cfg, bool as_json) {
+int print_predictions(const eval::EvalConfig& cfg, bool as_json) {
   suite::Instance inst;
   std::string err;
   if (!agent::search_instance(cfg, &inst, &err))
@@ -98,8 +98,9 @@ int print_predictions(const agent::EvalConfig& cfg, bool as_json) {
     return kOk;
   }
   fmt::print("{}\n{:<48} {:>10} {:>8} {:>7} {:>8}\n",
-             suite::analysis_text(cfg.problem, inst, cfg.machine), "template (" + cfg.backend + ")",
-             "pred ms", "bound", "blocks", "GB/s");
+             suite::analysis_text(cfg.problem, inst, cfg.machine),
+             "template (" + std::string(sandbox::backend_name(cfg.backend)) + ")", "pred ms",
+             "bound", "blocks", "GB/s");
   for (const suite::Prediction& p : ranked)
     fmt::print("{:<48} {:>10.4f} {:>8} {:>7} {:>8.0f}\n", p.tmpl.name(), p.ms, p.bound, p.blocks,
                p.bw_gbps);
@@ -125,7 +126,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs* a) {
 }
 
 int cmd_tune(const TuneArgs& a) {
-  agent::EvalConfig cfg;
+  eval::EvalConfig cfg;
   std::string err;
   if (!load(a, &cfg, &err)) return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
   std::unique_ptr<agent::TemplateSearch> search;
@@ -134,19 +135,19 @@ int cmd_tune(const TuneArgs& a) {
 
   if (a.predict_only) return print_predictions(cfg, a.json);
 
-  const std::string ext = agent::kernel_extension(cfg.backend);
+  const std::string ext = eval::kernel_extension(cfg.backend);
   const std::string work = sandbox::make_eval_dir(cfg.paths.runs_dir + "/tune");
   if (work.empty())
     return fmt::print(stderr, "kforge tune: cannot create a folder under {}/tune\n",
                       cfg.paths.runs_dir),
            kInternal;
-  bool emulated = cfg.backend == "host";
+  bool emulated = cfg.backend == sandbox::Backend::host;
   int index = 0;
   auto eval = [&](const suite::Prediction& p, const std::string& source, sandbox::Verdict* v,
                   std::string* e) {
     const std::string path = fmt::format("{}/{:02d}-{}{}", work, ++index, slug(p.tmpl.name()), ext);
     if (!write_file(path, source, e)) return false;
-    if (!agent::evaluate_file(cfg, fs::absolute(path).string(), sandbox::Role::candidate, v, e))
+    if (!eval::evaluate_file(cfg, fs::absolute(path).string(), sandbox::Role::candidate, v, e))
       return false;
     if (sandbox::interrupted()) return (*e = "interrupted: the search was stopped", false);
     emulated = emulated || v->emulated;
@@ -162,8 +163,8 @@ int cmd_tune(const TuneArgs& a) {
     fmt::print(
         "kforge tune {} world={} backend={}: {} templates, budget {}\n{:>2}  {:<48} {:>10} {:>10} "
         "{:>8}  {}\n",
-        cfg.problem.name, cfg.world, cfg.backend, search->space_size(), a.budget, "#", "template",
-        "pred ms", "median ms", "speedup", "status");
+        cfg.problem.name, cfg.world, sandbox::backend_name(cfg.backend), search->space_size(),
+        a.budget, "#", "template", "pred ms", "median ms", "speedup", "status");
   if (!agent::run_search(cfg.problem, search.get(), a.budget, eval, &err, show))
     return fmt::print(stderr, "kforge tune: {}\n", err), kInternal;
 

@@ -62,7 +62,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
 }
 
 bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
-                        agent::EvalConfig* cfg, std::string* err) {
+                        eval::EvalConfig* cfg, std::string* err) {
   std::vector<std::string> overrides;
   for (const std::string& p : params) {
     if (p.find('=') == std::string::npos)
@@ -85,10 +85,15 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
   }
   cfg->overrides = overrides;
   cfg->sizes = sizes;
-  cfg->backend = o.backend.empty() ? suite::detect_backend() : o.backend;
+  // The words become types here; CLI11 checked them against the same names.
+  cfg->backend = suite::detect_backend();
+  if (!o.backend.empty() && !sandbox::parse_enum(o.backend, &cfg->backend))
+    return (*err = "--backend " + o.backend + ": use cuda or host", false);
+  cfg->timing = sandbox::Timing::isolated;
+  if (!o.timing.empty() && !sandbox::parse_enum(o.timing, &cfg->timing))
+    return (*err = "--timing " + o.timing + ": use isolated or batched", false);
   cfg->world = o.world;
   cfg->iters = o.iters;
-  cfg->timing = o.timing;
   cfg->warmup = o.warmup;
   cfg->trials = o.trials;
   cfg->seed = o.seed;

@@ -1,6 +1,6 @@
 // src/cli/eval_options.h: the options of every command that evaluates kernels (eval,
 // baseline, tune, solve): one struct, one CLI11 option group, one set of defaults, and one
-// reader into agent::EvalConfig, so that the commands cannot drift apart.
+// reader into eval::EvalConfig, so that the commands cannot drift apart.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/eval.h"
+#include "eval/eval.h"
 
 namespace cli {
 
@@ -41,6 +41,6 @@ std::vector<std::string> eval_option_args(const EvalOptions& o);
 // given, the machine file is loaded. False with a message naming the bad input: a word
 // that is not PARAM=V, a parameter given twice, a machine file that does not load.
 bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
-                        agent::EvalConfig* cfg, std::string* err);
+                        eval::EvalConfig* cfg, std::string* err);
 
 }  // namespace cli

@@ -39,7 +39,7 @@ bool has(const std::string& text, const std::string& what) {
 TEST_CASE("builtin: all_reduce two-shot at world 2, 4 MiB, by hand") {
   suite::Problem p = load("all_reduce");
   suite::Instance inst = inst_of(p, 2, {"n=1048576"});
-  auto space = suite::template_space(p, inst, "cuda");
+  auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   suite::Prediction r = suite::predict(find(space, "reg/two_shot blocks=32 threads=512"), inst,
                                        suite::default_h200());
   const double S = 4194304;  // 2^20 fp32
@@ -61,7 +61,7 @@ TEST_CASE("builtin: all_reduce two-shot at world 2, 4 MiB, by hand") {
 TEST_CASE("builtin: more blocks help register ops up to ~76 SMs, threads scale the SM share") {
   suite::Problem p = load("reduce_scatter");
   suite::Instance inst = inst_of(p, 8, {"n=4194304"});
-  auto space = suite::template_space(p, inst, "cuda");
+  auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   const suite::Machine m = suite::default_h200();
   const auto b8 = suite::predict(find(space, "reg/pull blocks=8 threads=512"), inst, m);
   const auto b64 = suite::predict(find(space, "reg/pull blocks=64 threads=512"), inst, m);
@@ -79,7 +79,8 @@ TEST_CASE("builtin: one-shot wins small all_reduce at world 4, two-shot wins lar
   const suite::Machine m = suite::default_h200();
   auto best_family = [&](int64_t n) {
     suite::Instance inst = inst_of(p, 4, {"n=" + std::to_string(n)});
-    return suite::rank_templates(suite::template_space(p, inst, "cuda"), inst, m)[0].tmpl.algo;
+    return suite::rank_templates(suite::template_space(p, inst, sandbox::Backend::cuda), inst, m)[0]
+        .tmpl.algo;
   };
   CHECK(best_family(256) == "one_shot");       // 1 KiB: latency, one-shot has fewer hops
   CHECK(best_family(16 << 20) == "two_shot");  // 64 MiB: (w-1) S vs 2(w-1)/w S
@@ -89,7 +90,7 @@ TEST_CASE("builtin: the copy engine loses at MiB sizes and nears its peak at 256
   suite::Problem p = load("all_gather");
   const suite::Machine m = suite::default_h200();
   suite::Instance small = inst_of(p, 2, {"n=1048576"});
-  auto space = suite::template_space(p, small, "cuda");
+  auto space = suite::template_space(p, small, sandbox::Backend::cuda);
   const auto ce = suite::predict(find(space, "ce/push"), small, m);
   const auto tma = suite::predict(find(space, "tma/push blocks=16 chunk_bytes=16384"), small, m);
   CHECK(ce.ms > tma.ms);
@@ -108,7 +109,7 @@ TEST_CASE("builtin: the copy engine loses at MiB sizes and nears its peak at 256
 TEST_CASE("builtin: broadcast relay halves the root's link bytes at world 8") {
   suite::Problem p = load("broadcast");
   suite::Instance inst = inst_of(p, 8, {"n=16777216"});
-  auto space = suite::template_space(p, inst, "cuda");
+  auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   const suite::Machine m = suite::default_h200();
   const auto pull = suite::predict(find(space, "reg/pull blocks=128 threads=512"), inst, m);
   const auto relay = suite::predict(find(space, "reg/relay blocks=128 threads=512"), inst, m);
@@ -121,8 +122,8 @@ TEST_CASE("builtin: broadcast relay halves the root's link bytes at world 8") {
 TEST_CASE("builtin: world 1 moves nothing and is latency-bound; the ranking is sorted") {
   suite::Problem p = load("all_to_all");
   suite::Instance inst = inst_of(p, 1, {"n=1024"});
-  auto ranked =
-      suite::rank_templates(suite::template_space(p, inst, "cuda"), inst, suite::default_h200());
+  auto ranked = suite::rank_templates(suite::template_space(p, inst, sandbox::Backend::cuda), inst,
+                                      suite::default_h200());
   REQUIRE(!ranked.empty());
   for (size_t i = 0; i < ranked.size(); ++i) {
     CHECK(ranked[i].comm_bytes == 0);

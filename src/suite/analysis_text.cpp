@@ -97,7 +97,7 @@ std::string analysis_text(const Problem& p, const Instance& inst, const Machine&
   algorithm_advice(p, inst, &o);
   o += "- Emulated ranks (processes time-sliced on one GPU) and the host backend do not measure "
        "speed: a cross-process flag round trip there is ~4 ms [here]; judge speed on real GPUs.\n";
-  const std::vector<Template> space = template_space(p, inst, "cuda");
+  const std::vector<Template> space = template_space(p, inst, sandbox::Backend::cuda);
   if (!space.empty()) {
     const std::vector<Prediction> ranked = rank_templates(space, inst, m);
     const size_t shown = std::min<size_t>(ranked.size(), 6);

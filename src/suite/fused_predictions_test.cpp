@@ -36,7 +36,7 @@ suite::Template find(const std::vector<suite::Template>& space, const std::strin
 TEST_CASE("suite: gemm_reduce_scatter's intra-SM template at world 8, full size, by hand") {
   suite::Problem p = load("gemm_reduce_scatter");
   suite::Instance inst = inst_of(p, 8);
-  const auto space = suite::template_space(p, inst, "cuda");
+  const auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   CHECK(space.size() == 8);  // bm 64|128 x bn 64|128 x stages 2|3
   const suite::Template t = find(space, "tma/intra_sm bm=64 bn=128 stages=3");
   const suite::Prediction r = suite::predict(t, inst, suite::default_h200());
@@ -55,8 +55,9 @@ TEST_CASE("suite: gemm_reduce_scatter's intra-SM template at world 8, full size,
   CHECK(r.bound == "latency");
   // A deep K makes the same template compute-bound: 2 * 1024^2 * 32768 flops per rank.
   suite::Instance deep = inst_of(p, 2, {"K=65536"});
-  const suite::Prediction d = suite::predict(find(suite::template_space(p, deep, "cuda"), t.name()),
-                                             deep, suite::default_h200());
+  const suite::Prediction d =
+      suite::predict(find(suite::template_space(p, deep, sandbox::Backend::cuda), t.name()), deep,
+                     suite::default_h200());
   CHECK(d.bound == "compute");
   CHECK(d.ms == doctest::Approx(0.00825 + 68719476736.0 / (989e12 * 128 / 132) * 1e3));
 }
@@ -64,7 +65,7 @@ TEST_CASE("suite: gemm_reduce_scatter's intra-SM template at world 8, full size,
 TEST_CASE("suite: all_gather_gemm's inter-SM template at world 8, full size, by hand") {
   suite::Problem p = load("all_gather_gemm");
   suite::Instance inst = inst_of(p, 8);
-  const auto space = suite::template_space(p, inst, "cuda");
+  const auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   // bm 64|128 x comm_blocks 4|8|16 x TMA chunks 4|8|16 KB (a is 128 KB: all fit)
   CHECK(space.size() == 18);
   const suite::Template t = find(space, "tma/inter_sm bm=64 comm_blocks=8 chunk_bytes=16384");
@@ -87,7 +88,7 @@ TEST_CASE("suite: all_gather_gemm's inter-SM template at world 8, full size, by 
 TEST_CASE("suite: the unfused host twin adds the GEMM to the exchange") {
   suite::Problem p = load("gemm_reduce_scatter");
   suite::Instance inst = inst_of(p, 2);
-  const auto space = suite::template_space(p, inst, "host");
+  const auto space = suite::template_space(p, inst, sandbox::Backend::host);
   CHECK(space.size() == 4);  // pull|push x chunk_elems 1000|65536
   const suite::Prediction r =
       suite::predict(find(space, "host/pull chunk_elems=65536"), inst, suite::default_h200());

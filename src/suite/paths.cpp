@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -43,10 +44,15 @@ Paths default_paths() {
   return p;
 }
 
-std::string detect_backend() {
-  std::string forced = env_or("KFORGE_BACKEND", "");
-  if (!forced.empty()) return forced;
-  return file_exists("/dev/nvidia0") || file_exists("/dev/nvidiactl") ? "cuda" : "host";
+sandbox::Backend detect_backend() {
+  const std::string forced = env_or("KFORGE_BACKEND", "");
+  sandbox::Backend b = sandbox::Backend::cuda;
+  if (!forced.empty() && sandbox::parse_enum(forced, &b)) return b;
+  if (!forced.empty())
+    std::fprintf(stderr, "kforge: KFORGE_BACKEND=%s is neither cuda nor host; ignored\n",
+                 forced.c_str());
+  return file_exists("/dev/nvidia0") || file_exists("/dev/nvidiactl") ? sandbox::Backend::cuda
+                                                                      : sandbox::Backend::host;
 }
 
 }  // namespace suite

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "sandbox/job_enums.h"
+
 namespace suite {
 
 struct Paths {
@@ -19,7 +21,7 @@ Paths default_paths();
 
 // "cuda" when this machine has an NVIDIA GPU (a /dev/nvidia* device node), else "host";
 // KFORGE_BACKEND overrides.
-std::string detect_backend();
+sandbox::Backend detect_backend();
 
 bool file_exists(const std::string& path);
 

@@ -52,7 +52,9 @@ std::string section(const suite::Problem& p, const Header& h) {
   const suite::Machine m = suite::default_h200();
   if (h.kind == "analysis") return suite::analysis_text(p, inst, m);
   std::string o;
-  for (const suite::Template& t : suite::template_space(p, inst, h.backend)) {
+  sandbox::Backend backend = sandbox::Backend::cuda;
+  REQUIRE(sandbox::parse_enum(h.backend, &backend));
+  for (const suite::Template& t : suite::template_space(p, inst, backend)) {
     const suite::Prediction r = suite::predict(t, inst, m);
     // name | ms bound blocks bw_gbps comm_bytes hbm_bytes kernels barriers ce_calls hops
     o += fmt::format("{} | {:.10g} {} {} {:.10g} {:.10g} {:.10g} {} {} {} {}\n", t.name(), r.ms,

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sandbox/job_enums.h"
 #include "suite/expr.h"
 
 namespace suite {
@@ -70,7 +71,9 @@ struct Family {
   // after the other (the unfused GEMM, then the collective: T takes their sum).
   bool overlap = true;
   bool has(Knob k) const;
-  const char* backend() const { return mech == Mech::host ? "host" : "cuda"; }
+  sandbox::Backend backend() const {
+    return mech == Mech::host ? sandbox::Backend::host : sandbox::Backend::cuda;
+  }
 };
 
 // A placeholder of the advice text: {name} becomes `bytes` formatted as bytes, or

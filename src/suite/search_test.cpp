@@ -87,12 +87,12 @@ TEST_CASE("suite: search.json gives families, their templates, predictions and t
   REQUIRE(p.search.families.size() == 3);
   CHECK(p.search.default_of(suite::Knob::blocks) == 32);
   const suite::Instance inst = inst_of(p, 4);
-  auto space = suite::template_space(p, inst, "cuda");
+  auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   CHECK(space.size() == 5 * 2 + 5);  // fast: blocks x threads; slow: blocks
   CHECK(space[0].macros == std::vector<std::pair<std::string, std::string>>{
                                {"KF_ALGO", "fast"}, {"KF_BLOCKS", "8"}, {"KF_THREADS", "256"}});
   CHECK(space.back().name() == "reg/slow blocks=128");
-  auto host = suite::template_space(p, inst, "host");
+  auto host = suite::template_space(p, inst, sandbox::Backend::host);
   REQUIRE(host.size() == 2);
   CHECK(host[0].macros ==
         std::vector<std::pair<std::string, std::string>>{{"KF_CHUNK_ELEMS", "1000"}});
@@ -213,7 +213,7 @@ TEST_CASE("suite: a search.json that is not valid JSON names the line, or the du
   std::filesystem::remove(dir + "/search.json");  // optional: no templates, no advice
   REQUIRE_MESSAGE(suite::load_problem(dir, &p, &err), err);
   CHECK(p.search.file.empty());
-  CHECK(suite::template_space(p, inst_of(p, 2), "cuda").empty());
+  CHECK(suite::template_space(p, inst_of(p, 2), sandbox::Backend::cuda).empty());
 }
 
 // all_reduce's advice writes vLLM's rule as an expression; it must pick what the

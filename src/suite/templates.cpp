@@ -132,7 +132,7 @@ KnobValues Template::knobs() const {
 }
 
 std::vector<Template> template_space(const Problem& p, const Instance& inst,
-                                     const std::string& backend) {
+                                     sandbox::Backend backend) {
   std::vector<Template> out;
   for (const Family& f : p.search.families) {
     if (backend != f.backend()) continue;

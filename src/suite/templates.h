@@ -34,14 +34,14 @@ struct TemplateModel {
 
 struct Template {
   std::string problem;
-  std::string backend;  // cuda | host
-  std::string source;   // file name in the problem's folder, e.g. "solution.cu"
-  std::string mech;     // reg | tma | ce | host: how bytes move
-  std::string algo;     // one_shot | two_shot | pull | push | relay: who moves which bytes
-  int blocks = 0;       // KF_BLOCKS (the grid's maximum); 0 where the source has none
-  int threads = 0;      // KF_THREADS per block; 0 where the source has none
-  int64_t chunk = 0;    // KF_CHUNK_BYTES (TMA tile) or KF_CHUNK_ELEMS (host); 0: none
-  KnobValues gemm;      // the GEMM knobs it sets (bm, bn, bk, stages, comm_blocks)
+  sandbox::Backend backend = sandbox::Backend::cuda;
+  std::string source;  // file name in the problem's folder, e.g. "solution.cu"
+  std::string mech;    // reg | tma | ce | host: how bytes move
+  std::string algo;    // one_shot | two_shot | pull | push | relay: who moves which bytes
+  int blocks = 0;      // KF_BLOCKS (the grid's maximum); 0 where the source has none
+  int threads = 0;     // KF_THREADS per block; 0 where the source has none
+  int64_t chunk = 0;   // KF_CHUNK_BYTES (TMA tile) or KF_CHUNK_ELEMS (host); 0: none
+  KnobValues gemm;     // the GEMM knobs it sets (bm, bn, bk, stages, comm_blocks)
   // What instantiate prepends, in order: ("KF_BLOCKS", "32"), ...
   std::vector<std::pair<std::string, std::string>> macros;
   TemplateModel model;
@@ -62,7 +62,7 @@ double tensor_bytes(const Instance& inst, const std::string& name);
 // message, is left out). Ordered by search.json's families, then knob values; empty for
 // a problem without a search.json.
 std::vector<Template> template_space(const Problem& p, const Instance& inst,
-                                     const std::string& backend);
+                                     sandbox::Backend backend);
 
 // `source_text` with a comment naming the template and one #define per macro in front.
 std::string instantiate(const Template& t, const std::string& source_text);

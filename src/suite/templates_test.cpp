@@ -48,9 +48,9 @@ const char* const kProblems[] = {"all_reduce", "reduce_scatter", "all_gather", "
 TEST_CASE("builtin: every problem has a template space whose sources exist and names are unique") {
   for (const char* name : kProblems) {
     suite::Problem p = load(name);
-    for (const char* backend : {"cuda", "host"}) {
+    for (sandbox::Backend backend : {sandbox::Backend::cuda, sandbox::Backend::host}) {
       auto space = suite::template_space(p, full(p, 2), backend);
-      INFO(name << " " << backend);
+      INFO(name << " " << sandbox::backend_name(backend));
       REQUIRE(!space.empty());
       std::set<std::string> names;
       for (const auto& t : space) {
@@ -65,19 +65,19 @@ TEST_CASE("builtin: every problem has a template space whose sources exist and n
 
 TEST_CASE("builtin: the spaces expose the expert kernels' free choices") {
   suite::Problem ar = load("all_reduce");
-  CHECK(families(suite::template_space(ar, full(ar, 2), "cuda")) ==
+  CHECK(families(suite::template_space(ar, full(ar, 2), sandbox::Backend::cuda)) ==
         std::set<std::string>{"reg/one_shot", "reg/two_shot"});
   suite::Problem ag = load("all_gather");
-  auto ag_space = suite::template_space(ag, full(ag, 2), "cuda");
+  auto ag_space = suite::template_space(ag, full(ag, 2), sandbox::Backend::cuda);
   CHECK(families(ag_space) == std::set<std::string>{"tma/push", "reg/push", "ce/push"});
   for (const auto& t : ag_space) {
     if (t.mech == "ce") CHECK(t.source == "solution_ce.cu");
     if (t.mech == "tma") CHECK(t.chunk > 0);
   }
   suite::Problem bc = load("broadcast");
-  CHECK(families(suite::template_space(bc, full(bc, 4), "cuda")) ==
+  CHECK(families(suite::template_space(bc, full(bc, 4), sandbox::Backend::cuda)) ==
         std::set<std::string>{"reg/pull", "reg/relay", "ce/pull"});
-  CHECK(families(suite::template_space(bc, full(bc, 2), "host")) ==
+  CHECK(families(suite::template_space(bc, full(bc, 2), sandbox::Backend::host)) ==
         std::set<std::string>{"host/pull", "host/push"});
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("builtin: TMA tiles larger than the message are left out") {
   suite::Instance inst;
   std::string err;
   REQUIRE(suite::resolve_instance(ag, 2, "full", {"n=2048"}, &inst, &err));  // 8 KB of x
-  for (const auto& t : suite::template_space(ag, inst, "cuda"))
+  for (const auto& t : suite::template_space(ag, inst, sandbox::Backend::cuda))
     if (t.mech == "tma") CHECK(t.chunk <= 8192);
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("builtin: host templates compile with g++ for every knob value") {
   suite::test::TempDir dir;
   for (const char* name : kProblems) {
     suite::Problem p = load(name);
-    for (const auto& t : suite::template_space(p, full(p, 2), "host")) {
+    for (const auto& t : suite::template_space(p, full(p, 2), sandbox::Backend::host)) {
       if (t.chunk != 1000) continue;  // the knob values the compiler sees differ only here
       std::string text, err;
       REQUIRE(suite::instantiate_file(p, t, &text, &err));
@@ -145,7 +145,7 @@ TEST_CASE("builtin: two CUDA templates compile with nvcc") {
                  Want{"all_gather", "reg/push blocks=8 threads=512"}}) {
     suite::Problem p = load(w.problem);
     const suite::Template* found = nullptr;
-    auto space = suite::template_space(p, full(p, 2), "cuda");
+    auto space = suite::template_space(p, full(p, 2), sandbox::Backend::cuda);
     for (const auto& t : space)
       if (t.name() == w.name) found = &t;
     REQUIRE_MESSAGE(found, w.name);

@@ -153,8 +153,8 @@ std::string gpus_to_make_visible() {
   return env_value("SLURM_JOB_GPUS");
 }
 
-std::string no_gpu_warning(const std::string& backend) {
-  if (backend != "cuda" || env_value("SLURM_JOB_ID").empty()) return "";
+std::string no_gpu_warning(sandbox::Backend backend) {
+  if (backend != sandbox::Backend::cuda || env_value("SLURM_JOB_ID").empty()) return "";
   if (!env_value("SLURM_JOB_GPUS").empty() || !env_value("CUDA_VISIBLE_DEVICES").empty()) return "";
   return fmt::format(
       "kforge sweep: Slurm job {} was given no GPUs (no SLURM_JOB_GPUS or "

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/job_enums.h"
+
 namespace sweep {
 
 struct SlurmJob {
@@ -52,7 +54,7 @@ std::string gpus_to_make_visible();
 
 // A task on the cuda backend that Slurm gave no GPUs would use every GPU of its node, the
 // ones other jobs were given too: a warning saying so and what to pass, or "".
-std::string no_gpu_warning(const std::string& backend);
+std::string no_gpu_warning(sandbox::Backend backend);
 
 // 'word' quoted for sh.
 std::string sh_quote(const std::string& word);

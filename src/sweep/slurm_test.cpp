@@ -127,11 +127,12 @@ TEST_CASE("slurm: a task keeps its samples to the GPUs Slurm gave it") {
   unsetenv("SLURM_JOB_GPUS");
   setenv("SLURM_JOB_ID", "12", 1);
   CHECK(gpus_to_make_visible() == "");
-  CHECK(no_gpu_warning("cuda").find("job 12 was given no GPUs") != std::string::npos);
-  CHECK(no_gpu_warning("host") == "");
+  CHECK(no_gpu_warning(sandbox::Backend::cuda).find("job 12 was given no GPUs") !=
+        std::string::npos);
+  CHECK(no_gpu_warning(sandbox::Backend::host) == "");
   setenv("SLURM_JOB_GPUS", "4,5", 1);
   CHECK(gpus_to_make_visible() == "4,5");  // Slurm did not set CUDA_VISIBLE_DEVICES
-  CHECK(no_gpu_warning("cuda") == "");
+  CHECK(no_gpu_warning(sandbox::Backend::cuda) == "");
   setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);  // it did (renumbered where devices are confined)
   CHECK(gpus_to_make_visible() == "");
 }

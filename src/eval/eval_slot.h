@@ -1,4 +1,4 @@
-// agent/eval_slot.h: who may evaluate now, when several solves share a machine (a
+// eval/eval_slot.h: who may evaluate now, when several solves share a machine (a
 // sweep's samples). With KFORGE_EVAL_LOCKS=DIR in the environment (kforge sweep sets it
 // for its samples), every evaluate_file first takes a slot:
 //  - cuda backend: one slot per GPU set (a Slurm job's SLURM_JOB_GPUS, else
@@ -14,7 +14,9 @@
 
 #include <string>
 
-namespace agent {
+#include "sandbox/job_enums.h"
+
+namespace eval {
 
 struct SlotSpec {
   std::string dir;  // the lock folder; "" means no slots
@@ -23,7 +25,7 @@ struct SlotSpec {
 };
 
 // The slots for an eval on `backend` with `world` ranks, from the environment.
-SlotSpec slot_spec(const std::string& backend, int world);
+SlotSpec slot_spec(sandbox::Backend backend, int world);
 
 // One slot held; released when destroyed.
 class EvalSlot {
@@ -48,4 +50,4 @@ class EvalSlot {
   std::string path_;
 };
 
-}  // namespace agent
+}  // namespace eval

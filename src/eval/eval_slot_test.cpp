@@ -1,6 +1,6 @@
-// agent/eval_slot_test.cpp: eval slots are real flocks: taken, full, freed by a holder's
+// eval/eval_slot_test.cpp: eval slots are real flocks: taken, full, freed by a holder's
 // kill -9, and off without KFORGE_EVAL_LOCKS.
-#include "agent/eval_slot.h"
+#include "eval/eval_slot.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 
 #include "suite/test_util.h"
 
-namespace agent {
+namespace eval {
 
 namespace {
 using suite::test::TempDir;
@@ -24,22 +24,22 @@ using suite::test::TempDir;
 TEST_CASE("eval slots: none without KFORGE_EVAL_LOCKS; one per GPU set; cores/world on host") {
   unsetenv("KFORGE_EVAL_LOCKS");
   unsetenv("SLURM_JOB_GPUS");  // the tests may run in a Slurm job
-  CHECK(slot_spec("cuda", 2).count == 0);
+  CHECK(slot_spec(sandbox::Backend::cuda, 2).count == 0);
   setenv("KFORGE_EVAL_LOCKS", "/tmp/kf-locks", 1);
   setenv("CUDA_VISIBLE_DEVICES", "2,3", 1);
-  SlotSpec g = slot_spec("cuda", 2);
+  SlotSpec g = slot_spec(sandbox::Backend::cuda, 2);
   CHECK(g.dir == "/tmp/kf-locks");
   CHECK(g.set == "gpu-2,3");
   CHECK(g.count == 1);
   // A Slurm job's GPUs by their global ids: CUDA_VISIBLE_DEVICES may be renumbered.
   setenv("CUDA_VISIBLE_DEVICES", "0", 1);
   setenv("SLURM_JOB_GPUS", "5", 1);
-  CHECK(slot_spec("cuda", 2).set == "gpu-5");
+  CHECK(slot_spec(sandbox::Backend::cuda, 2).set == "gpu-5");
   unsetenv("SLURM_JOB_GPUS");
-  CHECK(slot_spec("cuda", 2).set == "gpu-0");
+  CHECK(slot_spec(sandbox::Backend::cuda, 2).set == "gpu-0");
   unsetenv("CUDA_VISIBLE_DEVICES");
-  CHECK(slot_spec("cuda", 1).set == "gpu-all");
-  SlotSpec h = slot_spec("host", 2);
+  CHECK(slot_spec(sandbox::Backend::cuda, 1).set == "gpu-all");
+  SlotSpec h = slot_spec(sandbox::Backend::host, 2);
   CHECK(h.set == "host");
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   CHECK(h.count == std::max(1, cores / 2));
@@ -96,4 +96,4 @@ TEST_CASE("eval slots: a lock folder that cannot be written is an error naming i
   CHECK(err.find("/proc/kf-no-such-folder") != std::string::npos);
 }
 
-}  // namespace agent
+}  // namespace eval

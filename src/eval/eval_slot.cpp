@@ -1,5 +1,5 @@
-// agent/eval_slot.cpp: see eval_slot.h.
-#include "agent/eval_slot.h"
+// eval/eval_slot.cpp: see eval_slot.h.
+#include "eval/eval_slot.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,14 +15,14 @@
 #include "sandbox/deadline.h"
 #include "sandbox/interrupt.h"
 
-namespace agent {
+namespace eval {
 
-SlotSpec slot_spec(const std::string& backend, int world) {
+SlotSpec slot_spec(sandbox::Backend backend, int world) {
   SlotSpec s;
   const char* dir = std::getenv("KFORGE_EVAL_LOCKS");
   if (!dir || !*dir) return s;
   s.dir = dir;
-  if (backend == "cuda") {
+  if (backend == sandbox::Backend::cuda) {
     // Named as the machine numbers them, so that every process on it means the same GPUs
     // by one name: in a Slurm job SLURM_JOB_GPUS (its global ids; CUDA_VISIBLE_DEVICES
     // starts from 0 in every job where Slurm confines devices, and two jobs on other GPUs
@@ -82,4 +82,4 @@ bool EvalSlot::acquire(const SlotSpec& spec, std::string* err) {
   }
 }
 
-}  // namespace agent
+}  // namespace eval

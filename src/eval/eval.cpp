@@ -1,20 +1,21 @@
-// agent/eval.cpp
-#include "agent/eval.h"
+// eval/eval.cpp
+#include "eval/eval.h"
 
-#include "agent/eval_slot.h"
+#include "eval/eval_slot.h"
 #include "kf_build_paths.h"
 #include "suite/cost.h"
 #include "suite/instance.h"
 
-namespace agent {
+namespace eval {
 
-std::string kernel_extension(const std::string& backend) {
-  return backend == "cuda" ? ".cu" : ".cpp";
+std::string kernel_extension(sandbox::Backend backend) {
+  return backend == sandbox::Backend::cuda ? ".cu" : ".cpp";
 }
 
-std::string default_kernel(const suite::Problem& p, const std::string& backend, bool baseline) {
-  if (baseline) return p.dir + (backend == "cuda" ? "/baseline.cu" : "/baseline_host.cpp");
-  return p.dir + (backend == "cuda" ? "/examples/uva.cu" : "/examples/host.cpp");
+std::string default_kernel(const suite::Problem& p, sandbox::Backend backend, bool baseline) {
+  const bool cuda = backend == sandbox::Backend::cuda;
+  if (baseline) return p.dir + (cuda ? "/baseline.cu" : "/baseline_host.cpp");
+  return p.dir + (cuda ? "/examples/uva.cu" : "/examples/host.cpp");
 }
 
 bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
@@ -25,18 +26,8 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
     sizes =
         is_baseline ? std::vector<std::string>{"full"} : std::vector<std::string>{"small", "full"};
 
-  // The options' words become the job's types here; the CLI checked them, so an unknown
-  // one is a caller's bug, said as such.
-  sandbox::Backend backend = sandbox::Backend::cuda;
-  sandbox::Timing timing = sandbox::Timing::isolated;
-  if (!sandbox::parse_enum(cfg.backend, &backend)) {
-    *err = "unknown backend '" + cfg.backend + "' (cuda or host)";
-    return false;
-  }
-  if (!cfg.timing.empty() && !sandbox::parse_enum(cfg.timing, &timing)) {
-    *err = "unknown timing '" + cfg.timing + "' (isolated or batched)";
-    return false;
-  }
+  const sandbox::Backend backend = cfg.backend;
+  const bool host = backend == sandbox::Backend::host;
   req->problem = cfg.problem.name;
   req->candidate_path = kernel;
   req->candidate_role = role;
@@ -70,9 +61,9 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
         size == "small" || is_baseline ? sandbox::Reference::oracle : sandbox::Reference::baseline;
     // Only the last instance is timed: it is the one whose speed is reported.
     si.job.time = !cfg.no_time && &size == &sizes.back();
-    si.job.iters = cfg.iters > 0 ? cfg.iters : (cfg.backend == "host" ? 10 : si.job.iters);
-    si.job.timing = timing;
-    si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (cfg.backend == "host" ? 2 : si.job.warmup);
+    si.job.iters = cfg.iters > 0 ? cfg.iters : (host ? 10 : si.job.iters);
+    si.job.timing = cfg.timing;
+    si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (host ? 2 : si.job.warmup);
     if (cfg.trials > 0) si.job.trials = cfg.trials;
     // The race pass needs no size: the first (small) job runs it, the full one is spared.
     if (&size != &sizes.front()) si.job.race_calls = 0;
@@ -102,4 +93,4 @@ bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Ro
   return sandbox::evaluate(req, v, err);
 }
 
-}  // namespace agent
+}  // namespace eval

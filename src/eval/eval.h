@@ -1,4 +1,4 @@
-// agent/eval.h: how kforge evaluates a candidate file for one problem: the problem's
+// eval/eval.h: how kforge evaluates a candidate file for one problem: the problem's
 // sizes resolved into sandbox instances (small: checked against the oracle; full:
 // checked against the baseline where it can run, and timed), the toolchain and the
 // paths. `kforge eval`, `kforge baseline`, the agent loop and the builtin search all
@@ -15,20 +15,20 @@
 #include "suite/paths.h"
 #include "suite/problem.h"
 
-namespace agent {
+namespace eval {
 
 struct EvalConfig {
   suite::Problem problem;
   suite::Paths paths;
   suite::Machine machine;
-  std::string backend;  // cuda | host
+  sandbox::Backend backend = sandbox::Backend::cuda;
   int world = 1;
-  std::vector<std::string> sizes;      // default: small then full
-  std::vector<std::string> overrides;  // PARAM=V
-  int iters = 0;                       // 0: the default (host: 10)
-  std::string timing;                  // "" or "isolated": one call at a time; "batched"
-  int warmup = -1;                     // -1: the default (host: 2)
-  int trials = 0;                      // 0: the default
+  std::vector<std::string> sizes;                      // default: small then full
+  std::vector<std::string> overrides;                  // PARAM=V
+  int iters = 0;                                       // 0: the default (host: 10)
+  sandbox::Timing timing = sandbox::Timing::isolated;  // one call at a time, or nccl-tests'
+  int warmup = -1;                                     // -1: the default (host: 2)
+  int trials = 0;                                      // 0: the default
   uint64_t seed = 0;        // 0: inputs from each rank's secret; else reproducible from this
   double call_limit_s = 0;  // 0: the default
   bool no_time = false;
@@ -37,10 +37,10 @@ struct EvalConfig {
 };
 
 // The language a candidate is written in on a backend: ".cu" (cuda) or ".cpp" (host).
-std::string kernel_extension(const std::string& backend);
+std::string kernel_extension(sandbox::Backend backend);
 
 // The problem's shipped example for the backend, or its baseline.
-std::string default_kernel(const suite::Problem& p, const std::string& backend, bool baseline);
+std::string default_kernel(const suite::Problem& p, sandbox::Backend backend, bool baseline);
 
 // Fills *req for evaluating `kernel` (an absolute path) in role `role`. False with a
 // message naming the bad input (an override, the world size) otherwise.
@@ -52,4 +52,4 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
 bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                    sandbox::Verdict* v, std::string* err);
 
-}  // namespace agent
+}  // namespace eval
