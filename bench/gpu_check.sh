@@ -16,7 +16,7 @@ mkdir -p "$out/j"
 build="${KF_BUILD_DIR:-build-gpu}"
 problems="${PROBLEMS:-$(ls problems/*/problem.json | cut -d/ -f2 | tr "\n" " ")}"
 worlds="${WORLDS:-1 2 4}"
-# Which parts run (one call has 10 minutes): any of uva wrong deadlock deadline
+# Which parts run (one call has 10 minutes): any of uva wrong deadlock rankkill deadline
 # baselines solutions variants solve tune sweep mechanisms latency isolation; the table of
 # world-1 timings always ends the output.
 parts=" ${PARTS:-uva wrong deadlock deadline baselines solutions variants solve tune sweep mechanisms latency} "
@@ -101,6 +101,36 @@ echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes $(ps -o
 run "after-deadlock-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 1
 run "deadlock-w1" timeout eval all_reduce tests/kernels/cuda/deadlock.cu --world 1 --call-limit 5
 run "after-deadlock-w1b" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 2
+fi
+
+if want rankkill; then
+echo "== a rank killed from outside (kill -9 of rank 1's process while its kernel deadlocks)"
+"$K" eval all_reduce tests/kernels/cuda/deadlock.cu --world 2 --call-limit 30 --json \
+  >"$out/j/rankkill-w2.json" 2>"$out/j/rankkill-w2.err" &
+evalpid=$!
+for i in $(seq 150); do
+  sleep 0.2
+  victim=""
+  # The rank itself is the child of the kforge-rank mpirun started (sandbox/rank/reaper.h).
+  for p in $(pgrep -x kforge-rank); do
+    pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+    [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = kforge-rank ] &&
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && victim=$p
+  done
+  if [ -n "$victim" ] && [ "$(pgrep -c kforge-runner)" -ge 2 ]; then
+    sleep 3  # inside the deadlocked call by now
+    kill -9 "$victim" && echo "killed rank 1 (pid $victim) after $(( i / 5 + 3 )) s"
+    break
+  fi
+done
+wait "$evalpid"
+python3 - "$out/j/rankkill-w2.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+print("ok " if v["status"] == "crash" else "BAD", "rankkill-w2", v["status"], "|", v["summary"][:200])
+PY
+echo "left behind: $(pgrep -c kforge-rank || true) kforge-rank processes"
+run "after-rankkill-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu --world 1
 fi
 
 if want deadline; then

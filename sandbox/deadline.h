@@ -24,4 +24,14 @@ double deadline_left_s();
 // What every long wait asks: the user interrupted, or the deadline passed.
 bool stop_requested();
 
+// A deadline for as long as a scope lasts (none for seconds <= 0).
+struct DeadlineScope {
+  explicit DeadlineScope(double seconds) {
+    if (seconds > 0) set_deadline(seconds);
+  }
+  ~DeadlineScope() { clear_deadline(); }
+  DeadlineScope(const DeadlineScope&) = delete;
+  DeadlineScope& operator=(const DeadlineScope&) = delete;
+};
+
 }  // namespace sandbox

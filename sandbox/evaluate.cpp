@@ -54,6 +54,104 @@ std::string make_eval_dir(const std::string& root) {
   return "";
 }
 
+namespace {
+
+// The instances as jobs of one launch. Their libraries are still to be built: they will
+// be in <eval_dir>/lib, and the ranks wait at its gate until they are (rank/build_gate.h).
+std::vector<Job> make_jobs(const EvalRequest& req, const std::string& lib_dir, std::string* labels,
+                           bool* timed) {
+  const std::string shm_base = fmt::format("/kf-{}-{}", getpid(), random_hex(6));
+  std::vector<Job> jobs;
+  for (const Instance& inst : req.instances) {
+    Job job = inst.job;
+    job.problem = job.problem.empty() ? req.problem : job.problem;
+    job.backend = req.backend;
+    if (req.world > 0) job.world = req.world;
+    job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
+    job.candidate_lib = lib_dir + "/candidate.so";
+    job.baseline_lib = req.baseline_path.empty() ? "" : lib_dir + "/baseline.so";
+    job.build_gate = lib_dir + "/built.json";
+    job.candidate_is_baseline = req.candidate_role == Role::baseline;
+    job.shm_prefix = shm_base;
+    *timed = *timed || job.time;
+    *labels += (labels->empty() ? "" : ", ") + inst.label;
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+// The baseline and the candidate, side by side (on a new problem both are cold, and each
+// nvcc is mostly serial). False with *err when the baseline does not build (the
+// problem's bug) or a build could not run; a bad candidate is cb->ok false.
+bool build_both(const EvalRequest& req, BuildResult* b, BuildResult* cb, std::string* err) {
+  Toolchain tc = req.toolchain;
+  tc.backend = req.backend;
+  std::string base_err;
+  std::future<bool> base_built;
+  if (!req.baseline_path.empty())
+    base_built = std::async(std::launch::async, [&] {
+      return build_library(tc, req.baseline_path, Role::baseline, b, &base_err);
+    });
+  bool cand_built = build_library(tc, req.candidate_path, req.candidate_role, cb, err);
+  if (base_built.valid()) {  // the baseline's failure is reported first
+    if (!base_built.get()) {
+      *err = "problem " + req.problem + ": baseline " + req.baseline_path + ": " + base_err;
+      return false;
+    }
+    if (!b->ok) {
+      *err = "problem " + req.problem + ": the baseline " + req.baseline_path +
+             " does not build: " + b->summary() + (b->log.empty() ? "" : "\n" + b->log);
+      return false;
+    }
+  }
+  return cand_built;
+}
+
+// A built library into the launch's lib folder: a hard link to the cache's copy, or a copy
+// where the two are on different file systems.
+bool place_library(const std::string& built, const std::string& to, std::string* err) {
+  std::error_code ec;
+  fs::create_hard_link(built, to, ec);
+  if (ec) fs::copy_file(built, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) *err = "cannot place " + built + " at " + to + ": " + ec.message();
+  return !ec;
+}
+
+// Where the seconds went inside the ranks (rank 0's clock), and what is left over of the
+// launch: mpirun's start-up and shut-down.
+void record_phases(const EvalRequest& req, const std::vector<RunResult>& runs, double launched,
+                   Verdict* v) {
+  double inside = 0;
+  for (size_t k = 0; k < runs.size(); ++k)
+    if (runs[k].result)
+      for (const auto& [phase, s] : runs[k].result->phase_s) {
+        v->seconds.push_back({req.instances[k].label + "/" + phase, s});
+        inside += s;
+      }
+  v->seconds.push_back({"mpirun start+exit", launched - inside});
+}
+
+// The verdict of each instance the ranks reached, in order; the first that is not correct
+// is the evaluation's.
+bool take_verdicts(const EvalRequest& req, const std::vector<Job>& jobs,
+                   const std::vector<RunResult>& runs, Verdict* v, std::string* err) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    Verdict iv;
+    iv.problem = v->problem;
+    iv.candidate = v->candidate;
+    iv.seconds = v->seconds;
+    if (!verdict_from_run(req.instances[k], jobs[k], runs[k], &iv, err)) {
+      *err = "problem " + req.problem + ", instance " + req.instances[k].label + ": " + *err;
+      return false;
+    }
+    *v = iv;
+    if (v->status != Status::correct) break;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   auto t0 = Clock::now();
   *out = Verdict{};
@@ -62,121 +160,74 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   v.candidate = req.candidate_path;
   v.world = req.world;
   v.backend = req.backend;
-  if (req.eval_dir.empty()) {
-    *err = "evaluate: no eval_dir (make one with make_eval_dir)";
+  const std::string lib_dir = req.eval_dir + "/lib";
+  std::error_code ec;
+  if (req.eval_dir.empty() || (fs::create_directories(lib_dir, ec), ec)) {
+    *err = "evaluate: no usable eval_dir (make one with make_eval_dir): " + req.eval_dir;
     return false;
   }
-  std::error_code ec;
-  fs::create_directories(req.eval_dir, ec);
   auto finish = [&]() -> bool {
     v.seconds.push_back({"total", since(t0)});
     if (v.summary.empty()) v.summary = summarize(v);
     return write_json_file(req.eval_dir + "/verdict.json", verdict_json(v), err);
   };
-
-  Toolchain tc = req.toolchain;
-  tc.backend = req.backend;
-  // The baseline first: its failure is the problem's bug, reported as an error.
   auto stage = [&](const std::string& what) {
     if (req.on_stage) req.on_stage(what);
   };
-  std::string baseline_lib;
-  stage("compiling");
-  auto t_compile = Clock::now();
-  // The baseline builds beside the candidate (on a new problem both are cold, and each
-  // nvcc is mostly serial); its failure is still reported first.
-  BuildResult b;
-  std::string base_err;
-  std::future<bool> base_built;
-  if (!req.baseline_path.empty())
-    base_built = std::async(std::launch::async, [&] {
-      return build_library(tc, req.baseline_path, Role::baseline, &b, &base_err);
-    });
-  BuildResult cb;
-  bool cand_built = build_library(tc, req.candidate_path, req.candidate_role, &cb, err);
-  if (base_built.valid()) {
-    if (!base_built.get()) {
-      *err = "problem " + req.problem + ": baseline " + req.baseline_path + ": " + base_err;
-      return false;
-    }
-    if (!b.ok) {
-      *err = "problem " + req.problem + ": the baseline " + req.baseline_path +
-             " does not build: " + b.summary() + (b.log.empty() ? "" : "\n" + b.log);
-      return false;
-    }
-    baseline_lib = b.lib_path;
+  std::string labels;
+  bool timed = false;
+  std::vector<Job> jobs = make_jobs(req, fs::absolute(lib_dir).string(), &labels, &timed);
+  if (jobs.empty()) {
+    *err = "evaluate: no instances to run";
+    return false;
   }
-  if (!cand_built) return false;
+  // Every instance in one launch, started now: the ranks bootstrap (MPI, heap, NCCL) while
+  // the libraries build, then run the instances in order, stopping after the first that
+  // does not pass.
+  const auto t_launch = Clock::now();
+  std::vector<RunResult> runs;
+  std::string launch_err;
+  std::future<bool> launch = std::async(
+      std::launch::async, [&] { return run_jobs(jobs, req.launch, &runs, &launch_err); });
+  auto open_gate = [&](bool go, std::string* e) {
+    return write_json_file(jobs[0].build_gate, nlohmann::json{{"ok", go}}, e);
+  };
+  stage("compiling");
+  const auto t_compile = Clock::now();
+  BuildResult b, cb;
+  bool built = build_both(req, &b, &cb, err);
+  const double compile_s = since(t_compile) - cb.static_s;  // both builds, symbols included
+  if (built && cb.ok)
+    built = place_library(cb.lib_path, jobs[0].candidate_lib, err) &&
+            (req.baseline_path.empty() || place_library(b.lib_path, jobs[0].baseline_lib, err));
+  std::string gate_err;
+  const bool gate_open = open_gate(built && cb.ok, &gate_err);
+  if (!gate_open)  // the ranks wait until the watchdog ends them; say why
+    *err = "cannot write the build gate: " + gate_err;
+  const int world = jobs[0].world;
+  if (built && gate_open && cb.ok)
+    stage(fmt::format("running {} rank{}: {}", world, world == 1 ? "" : "s", labels));
+  const bool launched_ok = launch.get();
+  if (!built || !gate_open) return false;
   v.seconds.push_back({"static", cb.static_s});
-  // Wall time of both builds, the symbol checks included.
-  double compile_s = since(t_compile) - cb.static_s;
   v.seconds.push_back(
       {cb.cached && (req.baseline_path.empty() || b.cached) ? "compile (cached)" : "compile",
        compile_s});
-  if (!cb.ok) {
+  if (!cb.ok) {  // the ranks went home at the gate
     v.status = cb.status;
     v.findings = cb.findings;
     v.log = cb.log;
     return finish();
   }
-
-  // Every instance in one launch: the ranks bootstrap once (MPI, heap, NCCL) and run
-  // them in order, stopping after the first that does not pass.
-  const std::string shm_base = fmt::format("/kf-{}-{}", getpid(), random_hex(6));
-  std::vector<Job> jobs;
-  std::string labels;
-  bool timed = false;
-  for (const Instance& inst : req.instances) {
-    Job job = inst.job;
-    job.problem = job.problem.empty() ? req.problem : job.problem;
-    job.backend = req.backend;
-    if (req.world > 0) job.world = req.world;
-    job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
-    job.candidate_lib = cb.lib_path;
-    job.baseline_lib = baseline_lib;
-    job.candidate_is_baseline = req.candidate_role == Role::baseline;
-    job.shm_prefix = shm_base;
-    timed = timed || job.time;
-    labels += (labels.empty() ? "" : ", ") + inst.label;
-    jobs.push_back(job);
-  }
-  if (jobs.empty()) {
-    *err = "evaluate: no instances to run";
+  if (!launched_ok) {
+    *err = "instances " + labels + ": " + launch_err;
     return false;
   }
-  const int world = jobs[0].world;
-  stage(fmt::format("running {} rank{}: {}", world, world == 1 ? "" : "s", labels));
-  auto t1 = Clock::now();
-  std::vector<RunResult> runs;
-  if (!run_jobs(jobs, req.launch, &runs, err)) {
-    *err = "instances " + labels + ": " + *err;
-    return false;
-  }
-  const double launched = since(t1);
+  // The launch overlapped the build: its seconds count from its own start.
+  const double launched = since(t_launch);
   v.seconds.push_back({timed ? "launch+check+time" : "launch+check", launched});
-  // Where the seconds went inside the ranks (rank 0's clock), and what is left over:
-  // mpirun's start-up and shut-down.
-  double inside = 0;
-  for (size_t k = 0; k < runs.size(); ++k)
-    if (runs[k].result)
-      for (const auto& [phase, s] : runs[k].result->phase_s) {
-        v.seconds.push_back({req.instances[k].label + "/" + phase, s});
-        inside += s;
-      }
-  v.seconds.push_back({"mpirun start+exit", launched - inside});
-  for (size_t k = 0; k < runs.size(); ++k) {
-    Verdict iv;
-    iv.problem = v.problem;
-    iv.candidate = v.candidate;
-    iv.seconds = v.seconds;
-    if (!verdict_from_run(req.instances[k], jobs[k], runs[k], &iv, err)) {
-      *err = "problem " + req.problem + ", instance " + req.instances[k].label + ": " + *err;
-      return false;
-    }
-    v = iv;
-    if (v.status != Status::correct) break;
-  }
-  return finish();
+  record_phases(req, runs, launched, &v);
+  return take_verdicts(req, jobs, runs, &v, err) && finish();
 }
 
 }  // namespace sandbox

@@ -59,6 +59,7 @@ struct Limits {
   double call_s = 10;       // one checked kf_run call (launch to synchronize)
   double time_s = 120;      // the whole timing phase
   double total_s = 600;     // the whole job
+  double build_s = 200;     // waiting at the build gate (the compiler's own limit is 180 s)
 };
 
 struct Job {
@@ -112,6 +113,9 @@ struct Job {
 
   uint64_t workspace_bytes = 64ull << 20;  // symmetric workspace for comm.alloc
   std::string shm_prefix;                  // host backend: POSIX shm name prefix
+  // When set, the libraries are still being built as the ranks start: they wait for this
+  // file before loading them (rank/build_gate.h).
+  std::string build_gate;
   Limits limits;
 };
 
@@ -197,13 +201,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InitSpec, dist, a, b)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobTensor, name, dtype, output, shape_by_rank, init,
                                                 atol, rtol)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Limits, bootstrap_s, load_s, setup_s, call_s,
-                                                time_s, total_s)
+                                                time_s, total_s, build_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, dir, candidate_lib,
                                                 baseline_lib, candidate_is_baseline, reference,
                                                 params, str_params, tensors, seed, fixed_inputs,
                                                 trials, calls, stagger_ms, race_calls, time, timing,
                                                 warmup, iters, verify_every, l2_flush_bytes,
-                                                workspace_bytes, shm_prefix, limits)
+                                                workspace_bytes, shm_prefix, build_gate, limits)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
                                                 max_ms, off_stream, unconfirmed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,

@@ -267,8 +267,14 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
   // kforge-rank starts kforge-runner from its own folder (rank/runner_link.cpp).
   std::string runner_binary =
       o.rank_binary.substr(0, o.rank_binary.rfind('/') + 1) + "kforge-runner";
-  jail.read_only = {o.rank_binary, runner_binary, job.candidate_lib};
-  if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
+  jail.read_only = {o.rank_binary, runner_binary};
+  if (!job.build_gate.empty()) {
+    // The libraries are not built yet: their folder, which kforge fills from outside.
+    jail.read_only.push_back(fs::path(job.build_gate).parent_path().string());
+  } else {
+    jail.read_only.push_back(job.candidate_lib);
+    if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
+  }
   for (const Job& j : jobs) jail.writable.push_back(j.dir);
   jail.gpu = job.backend == Backend::cuda;
   jail.memory_bytes = o.memory_bytes;
@@ -291,6 +297,7 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   dog.world = jobs[0].world;
   dog.bootstrap_s = jobs[0].limits.bootstrap_s;
   for (const Job& j : jobs) dog.total_s += j.limits.total_s;
+  if (!jobs[0].build_gate.empty()) dog.total_s += jobs[0].limits.build_s;
   dog.binary_name = fs::path(opt.rank_binary).filename().string();
   dog.kill_ranks = !private_shm;
   dog.out = &last;

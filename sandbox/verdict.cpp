@@ -333,21 +333,6 @@ json verdict_json(const Verdict& v) {
                         {"why", f.why},
                         {"instead", f.instead},
                         {"text", f.render()}});
-  auto stuck = [](const std::vector<Verdict::Stuck>& v) {
-    json a = json::array();
-    for (auto& s : v)
-      a.push_back({{"rank", s.rank},
-                   {"phase", s.phase},
-                   {"detail", s.detail},
-                   {"seconds", s.seconds},
-                   {"in_candidate", s.in_candidate}});
-    return a;
-  };
-  json crashes = json::array();
-  for (auto& c : v.crashes) crashes.push_back({{"rank", c.rank}, {"what", c.what}});
-  json tol = json::array();
-  for (auto& t : v.tolerances)
-    tol.push_back({{"tensor", t.tensor}, {"atol", t.atol}, {"rtol", t.rtol}});
   // An array of [stage, seconds], in the order the stages ran (an object would sort them).
   json secs = json::array();
   for (auto& [k, x] : v.seconds) secs.push_back({k, x});
@@ -362,11 +347,11 @@ json verdict_json(const Verdict& v) {
               {"log", v.log},
               {"findings", findings},
               {"failures", failures},
-              {"stuck", stuck(v.stuck)},
-              {"others", stuck(v.others)},
+              {"stuck", v.stuck},
+              {"others", v.others},
               {"limit_s", v.limit_s},
-              {"crashes", crashes},
-              {"tolerances", tol},
+              {"crashes", v.crashes},
+              {"tolerances", v.tolerances},
               {"timed", v.timed},
               {"candidate_time", v.candidate_time},
               {"baseline_time", v.baseline_time},

@@ -58,6 +58,14 @@ struct Verdict {
   std::vector<std::pair<std::string, double>> seconds;
 };
 
+// The verdict's parts that are plain data map by nlohmann's macros; the verdict itself by
+// hand (verdict_json), as it adds what readers want beside the fields (each failure's rank,
+// each finding rendered, the summary).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict::Stuck, rank, phase, detail, seconds,
+                                                in_candidate)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict::Crash, rank, what)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict::Tolerance, tensor, atol, rtol)
+
 nlohmann::json verdict_json(const Verdict& v);
 
 // The one-line summary for the verdict's fields (what `summary` is set to).

@@ -18,21 +18,6 @@ void opt(const json& j, const char* key, T& v) {
   if (it != j.end() && !it->is_null()) it->get_to(v);
 }
 
-std::vector<Verdict::Stuck> stuck_from(const json& j, const char* key) {
-  std::vector<Verdict::Stuck> out;
-  if (!j.contains(key)) return out;
-  for (const json& s : j.at(key)) {
-    Verdict::Stuck x;
-    opt(s, "rank", x.rank);
-    opt(s, "phase", x.phase);
-    opt(s, "detail", x.detail);
-    opt(s, "seconds", x.seconds);
-    opt(s, "in_candidate", x.in_candidate);
-    out.push_back(x);
-  }
-  return out;
-}
-
 void lists_from(const json& j, Verdict* v) {
   if (j.contains("findings"))
     for (const json& f : j.at("findings")) {
@@ -50,14 +35,10 @@ void lists_from(const json& j, Verdict* v) {
       v->failures.push_back(f.get<Failure>());
       v->failure_ranks.push_back(f.value("rank", -1));
     }
-  v->stuck = stuck_from(j, "stuck");
-  v->others = stuck_from(j, "others");
-  if (j.contains("crashes"))
-    for (const json& c : j.at("crashes"))
-      v->crashes.push_back({c.value("rank", 0), c.value("what", "")});
-  if (j.contains("tolerances"))
-    for (const json& t : j.at("tolerances"))
-      v->tolerances.push_back({t.value("tensor", ""), t.value("atol", 0.0), t.value("rtol", 0.0)});
+  opt(j, "stuck", v->stuck);
+  opt(j, "others", v->others);
+  opt(j, "crashes", v->crashes);
+  opt(j, "tolerances", v->tolerances);
   if (j.contains("seconds"))
     for (const json& s : j.at("seconds"))
       v->seconds.push_back({s.at(0).get<std::string>(), s.at(1).get<double>()});

@@ -21,11 +21,18 @@ namespace fs = std::filesystem;
 using kforge_run::kforge;
 using kforge_run::Run;
 
-// The JSON document a --json run printed (stderr lines before it are skipped).
-nlohmann::json json_of(const Run& r) {
-  size_t at = r.out.find('{');
-  REQUIRE_MESSAGE(at != std::string::npos, r.out);
-  return nlohmann::json::parse(r.out.substr(at));
+// The verdict a --json run printed, through the one reader (stderr lines before it skipped).
+sandbox::Verdict verdict_of(const Run& r) {
+  sandbox::Verdict v;
+  std::string err;
+  REQUIRE_MESSAGE(kforge_run::verdict_in(r.out, &v, &err), err, "\n", r.out);
+  return v;
+}
+
+bool has_note(const sandbox::Verdict& v, const std::string& text) {
+  for (const std::string& n : v.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
 }
 
 const std::string kRoot = KF_SOURCE_ROOT;
@@ -115,10 +122,10 @@ TEST_CASE("cli: a malformed problem file is named, with the field") {
 TEST_CASE("cli: eval of the shipped host example is correct; a wrong kernel is not") {
   Run ok = kforge("eval all_reduce --backend host --world 2 --size small --json");
   REQUIRE_MESSAGE(ok.code == 0, ok.out);
-  nlohmann::json v = json_of(ok);
-  CHECK(v["status"] == "correct");
-  CHECK(v["backend"] == "host");
-  CHECK(v["speedup"] == 0);  // host times are not a speed measurement
+  sandbox::Verdict v = verdict_of(ok);
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(v.backend == sandbox::Backend::host);
+  CHECK(v.speedup == 0);  // host times are not a speed measurement
 
   Run bad = kforge("eval all_reduce " + kRoot +
                    "/tests/kernels/host/wrong_rank.cpp --backend host --world 2");
@@ -130,14 +137,14 @@ TEST_CASE("cli: eval of the shipped host example is correct; a wrong kernel is n
 TEST_CASE("cli: baseline times the host baseline; CPU times get no busbw or speed claim") {
   Run b = kforge("baseline all_gather --backend host --world 2 --iters 3 --json");
   REQUIRE_MESSAGE(b.code == 0, b.out);
-  nlohmann::json v = json_of(b);
-  CHECK(v["status"] == "correct");
-  CHECK(v["timed"] == true);
-  CHECK(v["candidate_time"]["n"].get<int>() == 3);
-  CHECK(v["roofline_ms"].get<double>() > 0);  // the cost model's floor on the H200
-  CHECK(v["busbw_gbps"].get<double>() == 0);  // not from CPU times
-  CHECK(v["pct_roofline"].get<double>() == 0);
-  CHECK(v["notes"].dump().find("not a speed measurement") != std::string::npos);
+  sandbox::Verdict v = verdict_of(b);
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(v.timed);
+  CHECK(v.candidate_time.n == 3);
+  CHECK(v.roofline_ms > 0);  // the cost model's floor on the H200
+  CHECK(v.busbw_gbps == 0);  // not from CPU times
+  CHECK(v.pct_roofline == 0);
+  CHECK(has_note(v, "not a speed measurement"));
 
   Run text = kforge("baseline all_gather --backend host --world 2 --iters 3");
   CHECK(text.code == 0);
@@ -148,19 +155,18 @@ TEST_CASE("cli: --timing batched times batches of back-to-back calls, as nccl-te
   // 12 calls a side in batches: min(12, 5) = 5 samples of ceil(12 / 5) = 3 calls.
   Run b = kforge("baseline all_reduce --backend host --world 2 --iters 12 --timing batched --json");
   REQUIRE_MESSAGE(b.code == 0, b.out);
-  nlohmann::json v = json_of(b);
-  CHECK(v["status"] == "correct");
-  CHECK(v["candidate_time"]["n"].get<int>() == 5);
-  CHECK(v["notes"].dump().find("timing: batched, nccl-tests' method (5 samples") !=
-        std::string::npos);
+  sandbox::Verdict v = verdict_of(b);
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(v.candidate_time.n == 5);
+  CHECK(has_note(v, "timing: batched, nccl-tests' method (5 samples"));
   // Fewer iterations than batches: one call a sample. The candidate is checked after
   // every batch as well, so a batched eval still says correct only for correct outputs.
   Run e = kforge(
       "eval all_reduce --backend host --world 2 --size small --iters 3 --timing batched --json");
   REQUIRE_MESSAGE(e.code == 0, e.out);
-  nlohmann::json ev = json_of(e);
-  CHECK(ev["candidate_time"]["n"].get<int>() == 3);
-  CHECK(ev["baseline_time"]["n"].get<int>() == 3);
+  sandbox::Verdict ev = verdict_of(e);
+  CHECK(ev.candidate_time.n == 3);
+  CHECK(ev.baseline_time.n == 3);
   Run bad = kforge("eval all_reduce --backend host --timing sometimes");
   CHECK(bad.code == 2);
   CHECK(bad.out.find("--timing") != std::string::npos);

@@ -15,6 +15,7 @@
 #include "kf_build_paths.h"
 #include "launch.h"
 #include "process.h"
+#include "rank_process.h"
 
 using namespace sandbox;
 namespace fs = std::filesystem;
@@ -331,7 +332,9 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   REQUIRE_EVAL(r);
   CHECK(r.v.status == sandbox::Status::rejected);
   CHECK(contains(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
-  CHECK(!fs::exists(r.eval_dir + "/small"));  // nothing ran
+  // The ranks started beside the build and went home at its gate: nothing was loaded.
+  CHECK(!fs::exists(r.eval_dir + "/small/rank0.json"));
+  CHECK(read_rank_status(r.eval_dir + "/small", 0).phase == "done");
 
   std::string broken = write_temp("broken.cpp",
                                   "#include <kf/kf.h>\n"
@@ -345,32 +348,6 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   CHECK(contains(c.v.log, "not_declared_anywhere"));
 }
 
-// The pid, as this process sees it, of world rank `rank`'s kforge-rank whose command line
-// names `dir`: the child of the process mpirun started (rank/reaper.h). 0 when none.
-int rank_process(const std::string& dir, int rank) {
-  auto text = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  auto comm = [&](const std::string& pid) { return text("/proc/" + pid + "/comm"); };
-  for (auto& e : fs::directory_iterator("/proc")) {
-    const std::string pid = e.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (comm(pid) != "kforge-rank\n" || !contains(text("/proc/" + pid + "/cmdline"), dir)) continue;
-    std::string stat = text("/proc/" + pid + "/stat");  // "pid (comm) state ppid ..."
-    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-    std::string state, ppid;
-    rest >> state >> ppid;
-    std::string env = text("/proc/" + pid + "/environ");
-    if (comm(ppid) == "kforge-rank\n" &&
-        contains(env, std::string("OMPI_COMM_WORLD_RANK=") + std::to_string(rank) + '\0'))
-      return std::stoi(pid);
-  }
-  return 0;
-}
-
 TEST_CASE("executor: a rank killed from outside is a crash told by its exit record" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
@@ -379,7 +356,7 @@ TEST_CASE("executor: a rank killed from outside is a crash told by its exit reco
   auto kill_rank1 = [](const std::string& eval_dir) {
     for (int i = 0; i < 600; ++i) {
       RankStatus s = read_rank_status(eval_dir + "/small", 1);
-      int pid = s.present && s.in_candidate ? rank_process(eval_dir, 1) : 0;
+      int pid = s.present && s.in_candidate && s.phase == "check" ? rank_process(eval_dir, 1) : 0;
       if (pid > 0) {
         kill(pid, SIGKILL);
         return;

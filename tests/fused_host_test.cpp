@@ -22,19 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 using kforge_run::kforge;
 using kforge_run::Run;
+using kforge_run::status_of;
 
 const std::string kRoot = KF_SOURCE_ROOT;
 const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
-
-// The verdict's status from a --json run ("" when there is no JSON).
-std::string status_of(const Run& r) {
-  size_t at = r.out.find('{');
-  if (at == std::string::npos) return "";
-  nlohmann::json j = nlohmann::json::parse(r.out.substr(at), nullptr, false);
-  sandbox::Verdict v;
-  std::string err;
-  return sandbox::verdict_from_json(j, &v, &err) ? sandbox::status_name(v.status) : "";
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

@@ -19,6 +19,7 @@
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
 #include "tests/kforge_child.h"
+#include "tests/kforge_run.h"
 #include "tests/solve_harness.h"
 
 namespace {
@@ -117,7 +118,6 @@ std::string escape_source(const Outside& o, int port, bool crash_with_loot) {
 struct Eval {
   int code = -1;
   std::string output;
-  json verdict;
   std::string verdict_text;  // verdict.json as written
   std::string escape;        // the probe's escape.txt
   std::string syscalls;      // tests/kernels/host/syscalls.cpp's report
@@ -132,8 +132,6 @@ Eval run_eval(Harness& h, const std::string& source, const std::vector<std::stri
   e.code = h.kforge({"eval", "all_reduce", file, "--backend", "host", "--world", "2", "--size",
                      "small", "--no-time", "--json"},
                     &e.output);
-  size_t brace = e.output.find('{');
-  if (brace != std::string::npos) e.verdict = json::parse(e.output.substr(brace), nullptr, false);
   e.escape = run_file(h, "escape.txt");
   e.verdict_text = run_file(h, "verdict.json");
   e.syscalls = run_file(h, "syscalls.txt");
@@ -152,7 +150,7 @@ TEST_CASE("isolation: a hostile candidate reads no secret and changes nothing ou
   Eval e = run_eval(h, escape_source(outside, listener.port, false), {});
   INFO(e.output);
   CHECK(e.code == 0);
-  CHECK(e.verdict.value("status", "") == "correct");
+  CHECK(kforge_run::status_of(e.output) == "correct");
   CHECK(e.escape.empty());  // not one LEAK or ESCAPE line
   CHECK(!has(e.output, kMark));
   CHECK(!fs::exists("/tmp/kforge-escape-written"));
@@ -188,7 +186,7 @@ TEST_CASE("isolation: a crash's log carries no secret into the verdict" * doctes
   Eval e = run_eval(h, escape_source(outside, 0, true), {});
   INFO(e.output);
   CHECK(e.code == 1);
-  CHECK(e.verdict.value("status", "") == "crash");
+  CHECK(kforge_run::status_of(e.output) == "crash");
   CHECK(has(e.output, "loot:"));  // its log is in the verdict, with nothing in it
   CHECK(!has(e.output, kMark));
   CHECK(!e.verdict_text.empty());
@@ -208,7 +206,7 @@ TEST_CASE("isolation: the compiler reads nothing outside the toolchain and the w
                     "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return 0; }\n";
   Eval e = run_eval(h, src, {});
   INFO(e.output);
-  CHECK(e.verdict.value("status", "") == "compile_error");
+  CHECK(kforge_run::status_of(e.output) == "compile_error");
   CHECK(has(e.output, "No such file"));
   CHECK(!has(e.output, kMark));
   Eval n = run_eval(h, src, {"KFORGE_ISOLATION=none"});
@@ -229,13 +227,13 @@ TEST_CASE("isolation: a memory hog ends as its own crash verdict, not the machin
   INFO(e.output);
   CHECK(e.code == 1);
   if (has(e.output, "cgroup")) {
-    CHECK(e.verdict.value("status", "") == "crash");
+    CHECK(kforge_run::status_of(e.output) == "crash");
     CHECK(has(e.output, "out of memory"));
     CHECK(has(e.output, "512 MiB"));
   } else {
     // No cgroup on this machine: RLIMIT_AS per process, and malloc fails in kf_setup.
     MESSAGE("no cgroup here: the memory limit is RLIMIT_AS");
-    CHECK(e.verdict.value("status", "") == "setup_error");
+    CHECK(kforge_run::status_of(e.output) == "setup_error");
   }
 }
 
@@ -321,7 +319,7 @@ TEST_CASE("isolation: KFORGE_SANDBOXED set from outside does not turn confinemen
   Harness h;
   Eval e = run_eval(h, escape_source(outside, 0, false), {"KFORGE_SANDBOXED=1"});
   INFO(e.output);
-  CHECK(e.verdict.value("status", "") == "correct");
+  CHECK(kforge_run::status_of(e.output) == "correct");
   CHECK(has(e.output, "sandbox: bwrap"));
   CHECK(e.escape.empty());
 }
@@ -335,7 +333,7 @@ TEST_CASE(
     CAPTURE(mode);
     Eval e = run_eval(h, probe, {std::string("KFORGE_ISOLATION=") + mode});
     INFO(e.output);
-    CHECK(e.verdict.value("status", "") == "correct");
+    CHECK(kforge_run::status_of(e.output) == "correct");
     for (const char* call : {"fork", "clone (a process)", "execve", "socket(AF_PACKET)",
                              "kill(another process)", "ptrace", "unshare"})
       CHECK_MESSAGE(has(e.syscalls, std::string(call) + ": EPERM\n"), call);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kf_build_paths.h"
+#include "sandbox/verdict_read.h"
 
 namespace kforge_run {
 
@@ -46,6 +47,26 @@ inline Run kforge(const std::string& args, const std::string& env = "",
     r.err = ss.str();
   }
   return r;
+}
+
+// The verdict in a `--json` run's output (lines before the JSON skipped), through the one
+// reader of verdicts (sandbox/verdict_read.h). False with *err when there is none or it
+// does not read.
+inline bool verdict_in(const std::string& out, sandbox::Verdict* v, std::string* err) {
+  size_t at = out.find('{');
+  if (at == std::string::npos) return (*err = "no JSON in the output", false);
+  nlohmann::json j = nlohmann::json::parse(out.substr(at), nullptr, false);
+  return sandbox::verdict_from_json(j, v, err);
+}
+
+// The status name of that verdict, or "no verdict".
+inline std::string status_of(const std::string& out) {
+  sandbox::Verdict v;
+  std::string err;
+  return verdict_in(out, &v, &err) ? sandbox::status_name(v.status) : "no verdict";
+}
+inline std::string status_of(const Run& r) {
+  return status_of(r.out);
 }
 
 }  // namespace kforge_run

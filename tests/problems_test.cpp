@@ -22,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using kforge_run::kforge;
 using kforge_run::Run;
+using kforge_run::status_of;
 
 const std::string kRoot = KF_SOURCE_ROOT;
 
@@ -38,14 +39,6 @@ std::vector<std::string> problem_names() {
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-// The verdict's status from a --json run ("" when there is no JSON).
-std::string status_of(const Run& r) {
-  size_t at = r.out.find('{');
-  if (at == std::string::npos) return "";
-  nlohmann::json v = nlohmann::json::parse(r.out.substr(at), nullptr, false);
-  return v.is_object() ? v.value("status", "") : "";
 }
 
 std::string host_eval(const std::string& problem, const std::string& kernel, int world) {

@@ -100,7 +100,9 @@ TEST_CASE("interrupt: SIGTERM during the eval of a kernel that spins forever") {
   // --call-limit 60: without the signal the watchdog would end the eval a minute later.
   Stopped s =
       stop_when(h, script, {"--call-limit", "60"}, [](kforge_child::Child& c, fake_llm::Server&) {
-        return c.descendant_named("kforge-rank") != 0;
+        // The ranks start beside the build; the eval proper once the build let them go.
+        return c.descendant_named("kforge-rank") != 0 &&
+               c.output().find("running 2 ranks") != std::string::npos;
       });
   INFO("running at the signal: " << json(s.names).dump());
   CHECK(s.ran("kforge-rank"));

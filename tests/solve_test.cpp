@@ -3,6 +3,7 @@
 // format, both wire formats streaming; each trajectory complete and reproduced by replay.
 #include <doctest/doctest.h>
 
+#include "sandbox/verdict_read.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
@@ -28,13 +29,17 @@ TEST_CASE("solve: a model that answers right the first time (openai)") {
   CHECK(r.traj.header["problem"] == "all_reduce");
   CHECK(r.traj.header["model"] == "openai:test-model");
   CHECK(r.traj.header["config"]["eval"]["world"] == 2);
+  CHECK(r.traj.header["config"]["eval"]["timing"] == "isolated");  // replay evaluates the same way
   CHECK(r.traj.header["topology"]["source"] == "none");
   CHECK(verdict_statuses(r.run) == std::vector<std::string>{"correct"});
   CHECK((*r.traj.summary())["best"]["turn"] == 1);
   // The best kernel and the verdict file.
   CHECK(read_file(r.out_dir + "/best.cpp") == right_kernel());
-  json v = json::parse(read_file(r.out_dir + "/verdict.json"));
-  CHECK(v["status"] == "correct");
+  sandbox::Verdict verdict;
+  std::string err;
+  REQUIRE_MESSAGE(sandbox::read_verdict(r.out_dir + "/verdict.json", &verdict, &err), err);
+  CHECK(verdict.status == sandbox::Status::correct);
+  json v = json::parse(read_file(r.out_dir + "/verdict.json"));  // solve's own part
   CHECK(v["solve"]["target_met"] == true);
   // One request: the system prompt and the task, which carries the problem.
   REQUIRE(r.requests.size() == 1);

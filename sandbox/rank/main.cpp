@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "build_gate.h"
 #include "check.h"
 #include "context.h"
 #include "data.h"
@@ -326,9 +327,12 @@ int run(int argc, char** argv) {
   if (o == kOk) o = agree(bootstrap(c));
   mark(c, "bootstrap");
   if (o == kOk) harden(c.jobs, &c.report.notes);
+  // The build went on meanwhile (build_gate.h); a failed one ends the job unreported.
+  const bool go = o != kOk || agree(wait_for_build(c.jobs[0]) ? kOk : kFailed) == kOk;
+  mark(c, "build wait");
   const RankReport boot = c.report;
-  bool reported = false;
-  for (size_t i = 0; o == kOk && i < c.jobs.size(); ++i) {
+  bool reported = !go;
+  for (size_t i = 0; go && o == kOk && i < c.jobs.size(); ++i) {
     o = begin_job(c, i, boot);
     if (o == kOk) o = run_steps(c);
     if (o == kFatal) {

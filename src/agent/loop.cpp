@@ -28,14 +28,6 @@ namespace {
 // What one step of a turn came to. cut: a signal or the deadline stopped it.
 enum class Step { ok, cut, end, fail };
 
-// The run's --max-wall as kforge's deadline, for as long as the run lasts.
-struct DeadlineScope {
-  explicit DeadlineScope(double seconds) {
-    if (seconds > 0) sandbox::set_deadline(seconds);
-  }
-  ~DeadlineScope() { sandbox::clear_deadline(); }
-};
-
 class Run {
  public:
   Run(const SolveConfig& c, Model& m, Observer& o, trace::Writer& w, SolveResult* r)
@@ -52,7 +44,9 @@ class Run {
     if (!build_system_prompt(pin, &sys, err) || !build_task_prompt(pin, &task, err)) return false;
     msgs_ = {{"system", sys}, {"user", task}};
     if (cfg_.mode == "agent" && !init_env(err)) return false;
-    DeadlineScope deadline(cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - elapsed(), 0.001) : 0);
+    // The run's --max-wall as kforge's deadline, for as long as the run lasts.
+    sandbox::DeadlineScope deadline(
+        cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - elapsed(), 0.001) : 0);
     for (int turn = 1;; ++turn) {
       Step s =
           turn > cfg_.max_turns ? (res_.exit_reason = "max_turns", Step::end) : one_turn(turn, err);
@@ -243,34 +237,16 @@ class Run {
     res_.tokens_out += reply->usage.output_tokens;
     res_.cost_usd += reply->cost_usd;
     if (!ok && (e.kind == "interrupted" || e.kind == "deadline" || sandbox::stop_requested())) {
-      tw_.event("llm_stopped", {{"turn", turn},
-                                {"kind", e.kind},
-                                {"message", e.message},
-                                {"attempts", reply->attempts},
-                                {"seconds", reply->seconds}});
+      tw_.event("llm_stopped", llm_failure_event(turn, e, *reply));
       return Step::cut;
     }
     if (!ok) {
-      tw_.event("llm_error", {{"turn", turn},
-                              {"kind", e.kind},
-                              {"message", e.message},
-                              {"http_status", e.http_status},
-                              {"attempts", reply->attempts},
-                              {"seconds", reply->seconds}});
+      tw_.event("llm_error", llm_failure_event(turn, e, *reply));
       res_.exit_reason = "llm_error";
       res_.llm_error = e;
       return Step::end;
     }
-    tw_.event("reply", {{"turn", turn},
-                        {"text", reply->text},
-                        {"thinking", reply->thinking},
-                        {"stop_reason", reply->stop_reason},
-                        {"usage", usage_json(reply->usage)},
-                        {"cost_usd", reply->cost_usd},
-                        {"attempts", reply->attempts},
-                        {"seconds", reply->seconds},
-                        {"model", reply->model},
-                        {"request_id", reply->request_id}});
+    tw_.event("reply", reply_event(turn, *reply));
     return Step::ok;
   }
 
@@ -309,12 +285,7 @@ class Run {
     BashResult r = env_.run(cmd);
     if (sandbox::stop_requested())
       return Step::cut;  // its tree is dead; its output is not the model's business
-    tw_.event("observation", {{"turn", turn},
-                              {"returncode", r.returncode},
-                              {"output", r.output},
-                              {"elided_chars", r.elided_chars},
-                              {"timed_out", r.timed_out},
-                              {"submitted", r.submitted}});
+    tw_.event("observation", observation_event(turn, r));
     emit(turn, "observation",
          fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""));
     std::string extra;
@@ -422,14 +393,7 @@ bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& t
   if (run.go(err)) return true;
   // kforge failed: the trajectory still ends with a summary that says so.
   out->exit_reason = "internal_error";
-  tw.event("summary", {{"exit_reason", out->exit_reason},
-                       {"target_met", false},
-                       {"message", *err},
-                       {"turns", out->turns},
-                       {"candidates", out->candidates},
-                       {"tokens_in", out->tokens_in},
-                       {"tokens_out", out->tokens_out},
-                       {"cost_usd", out->cost_usd}});
+  tw.event("summary", failed_summary_json(*out, *err));
   return false;
 }
 

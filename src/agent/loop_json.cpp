@@ -101,12 +101,48 @@ nlohmann::json solve_config_json(const SolveConfig& c) {
             {"sizes", e.sizes},
             {"overrides", e.overrides},
             {"iters", e.iters},
+            {"timing", e.timing},
             {"warmup", e.warmup},
             {"trials", e.trials},
             {"seed", e.seed},
             {"call_limit_s", e.call_limit_s},
             {"no_time", e.no_time},
             {"machine", e.machine.name}}}};
+}
+
+json reply_event(int turn, const llm::Reply& r) {
+  return {{"turn", turn},
+          {"text", r.text},
+          {"thinking", r.thinking},
+          {"stop_reason", r.stop_reason},
+          {"usage", usage_json(r.usage)},
+          {"cost_usd", r.cost_usd},
+          {"attempts", r.attempts},
+          {"seconds", r.seconds},
+          {"model", r.model},
+          {"request_id", r.request_id}};
+}
+
+json llm_failure_event(int turn, const llm::Error& e, const llm::Reply& r) {
+  return {{"turn", turn},           {"kind", e.kind},
+          {"message", e.message},   {"http_status", e.http_status},
+          {"attempts", r.attempts}, {"seconds", r.seconds}};
+}
+
+json observation_event(int turn, const BashResult& r) {
+  return {{"turn", turn},
+          {"returncode", r.returncode},
+          {"output", r.output},
+          {"elided_chars", r.elided_chars},
+          {"timed_out", r.timed_out},
+          {"submitted", r.submitted}};
+}
+
+json failed_summary_json(const SolveResult& r, const std::string& message) {
+  return {{"exit_reason", r.exit_reason}, {"target_met", false},
+          {"message", message},           {"turns", r.turns},
+          {"candidates", r.candidates},   {"tokens_in", r.tokens_in},
+          {"tokens_out", r.tokens_out},   {"cost_usd", r.cost_usd}};
 }
 
 }  // namespace agent

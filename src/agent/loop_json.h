@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "agent/bash_env.h"
 #include "agent/loop.h"
 
 namespace agent {
@@ -18,6 +19,17 @@ const char* action_name(Action a);
 // that is kept plus what is new (so a retry truncates).
 nlohmann::json prompt_event(int turn, const std::vector<llm::Message>& logged,
                             const std::vector<llm::Message>& msgs);
+
+// A reply's event; a failed model call's (llm_error, or llm_stopped when a signal or the
+// deadline cut it).
+nlohmann::json reply_event(int turn, const llm::Reply& r);
+nlohmann::json llm_failure_event(int turn, const llm::Error& e, const llm::Reply& r);
+
+// Agent mode: what a command gave back.
+nlohmann::json observation_event(int turn, const BashResult& r);
+
+// The summary of a run that kforge itself failed (`message` says how).
+nlohmann::json failed_summary_json(const SolveResult& r, const std::string& message);
 
 // The summary event of a finished run; *detail gets its one-line reason for views
 // ("max_cost: $0.0152 of --max-cost $0.015", "interrupted by SIGTERM during the eval").

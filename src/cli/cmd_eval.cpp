@@ -73,15 +73,10 @@ int print_build(const sandbox::BuildResult& b, bool json) {
   return b.ok ? kOk : kNotCorrect;
 }
 
-}  // namespace
-
-int cmd_eval(const EvalArgs& a) {
-  suite::Paths paths = suite::default_paths();
-  const char* cmd = a.is_baseline ? "kforge baseline" : "kforge eval";
-
-  suite::Problem problem;
-  std::string err;
-  std::string dir = paths.problems_dir + "/" + a.problem;
+// The problem named on the command line; false (having said why) when there is none.
+bool load_named_problem(const suite::Paths& paths, const std::string& name, const char* cmd,
+                        suite::Problem* problem) {
+  std::string err, dir = paths.problems_dir + "/" + name;
   if (!fs::exists(dir + "/problem.json")) {
     std::vector<suite::Problem> all;
     std::string ignored;
@@ -89,13 +84,58 @@ int cmd_eval(const EvalArgs& a) {
     std::string names;
     for (auto& p : all) names += (names.empty() ? "" : ", ") + p.name;
     fmt::print(stderr, "{}: no problem '{}' in {} (problems: {}); `kforge problems` lists them\n",
-               cmd, a.problem, paths.problems_dir, names);
-    return kBadInput;
+               cmd, name, paths.problems_dir, names);
+    return false;
   }
-  if (!suite::load_problem(dir, &problem, &err)) {
+  if (!suite::load_problem(dir, problem, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return false;
+  }
+  return true;
+}
+
+// The evaluation itself, and its verdict printed; the exit code.
+int run_eval(const eval::EvalConfig& cfg, const std::string& kernel, sandbox::Role role, bool json,
+             const char* cmd) {
+  std::string err;
+  sandbox::EvalRequest req;
+  if (!eval::make_request(cfg, kernel, role, &req, &err)) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }
+  req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
+  if (req.eval_dir.empty()) {
+    fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd,
+               cfg.paths.runs_dir);
+    return kInternal;
+  }
+  sandbox::Verdict v;
+  bool ok = sandbox::evaluate(req, &v, &err);
+  if (int sig = sandbox::interrupt_signal()) {
+    // The build or the ranks were killed by kforge, not by the kernel: no verdict.
+    fmt::print(stderr, "{}: interrupted by {}: the build and the ranks were killed; no verdict\n",
+               cmd, sandbox::signal_name(sig));
+    return sandbox::interrupt_exit_code(sig);
+  }
+  if (!ok) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kInternal;
+  }
+  if (json)
+    std::puts(sandbox::verdict_json(v).dump(2).c_str());
+  else
+    fmt::print("{}\n", sandbox::render_text(v));
+  return v.status == sandbox::Status::correct ? kOk : kNotCorrect;
+}
+
+}  // namespace
+
+int cmd_eval(const EvalArgs& a) {
+  suite::Paths paths = suite::default_paths();
+  const char* cmd = a.is_baseline ? "kforge baseline" : "kforge eval";
+  suite::Problem problem;
+  if (!load_named_problem(paths, a.problem, cmd, &problem)) return kBadInput;
+  std::string err;
 
   eval::EvalConfig cfg;
   if (!apply_eval_options(a.opt, a.params, &cfg, &err)) {
@@ -137,34 +177,7 @@ int cmd_eval(const EvalArgs& a) {
     }
     return print_build(b, a.json);
   }
-
-  sandbox::EvalRequest req;
-  if (!eval::make_request(cfg, kernel, role, &req, &err)) {
-    fmt::print(stderr, "{}: {}\n", cmd, err);
-    return kBadInput;
-  }
-  req.eval_dir = sandbox::make_eval_dir(paths.runs_dir + "/evals");
-  if (req.eval_dir.empty()) {
-    fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd, paths.runs_dir);
-    return kInternal;
-  }
-  sandbox::Verdict v;
-  bool ok = sandbox::evaluate(req, &v, &err);
-  if (int sig = sandbox::interrupt_signal()) {
-    // The build or the ranks were killed by kforge, not by the kernel: no verdict.
-    fmt::print(stderr, "{}: interrupted by {}: the build and the ranks were killed; no verdict\n",
-               cmd, sandbox::signal_name(sig));
-    return sandbox::interrupt_exit_code(sig);
-  }
-  if (!ok) {
-    fmt::print(stderr, "{}: {}\n", cmd, err);
-    return kInternal;
-  }
-  if (a.json)
-    std::puts(sandbox::verdict_json(v).dump(2).c_str());
-  else
-    fmt::print("{}\n", sandbox::render_text(v));
-  return v.status == sandbox::Status::correct ? kOk : kNotCorrect;
+  return run_eval(cfg, kernel, role, a.json, cmd);
 }
 
 }  // namespace cli

@@ -29,6 +29,36 @@ CLI::App* add_replay_command(CLI::App& app, ReplayArgs* a) {
   return r;
 }
 
+namespace {
+
+// The evaluation options a trajectory's header recorded (config.eval), as the run had them.
+bool recorded_config(const json& ec, const suite::Paths& paths, eval::EvalConfig* cfg,
+                     std::string* err) {
+  try {
+    std::string dir = paths.problems_dir + "/" + ec.at("problem").get<std::string>();
+    if (!suite::load_problem(dir, &cfg->problem, err)) return false;
+    cfg->paths = paths;
+    cfg->backend = ec.at("backend");
+    cfg->world = ec.at("world");
+    cfg->sizes = ec.at("sizes").get<std::vector<std::string>>();
+    cfg->overrides = ec.at("overrides").get<std::vector<std::string>>();
+    cfg->iters = ec.at("iters");
+    cfg->timing = ec.value("timing", sandbox::Timing::isolated);  // older files lack it
+    cfg->warmup = ec.at("warmup");
+    cfg->trials = ec.at("trials");
+    cfg->seed = ec.at("seed");
+    cfg->call_limit_s = ec.at("call_limit_s");
+    cfg->no_time = ec.at("no_time");
+    cfg->machine = suite::default_h200();
+    return true;
+  } catch (const std::exception& e) {
+    *err = std::string("the header's config.eval is incomplete: ") + e.what();
+    return false;
+  }
+}
+
+}  // namespace
+
 int cmd_replay(const ReplayArgs& a) {
   trace::Run run;
   std::string err, warn;
@@ -37,30 +67,10 @@ int cmd_replay(const ReplayArgs& a) {
     return kBadInput;
   }
   if (!warn.empty()) fmt::print(stderr, "kforge replay: {}\n", warn);
-  const json& ec = run.raw.header["config"]["eval"];
   suite::Paths paths = suite::default_paths();
   eval::EvalConfig cfg;
-  try {
-    std::string dir = paths.problems_dir + "/" + ec.at("problem").get<std::string>();
-    if (!suite::load_problem(dir, &cfg.problem, &err)) {
-      fmt::print(stderr, "kforge replay: {}\n", err);
-      return kBadInput;
-    }
-    cfg.paths = paths;
-    cfg.backend = ec.at("backend");
-    cfg.world = ec.at("world");
-    cfg.sizes = ec.at("sizes").get<std::vector<std::string>>();
-    cfg.overrides = ec.at("overrides").get<std::vector<std::string>>();
-    cfg.iters = ec.at("iters");
-    cfg.warmup = ec.at("warmup");
-    cfg.trials = ec.at("trials");
-    cfg.seed = ec.at("seed");
-    cfg.call_limit_s = ec.at("call_limit_s");
-    cfg.no_time = ec.at("no_time");
-    cfg.machine = suite::default_h200();
-  } catch (const json::exception& e) {
-    fmt::print(stderr, "kforge replay: {}: the header's config.eval is incomplete: {}\n", a.file,
-               e.what());
+  if (!recorded_config(run.raw.header["config"]["eval"], paths, &cfg, &err)) {
+    fmt::print(stderr, "kforge replay: {}: {}\n", a.file, err);
     return kBadInput;
   }
   if (cfg.backend == sandbox::Backend::cuda && suite::detect_backend() != sandbox::Backend::cuda) {

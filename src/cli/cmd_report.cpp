@@ -21,10 +21,10 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs* a) {
 
 int cmd_report(const ReportArgs& a) {
   auto render = [](const std::string& path) {
-    trace::Trajectory t;
+    trace::Run run;
     std::string err, warn;
-    if (!trace::read_trajectory(path, &t, &err, &warn)) return std::string();
-    return render_trajectory(t, false, warn);
+    if (!trace::read_run(path, &run, &err, &warn)) return std::string();
+    return render_trajectory(run, false, warn);
   };
   std::string err;
   if (!sweep::write_report(a.dir, a.out, render, &err)) {

@@ -3,6 +3,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <map>
+
 #include "cli/commands.h"
 #include "trace/trace.h"
 
@@ -28,6 +31,27 @@ std::string indent(const std::string& s) {
   return out + "\n";
 }
 
+// The summary event's lines.
+std::string summary_text(const json& e) {
+  std::string out;
+  out += fmt::format("\n== {}: {} ==\n",
+                     e.value("target_met", false) ? "target met" : "target not met",
+                     e.value("exit_reason", ""));
+  out += fmt::format("turns {}, candidates {}, tokens {} in / {} out, ${:.4f}, {:.1f} s\n",
+                     e.value("turns", 0), e.value("candidates", 0), e.value("tokens_in", 0),
+                     e.value("tokens_out", 0), e.value("cost_usd", 0.0), e.value("seconds", 0.0));
+  if (e.contains("budget") && e["budget"].is_object())
+    out += fmt::format("ended by {}: {}\n", e["budget"].value("name", ""),
+                       e["budget"].value("text", ""));
+  if (e.contains("interrupt") && e["interrupt"].is_object())
+    out += fmt::format("ended by {} during the {}\n", e["interrupt"].value("signal", ""),
+                       e["interrupt"].value("phase", ""));
+  if (e.contains("best") && e["best"].is_object())
+    out += fmt::format("best: turn {} ({}), {}\n", e["best"].value("turn", 0),
+                       e["best"].value("status", ""), e["best"].value("file", ""));
+  return out;
+}
+
 }  // namespace
 
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a) {
@@ -37,7 +61,15 @@ CLI::App* add_show_command(CLI::App& app, ShowArgs* a) {
   return s;
 }
 
-std::string render_trajectory(const trace::Trajectory& t, bool full, const std::string& warn) {
+std::string render_trajectory(const trace::Run& run, bool full, const std::string& warn) {
+  const trace::Trajectory& t = run.raw;
+  // The events the reader typed, by their position.
+  std::map<size_t, const trace::ReplyEvent*> replies;
+  std::map<size_t, const trace::CandidateEvent*> candidates;
+  std::map<size_t, const trace::VerdictEvent*> verdicts;
+  for (auto& r : run.replies) replies[r.event] = &r;
+  for (auto& c : run.candidates) candidates[c.event] = &c;
+  for (auto& v : run.verdicts) verdicts[v.event] = &v;
   std::string out;
   const json& h = t.header;
   const json& ev = h["config"]["eval"];
@@ -48,7 +80,8 @@ std::string render_trajectory(const trace::Trajectory& t, bool full, const std::
         fmt::format("world {}, {} backend, target {}x, max {} turns; topology: {}\n",
                     ev.value("world", 0), ev.value("backend", ""), h["config"].value("target", 1.0),
                     h["config"].value("max_turns", 0), h["topology"].value("source", ""));
-  for (const json& e : t.events) {
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const json& e = t.events[i];
     std::string type = e.value("type", "");
     int turn = e.value("turn", 0);
     if (type == "prompt") {
@@ -58,12 +91,11 @@ std::string render_trajectory(const trace::Trajectory& t, bool full, const std::
         if (m.value("role", "") != "assistant")
           out += fmt::format("  [{}]\n{}", m.value("role", ""),
                              indent(clip(m.value("content", ""), full)));
-    } else if (type == "reply") {
-      auto& u = e["usage"];
+    } else if (type == "reply" && replies.count(i)) {
+      const trace::ReplyEvent& r = *replies[i];
       out += fmt::format("  reply: {} in / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
-                         u.value("input_tokens", 0), u.value("output_tokens", 0),
-                         e.value("cost_usd", 0.0), e.value("attempts", 0), e.value("seconds", 0.0),
-                         indent(clip(e.value("text", ""), full)));
+                         r.input_tokens, r.output_tokens, r.cost_usd, r.attempts, r.seconds,
+                         indent(clip(r.text, full)));
     } else if (type == "format_error") {
       out += fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),
                          e.value("error", "").substr(0, 200));
@@ -73,14 +105,14 @@ std::string render_trajectory(const trace::Trajectory& t, bool full, const std::
       out += fmt::format("  exit {}{}\n{}", e.value("returncode", 0),
                          e.value("submitted", false) ? " (submitted)" : "",
                          indent(clip(e.value("output", ""), full, 400)));
-    } else if (type == "candidate") {
-      std::string src = e.value("source", "");
-      out += fmt::format("  candidate {} ({} lines, sha256 {})\n", e.value("file", ""),
-                         std::count(src.begin(), src.end(), '\n'),
-                         e.value("sha256", "").substr(0, 12));
-    } else if (type == "verdict") {
-      out += fmt::format("  verdict: {} ({:.1f} s)\n", e["verdict"].value("summary", ""),
-                         e.value("seconds", 0.0));
+    } else if (type == "candidate" && candidates.count(i)) {
+      const trace::CandidateEvent& c = *candidates[i];
+      out +=
+          fmt::format("  candidate {} ({} lines, sha256 {})\n", c.file,
+                      std::count(c.source.begin(), c.source.end(), '\n'), c.sha256.substr(0, 12));
+    } else if (type == "verdict" && verdicts.count(i)) {
+      const trace::VerdictEvent& v = *verdicts[i];
+      out += fmt::format("  verdict: {} ({:.1f} s)\n", v.verdict.summary, v.seconds);
     } else if (type == "hint") {
       out += fmt::format("  user hint: {}\n", e.value("text", ""));
     } else if (type == "decision") {
@@ -98,22 +130,7 @@ std::string render_trajectory(const trace::Trajectory& t, bool full, const std::
     } else if (type == "internal_error") {
       out += fmt::format("  kforge error: {}\n", e.value("message", ""));
     } else if (type == "summary") {
-      out += fmt::format("\n== {}: {} ==\n",
-                         e.value("target_met", false) ? "target met" : "target not met",
-                         e.value("exit_reason", ""));
-      out +=
-          fmt::format("turns {}, candidates {}, tokens {} in / {} out, ${:.4f}, {:.1f} s\n",
-                      e.value("turns", 0), e.value("candidates", 0), e.value("tokens_in", 0),
-                      e.value("tokens_out", 0), e.value("cost_usd", 0.0), e.value("seconds", 0.0));
-      if (e.contains("budget") && e["budget"].is_object())
-        out += fmt::format("ended by {}: {}\n", e["budget"].value("name", ""),
-                           e["budget"].value("text", ""));
-      if (e.contains("interrupt") && e["interrupt"].is_object())
-        out += fmt::format("ended by {} during the {}\n", e["interrupt"].value("signal", ""),
-                           e["interrupt"].value("phase", ""));
-      if (e.contains("best") && e["best"].is_object())
-        out += fmt::format("best: turn {} ({}), {}\n", e["best"].value("turn", 0),
-                           e["best"].value("status", ""), e["best"].value("file", ""));
+      out += summary_text(e);
     }
   }
   if (!t.complete)
@@ -123,13 +140,13 @@ std::string render_trajectory(const trace::Trajectory& t, bool full, const std::
 }
 
 int cmd_show(const ShowArgs& a) {
-  trace::Trajectory t;
+  trace::Run run;
   std::string err, warn;
-  if (!trace::read_trajectory(a.file, &t, &err, &warn)) {
+  if (!trace::read_run(a.file, &run, &err, &warn)) {
     fmt::print(stderr, "kforge show: {}\n", err);
     return kBadInput;
   }
-  fmt::print("{}", render_trajectory(t, a.full, warn));
+  fmt::print("{}", render_trajectory(run, a.full, warn));
   return kOk;
 }
 

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "trace/trace.h"
+#include "trace/run.h"
 
 namespace cli {
 
@@ -16,8 +16,8 @@ struct ShowArgs {
 
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a);
 // The text `kforge show` prints (also what a sweep's report shows of each trajectory);
-// `warn` is read_trajectory's note on an unfinished file.
-std::string render_trajectory(const trace::Trajectory& t, bool full, const std::string& warn);
+// `warn` is read_run's note on an unfinished file.
+std::string render_trajectory(const trace::Run& run, bool full, const std::string& warn);
 int cmd_show(const ShowArgs& a);
 
 }  // namespace cli

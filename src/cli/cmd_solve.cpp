@@ -12,6 +12,8 @@
 #include "agent/template.h"
 #include "cli/commands.h"
 #include "cli/live.h"
+#include "cli/solve_context.h"
+#include "kf_build_paths.h"
 #include "llm/config.h"
 #include "llm/replay.h"
 #include "sandbox/interrupt.h"
@@ -20,7 +22,6 @@
 #include "suite/problem.h"
 #if __has_include("agent/builtin.h")
 #include "agent/builtin.h"
-#include "kf_build_paths.h"
 #define KF_HAVE_BUILTIN 1
 #endif
 
@@ -58,35 +59,6 @@ class LineObserver : public agent::Observer {
   bool json_;
   std::string model_;
 };
-
-std::string baseline_time_text(const eval::EvalConfig& cfg, const suite::Topology& topo,
-                               bool headless) {
-  if (cfg.backend != sandbox::Backend::cuda)
-    return "The baseline's time is not measured here: this is the host backend, where times are "
-           "not a speed measurement.";
-  if (static_cast<int>(topo.gpus.size()) < cfg.world)
-    return fmt::format(
-        "The baseline's time is not measured here: {} ranks on {} GPUs is emulation.", cfg.world,
-        topo.gpus.size());
-  eval::EvalConfig b = cfg;
-  b.sizes = {"full"};
-  b.no_time = false;
-  sandbox::Verdict v;
-  std::string err;
-  if (!headless) fmt::print(stderr, "kforge solve: timing the baseline once ...\n");
-  if (!eval::evaluate_file(b, eval::default_kernel(cfg.problem, cfg.backend, true),
-                           sandbox::Role::baseline, &v, &err) ||
-      v.status != sandbox::Status::correct || !v.timed)
-    return "The baseline's time could not be measured here (" + (err.empty() ? v.summary : err) +
-           ").";
-  std::string s = fmt::format(
-      "The baseline takes {:.4g} ms (median; p10 {:.4g}, p90 {:.4g}) at size full on this machine",
-      v.candidate_time.median_ms, v.candidate_time.p10_ms, v.candidate_time.p90_ms);
-  if (v.busbw_gbps > 0) s += fmt::format(", busbw {:.3g} GB/s", v.busbw_gbps);
-  if (v.roofline_ms > 0)
-    s += fmt::format(", {:.0f}% of the roofline", 100 * v.roofline_ms / v.candidate_time.median_ms);
-  return s + ".";
-}
 
 // The model named by --model, the config file, or builtin. Null with *err, *code.
 std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const eval::EvalConfig& ecfg,
@@ -344,17 +316,8 @@ int cmd_solve(const SolveArgs& a) {
   if (n > 0) cfg.agent_env.push_back("KFORGE_BIN=" + std::string(self, static_cast<size_t>(n)));
   cfg.agent_env.push_back("KFORGE_ROOT=" + paths.source_root);
 
-  if (!a.topology_file.empty()) {
-    if (!suite::load_topology(a.topology_file, &cfg.topology, &err))
-      return fail(kBadInput, "bad_input", err);
-  } else if (e.backend == sandbox::Backend::host) {
-    cfg.topology = suite::host_topology();
-  } else if (!suite::detect_topology(&cfg.topology, &err)) {
-    fmt::print(stderr, "kforge solve: {}\n", err);
-    cfg.topology = suite::Topology{};
-    cfg.topology.source = "none";
-    cfg.topology.note = "The topology could not be detected: " + err;
-  }
+  if (!choose_topology(a.topology_file, e.backend, &cfg.topology, &err))
+    return fail(kBadInput, "bad_input", err);
 
   bool used_default = false;
   int code = kInternal;

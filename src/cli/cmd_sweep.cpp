@@ -72,7 +72,7 @@ std::vector<std::string> solve_args(const SweepArgs& a, bool provider) {
   return s;
 }
 
-// Where the samples' evals take their slots (agent/eval_slot.h): one folder for the
+// Where the samples' evals take their slots (eval/eval_slot.h): one folder for the
 // whole machine, so that two sweeps share their GPUs' slots too.
 std::string eval_locks_dir() {
   const char* set = std::getenv("KFORGE_EVAL_LOCKS");

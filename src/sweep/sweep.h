@@ -6,7 +6,7 @@
 // KFORGE_DIE_WITH_PARENT).
 //
 // Concurrency: each sample is a process and N run at once, so N model calls overlap.
-// Their evals take slots (agent/eval_slot.h, KFORGE_EVAL_LOCKS): one eval at a time per
+// Their evals take slots (eval/eval_slot.h, KFORGE_EVAL_LOCKS): one eval at a time per
 // GPU set, cores/world at once on the host backend, across every sweep on the machine.
 // A sample's folder (out/samples/P/M/i) holds its runs, trajectory, best kernel and
 // verdict.json, and its evals' scratch under its runs: no two samples share a path.

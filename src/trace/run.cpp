@@ -40,11 +40,13 @@ bool read_run(const std::string& path, Run* out, std::string* err, std::string* 
     const std::string type = e.value("type", "");
     if (type == "reply") {
       out->replies.push_back(reply_of(e));
+      out->replies.back().event = i;
     } else if (type == "candidate") {
-      out->candidates.push_back(
-          {e.value("turn", 0), e.value("file", ""), e.value("sha256", ""), e.value("source", "")});
+      out->candidates.push_back({i, e.value("turn", 0), e.value("file", ""), e.value("sha256", ""),
+                                 e.value("source", "")});
     } else if (type == "verdict") {
       VerdictEvent v;
+      v.event = i;
       v.turn = e.value("turn", 0);
       v.sha256 = e.value("sha256", "");
       v.seconds = e.value("seconds", 0.0);

@@ -12,12 +12,16 @@
 
 namespace trace {
 
+// Each typed event keeps `event`, its position in raw.events, so that a reader that walks
+// the events in order (kforge show) takes the typed one where there is one.
 struct CandidateEvent {
+  size_t event = 0;
   int turn = 0;
   std::string file, sha256, source;
 };
 
 struct VerdictEvent {
+  size_t event = 0;
   int turn = 0;
   std::string sha256;
   sandbox::Verdict verdict;
@@ -25,6 +29,7 @@ struct VerdictEvent {
 };
 
 struct ReplyEvent {
+  size_t event = 0;
   int turn = 0;
   std::string text, thinking, stop_reason = "stop", model, request_id;
   bool usage_reported = false;  // the event carried a usage object

@@ -1,0 +1,36 @@
+// tests/rank_process.h: finding a rank's process from outside its sandbox, for tests that
+// do to a rank what the OOM killer or a stray kill -9 would.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+// The pid, as this process sees it, of world rank `rank`'s kforge-rank whose command line
+// names `dir`: the child of the process mpirun started (rank/reaper.h). 0 when none.
+inline int rank_process(const std::string& dir, int rank) {
+  auto has = [](const std::string& s, const std::string& sub) {
+    return s.find(sub) != std::string::npos;
+  };
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto comm = [&](const std::string& pid) { return text("/proc/" + pid + "/comm"); };
+  for (auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (comm(pid) != "kforge-rank\n" || !has(text("/proc/" + pid + "/cmdline"), dir)) continue;
+    std::string stat = text("/proc/" + pid + "/stat");  // "pid (comm) state ppid ..."
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    std::string env = text("/proc/" + pid + "/environ");
+    if (comm(ppid) == "kforge-rank\n" &&
+        has(env, std::string("OMPI_COMM_WORLD_RANK=") + std::to_string(rank) + '\0'))
+      return std::stoi(pid);
+  }
+  return 0;
+}
