@@ -23,7 +23,8 @@ std::string trim(const std::string& s) {
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char ch) { return std::isdigit(ch); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char ch) { return std::isdigit(ch); });
 }
 
 // The leading number of a stem ("16_gemm" -> 16), or -1 when it has none.
@@ -40,7 +41,8 @@ bool select_part(const Checkout& c, const std::string& part, std::vector<size_t>
   std::string p = part;
   if (p.size() > 3 && p.compare(p.size() - 3, 3, ".py") == 0) p.resize(p.size() - 3);
   size_t dash = p.find('-');
-  if (dash != std::string::npos && all_digits(p.substr(0, dash)) && all_digits(p.substr(dash + 1))) {
+  if (dash != std::string::npos && all_digits(p.substr(0, dash)) &&
+      all_digits(p.substr(dash + 1))) {
     int lo = std::stoi(p.substr(0, dash)), hi = std::stoi(p.substr(dash + 1));
     if (lo > hi) {
       *err = "the range '" + part + "' runs backwards: write the smaller number first";
@@ -70,7 +72,8 @@ bool select_part(const Checkout& c, const std::string& part, std::vector<size_t>
 bool open_checkout(const std::string& path, Checkout* out, std::string* err) {
   std::error_code ec;
   if (path.empty() || !fs::is_directory(path, ec)) {
-    *err = "PKB checkout '" + path + "' is not a directory: give the folder of a ParallelKernelBench clone";
+    *err = "PKB checkout '" + path +
+           "' is not a directory: give the folder of a ParallelKernelBench clone";
     return false;
   }
   std::string root = fs::absolute(path, ec).lexically_normal().string();
@@ -118,9 +121,11 @@ bool select_problems(const Checkout& c, const std::string& spec, std::vector<Pro
     size_t start = 0;
     while (start <= s.size()) {
       size_t comma = s.find(',', start);
-      std::string part = trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string part =
+          trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       if (part.empty()) {
-        *err = "empty problem in '" + spec + "': separate numbers, names and ranges by single commas";
+        *err =
+            "empty problem in '" + spec + "': separate numbers, names and ranges by single commas";
         return false;
       }
       if (!select_part(c, part, &idx, err)) return false;
@@ -139,7 +144,8 @@ bool find_problem(const Checkout& c, const std::string& spec, Problem* out, std:
   std::vector<Problem> ps;
   if (!select_problems(c, spec, &ps, err)) return false;
   if (ps.size() != 1) {
-    *err = "'" + spec + "' names " + std::to_string(ps.size()) + " PKB problems: name one (a number or a name)";
+    *err = "'" + spec + "' names " + std::to_string(ps.size()) +
+           " PKB problems: name one (a number or a name)";
     return false;
   }
   *out = ps[0];

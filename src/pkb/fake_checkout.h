@@ -17,19 +17,24 @@ struct FakeCheckout {
     const char* p = mkdtemp(tmpl);
     root = p ? p : "";
     namespace fs = std::filesystem;
-    for (auto d : {"reference", "scripts", "utils", "kernelgen"}) fs::create_directories(root + "/" + d);
+    for (auto d : {"reference", "scripts", "utils", "kernelgen"})
+      fs::create_directories(root + "/" + d);
     write("run_local.py", "# stand-in for PKB's launcher\n");
     write("scripts/worker.py", "# stand-in for PKB's worker\n");
-    std::string inputs = "def create_input_tensor(rank, world_size, problem_id, base_shape, dtype, trial=0, device=None):\n";
+    std::string inputs =
+        "def create_input_tensor(rank, world_size, problem_id, base_shape, dtype, trial=0, "
+        "device=None):\n";
     inputs += "    M, N = base_shape\n";
     for (int n = 1; n <= 87; ++n) {
       write("reference/" + name(n) + ".py",
             "import torch\nimport torch.distributed as dist\n\n\n@torch.no_grad()\n"
-            "def solution(tensor: torch.Tensor, scale_" + std::to_string(n) +
-                ": float = 1.0) -> torch.Tensor:\n    out = tensor.clone()\n    dist.all_reduce(out)\n    return out\n");
-      inputs += std::string(n == 1 ? "    if" : "    elif") + " problem_id == " + std::to_string(n) +
-                ":\n        x = torch.randn(M, N + " + std::to_string(n) + ", dtype=dtype, device=device)\n" +
-                "        return (x,)\n";
+            "def solution(tensor: torch.Tensor, scale_" +
+                std::to_string(n) +
+                ": float = 1.0) -> torch.Tensor:\n    out = tensor.clone()\n    "
+                "dist.all_reduce(out)\n    return out\n");
+      inputs += std::string(n == 1 ? "    if" : "    elif") +
+                " problem_id == " + std::to_string(n) + ":\n        x = torch.randn(M, N + " +
+                std::to_string(n) + ", dtype=dtype, device=device)\n" + "        return (x,)\n";
     }
     inputs += "    raise ValueError(problem_id)\n";
     write("utils/input_output_tensors.py", inputs);
