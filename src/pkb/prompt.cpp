@@ -38,7 +38,8 @@ bool opens_branch(const std::string& line, int number) {
   if (!std::regex_search(line, m, in)) return false;
   std::string list = m[2];
   static const std::regex num(R"(\d+)");
-  for (auto it = std::sregex_iterator(list.begin(), list.end(), num); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), num); it != std::sregex_iterator();
+       ++it)
     if (std::stoi(it->str()) == number) return true;
   return false;
 }
@@ -79,7 +80,8 @@ std::string input_description(const std::string& inputs_source, int number) {
     if (!blank && indent_of(line) <= indent) break;  // the next branch, or the function's end
     out += line + "\n";
   }
-  while (!out.empty() && out.back() == '\n' && out.size() > 1 && out[out.size() - 2] == '\n') out.pop_back();
+  while (!out.empty() && out.back() == '\n' && out.size() > 1 && out[out.size() - 2] == '\n')
+    out.pop_back();
   return out;
 }
 
@@ -99,16 +101,19 @@ bool build_prompt(const Checkout& c, const Problem& p, const PromptOptions& o, s
   s += fmt::format("# ParallelKernelBench problem {} ({})\n\n", p.number, p.name);
   s += "Write a faster implementation of the reference below. It runs on every rank of a "
        "torchrun job, with torch.distributed initialized (NCCL), one GPU per rank.\n\n";
-  s += "## Reference (reference/" + p.name + ".py)\n\n```python\n" + ref + (ref.empty() || ref.back() == '\n' ? "" : "\n") + "```\n\n";
+  s += "## Reference (reference/" + p.name + ".py)\n\n```python\n" + ref +
+       (ref.empty() || ref.back() == '\n' ? "" : "\n") + "```\n\n";
   s += "## Signature to keep\n\n```python\n" + sig + "\n```\n\n";
   s += "## Inputs\n\n";
   if (desc.empty())
-    s += "(utils/input_output_tensors.py has no branch for this problem: the inputs are as the reference's signature says.)\n\n";
+    s += "(utils/input_output_tensors.py has no branch for this problem: the inputs are as the "
+         "reference's signature says.)\n\n";
   else
     s += "Each rank's arguments are made by create_input_tensor(rank, world_size, problem_id=" +
          std::to_string(p.number) + ", base_shape=(1024, 1024), dtype=" + o.dtype +
-         ", trial) in PKB's utils/input_output_tensors.py, fresh random values per trial:\n\n```python\n" + desc +
-         "```\n\n";
+         ", trial) in PKB's utils/input_output_tensors.py, fresh random values per "
+         "trial:\n\n```python\n" +
+         desc + "```\n\n";
   s += "## Topology\n\n";
   if (o.world > 0) s += fmt::format("world size {}", o.world);
   if (!o.topology.empty()) s += (o.world > 0 ? ": " : "") + o.topology;
@@ -121,10 +126,13 @@ bool build_prompt(const Checkout& c, const Problem& p, const PromptOptions& o, s
        "candidate.\n\n";
   if (!o.docs.empty())
     s += "## CUDA\n\nWhere you write CUDA, kforge's primitives (symmetric memory, peer access, "
-         "signals) are documented in " + o.docs + "; a CUDA extension may be built with "
+         "signals) are documented in " +
+         o.docs +
+         "; a CUDA extension may be built with "
          "torch.utils.cpp_extension.load_inline (it is built once and cached).\n\n";
   s += "## Solution format\n\n"
-       "Reply with one complete Python module in a ```python block. It must define `" + sig.substr(4, sig.find('(') - 4) +
+       "Reply with one complete Python module in a ```python block. It must define `" +
+       sig.substr(4, sig.find('(') - 4) +
        "(...)` with the signature above at top level, may import torch, torch.distributed and "
        "build CUDA extensions, and must not start processes or initialize the process group. "
        "It is PKB's own format: PKB's run_local.py evaluates the same file unchanged.\n";

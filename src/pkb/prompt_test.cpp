@@ -6,10 +6,12 @@
 #include "pkb/fake_checkout.h"
 
 TEST_CASE("pkb prompt: the signature, across lines and with a return annotation") {
-  CHECK(pkb::solution_signature("import torch\n\ndef solution(x: torch.Tensor) -> torch.Tensor:\n  return x\n") ==
+  CHECK(pkb::solution_signature(
+            "import torch\n\ndef solution(x: torch.Tensor) -> torch.Tensor:\n  return x\n") ==
         "def solution(x: torch.Tensor) -> torch.Tensor:");
-  CHECK(pkb::solution_signature("def solution(\n    a,\n    b: dict[str, int] = {},\n):\n  pass\n") ==
-        "def solution(\n    a,\n    b: dict[str, int] = {},\n):");
+  CHECK(
+      pkb::solution_signature("def solution(\n    a,\n    b: dict[str, int] = {},\n):\n  pass\n") ==
+      "def solution(\n    a,\n    b: dict[str, int] = {},\n):");
   CHECK(pkb::solution_signature("    def solution(x):\n") == "");  // not top level
   CHECK(pkb::solution_signature("def helper(x):\n  pass\n") == "");
 }
@@ -20,8 +22,10 @@ TEST_CASE("pkb prompt: the input branch, by == and by in [...]") {
       "    if problem_id in [1, 2, 3, 6]:\n        return (torch.randn(4),)\n"
       "    elif problem_id == 4:\n        x = 1\n\n        return (x,)\n"
       "    elif problem_id == 44:\n        return ()\n    raise ValueError\n";
-  CHECK(pkb::input_description(src, 2) == "    if problem_id in [1, 2, 3, 6]:\n        return (torch.randn(4),)\n");
-  CHECK(pkb::input_description(src, 4) == "    elif problem_id == 4:\n        x = 1\n\n        return (x,)\n");
+  CHECK(pkb::input_description(src, 2) ==
+        "    if problem_id in [1, 2, 3, 6]:\n        return (torch.randn(4),)\n");
+  CHECK(pkb::input_description(src, 4) ==
+        "    elif problem_id == 4:\n        x = 1\n\n        return (x,)\n");
   CHECK(pkb::input_description(src, 44) == "    elif problem_id == 44:\n        return ()\n");
   CHECK(pkb::input_description(src, 5) == "");
 }
@@ -39,8 +43,10 @@ TEST_CASE("pkb prompt: every problem of the checkout has its prompt") {
     std::string text;
     REQUIRE_MESSAGE(pkb::build_prompt(c, p, o, &text, &err), err);
     std::string n = std::to_string(p.number);
-    CHECK(text.find("def solution(tensor: torch.Tensor, scale_" + n + ": float = 1.0) -> torch.Tensor:") != std::string::npos);
-    CHECK(text.find("problem_id == " + n + ":\n        x = torch.randn(M, N + " + n + ",") != std::string::npos);
+    CHECK(text.find("def solution(tensor: torch.Tensor, scale_" + n +
+                    ": float = 1.0) -> torch.Tensor:") != std::string::npos);
+    CHECK(text.find("problem_id == " + n + ":\n        x = torch.randn(M, N + " + n + ",") !=
+          std::string::npos);
     CHECK(text.find("dist.all_reduce(out)") != std::string::npos);
   }
   std::string text;

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""kforge's evaluator for one ParallelKernelBench (PKB) candidate: one torchrun job runs
+the reference and the candidate, every trial, on the inputs PKB makes (the checkout's own
+utils.input_output_tensors.create_input_tensor, fresh per trial), compares every rank's
+outputs as PKB does (a cast to float32, atol/rtol 1e-2 by default; kforge also requires
+equal dtypes), and times them alternated (warmup, then timed calls, reference and
+candidate in turn, CUDA events, each rank its own median; the C++ side takes the slowest
+rank). Each rank writes <out>/rank<R>.json; <out>/rank<R>.phase says where it is, for the
+watchdog's report. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
+
+Usage (under torchrun): pkb_eval.py --pkb ROOT --problem-id N --reference REF.py
+  --solution SOL.py --out DIR [--trials 5 --warmup 20 --iters 50 --atol 1e-2 --rtol 1e-2
+  --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR]
+"""
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import traceback
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--pkb", required=True)
+    p.add_argument("--problem-id", type=int, required=True)
+    p.add_argument("--reference", required=True)
+    p.add_argument("--solution", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--atol", type=float, default=1e-2)
+    p.add_argument("--rtol", type=float, default=1e-2)
+    p.add_argument("--dtype", default="bfloat16")
+    p.add_argument("--m", type=int, default=1024)
+    p.add_argument("--n", type=int, default=1024)
+    p.add_argument("--ext-cache", default="")
+    return p.parse_args(argv)
+
+
+class Report:
+    """One rank's result file, rewritten whole (never half-written) at each change."""
+
+    def __init__(self, out, rank, world):
+        self.out, self.rank = out, rank
+        self.data = {"rank": rank, "world": world, "status": "crash", "phase": "start", "trials": []}
+
+    def phase(self, name):
+        self.data["phase"] = name
+        self._write(os.path.join(self.out, "rank%d.phase" % self.rank), name)
+
+    def finish(self, status, **fields):
+        self.data["status"] = status
+        self.data.update(fields)
+        self._write(os.path.join(self.out, "rank%d.json" % self.rank), json.dumps(self.data, indent=1))
+
+    @staticmethod
+    def _write(path, text):
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+
+
+def named_outputs(y):
+    """(name, value) pairs as PKB's save_tensor names them: the tensor itself ("output"),
+    output_<i> for a tuple or list, the keys of a dict."""
+    if isinstance(y, (tuple, list)):
+        return [("output_%d" % i, v) for i, v in enumerate(y)]
+    if isinstance(y, dict):
+        return [(str(k), y[k]) for k in sorted(y, key=str)]
+    return [("output", y)]
+
+
+def compare(torch, ref, got, atol, rtol):
+    """None when got matches ref, else a dict naming the first tensor that differs."""
+    r, g = named_outputs(ref), named_outputs(got)
+    if [n for n, _ in r] != [n for n, _ in g]:
+        return {"tensor": ",".join(n for n, _ in g) or "(none)",
+                "message": "outputs %s, want %s" % ([n for n, _ in g], [n for n, _ in r])}
+    for (name, a), (_, b) in zip(r, g):
+        if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+            if type(a) is not type(b) or a != b:
+                return {"tensor": name, "message": "%s: %r, want %r" % (name, b, a)}
+            continue
+        if tuple(a.shape) != tuple(b.shape):
+            return {"tensor": name, "message": "%s: shape %s, want %s" % (name, tuple(b.shape), tuple(a.shape))}
+        if a.dtype != b.dtype:
+            return {"tensor": name, "message": "%s: dtype %s, want %s" % (name, b.dtype, a.dtype)}
+        af, bf = a.detach().float(), b.detach().float()
+        if not torch.allclose(af, bf, atol=atol, rtol=rtol):
+            diff = (af - bf).abs()
+            bad = ~torch.isclose(af, bf, atol=atol, rtol=rtol)
+            return {"tensor": name, "max_abs": float(diff.max().item()), "bad": int(bad.sum().item()),
+                    "total": int(a.numel()),
+                    "message": "%s: %d of %d elements differ, max abs error %.6g (atol %g, rtol %g)"
+                    % (name, int(bad.sum().item()), a.numel(), float(diff.max().item()), atol, rtol)}
+    return None
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    if not callable(getattr(mod, "solution", None)):
+        raise AttributeError("%s defines no solution()" % path)
+    return mod.solution
+
+
+def time_alternated(torch, dist, ref_fn, cand_fn, ref_x, cand_x, warmup, iters):
+    """Median ms of the reference and the candidate on this rank, calls alternated."""
+    for _ in range(warmup):
+        ref_fn(*ref_x)
+        cand_fn(*cand_x)
+    torch.cuda.synchronize()
+    times = {"ref": [], "cand": []}
+    for _ in range(iters):
+        for key, fn, x in (("ref", ref_fn, ref_x), ("cand", cand_fn, cand_x)):
+            dist.barrier()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*x)
+            end.record()
+            end.synchronize()
+            times[key].append(start.elapsed_time(end))
+    return statistics.median(times["ref"]), statistics.median(times["cand"])
+
+
+def set_extension_cache(cache, solution_path, rank):
+    """Extensions built once per solution source: keyed by its hash, one folder per rank
+    (concurrent builds into one folder race)."""
+    if not cache:
+        return
+    with open(solution_path, "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()[:16]
+    d = os.path.join(cache, key, "rank%d" % rank)
+    os.makedirs(d, exist_ok=True)
+    os.environ["TORCH_EXTENSIONS_DIR"] = d
+
+
+def run(args, rep, rank, world):
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    set_extension_cache(args.ext_cache, args.solution, rank)
+    rep.phase("import torch")
+    import torch
+    import torch.distributed as dist
+    sys.path.insert(0, args.pkb)
+    from utils.input_output_tensors import create_input_tensor
+
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    dist.init_process_group("nccl", device_id=dev)
+    rep.phase("load reference")
+    ref_fn = load_module(args.reference, "pkb_reference")
+    rep.phase("load candidate")
+    try:
+        cand_fn = load_module(args.solution, "pkb_candidate")
+    except Exception:
+        rep.finish("compile_error", message=traceback.format_exc(limit=6))
+        return False
+    dtype = getattr(torch, args.dtype)
+    ok = True
+    for trial in range(args.trials):
+        rep.phase("check trial %d" % trial)
+        ref_x = create_input_tensor(rank, world, args.problem_id, (args.m, args.n), dtype, trial=trial, device=dev)
+        cand_x = create_input_tensor(rank, world, args.problem_id, (args.m, args.n), dtype, trial=trial, device=dev)
+        want = ref_fn(*ref_x)
+        torch.cuda.synchronize()
+        dist.barrier()
+        try:
+            got = cand_fn(*cand_x)
+            torch.cuda.synchronize()
+        except Exception:
+            rep.finish("crash", message=traceback.format_exc(limit=6), trial=trial)
+            return False
+        bad = compare(torch, want, got, args.atol, args.rtol)
+        flag = torch.tensor([0 if bad is None else 1], device=dev)
+        dist.all_reduce(flag)
+        if bad is not None:
+            rep.finish("mismatch", trial=trial, **bad)
+            return False
+        if flag.item() != 0:  # another rank's outputs differ: it reports them
+            rep.finish("correct", note="stopped at trial %d: another rank's outputs differ" % trial)
+            return False
+        rep.phase("time trial %d" % trial)
+        ref_ms, cand_ms = time_alternated(torch, dist, ref_fn, cand_fn, ref_x, cand_x, args.warmup, args.iters)
+        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms})
+    rep.finish("correct")
+    dist.barrier()
+    dist.destroy_process_group()
+    return ok
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    os.makedirs(args.out, exist_ok=True)
+    rep = Report(args.out, rank, world)
+    try:
+        run(args, rep, rank, world)
+    except Exception:
+        rep.finish("crash", message="in %s: %s" % (rep.data["phase"], traceback.format_exc(limit=6)))
+        sys.stderr.write(traceback.format_exc())
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

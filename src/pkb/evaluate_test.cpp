@@ -1,0 +1,139 @@
+// pkb/evaluate_test.cpp: the evaluator's control flow against a stand-in torchrun the
+// tests write (a shell script that writes the ranks' JSON, or misbehaves).
+#include "pkb/evaluate.h"
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "pkb/fake_checkout.h"
+
+namespace {
+
+// A checkout, a solution, a work folder and a stand-in torchrun whose body is `body`
+// (after $out, $world are parsed from the command line torchrun gets).
+struct Fixture {
+  pkb::test::FakeCheckout f;
+  pkb::EvalSpec spec;
+  explicit Fixture(const std::string& body, int world = 1) {
+    pkb::Checkout c;
+    std::string err;
+    REQUIRE(pkb::open_checkout(f.root, &c, &err));
+    REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
+    spec.checkout = c.root;
+    spec.world = world;
+    spec.solution = f.root + "/solution.py";
+    f.write("solution.py", "def solution(x):\n    return x\n");
+    spec.work_dir = f.root + "/work";
+    std::filesystem::create_directories(spec.work_dir);
+    spec.ext_cache = f.root + "/ext";
+    spec.driver = f.root + "/driver.py";
+    spec.confine = false;
+    spec.timeout_s = 20;
+    spec.torchrun = f.root + "/torchrun";
+    f.write("torchrun",
+            "#!/bin/sh\nout=''; world=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
+            "  --out) out=\"$2\"; shift;;\n  --nproc-per-node) world=\"$2\"; shift;;\n"
+            "esac; shift; done\n" + body + "\n");
+    chmod(spec.torchrun.c_str(), 0755);
+  }
+  sandbox::Verdict run() {
+    sandbox::Verdict v;
+    std::string err;
+    REQUIRE_MESSAGE(pkb::evaluate(spec, &v, &err), err);
+    return v;
+  }
+};
+
+const char* kCorrectRank =
+    "echo '{\"rank\":'$1',\"status\":\"correct\",\"phase\":\"time trial 1\",\"trials\":["
+    "{\"trial\":0,\"ref_ms\":2.0,\"cand_ms\":'$2'},{\"trial\":1,\"ref_ms\":2.0,\"cand_ms\":'$2'}]}' > $out/rank$1.json";
+
+}  // namespace
+
+TEST_CASE("pkb eval: the torchrun command, KF_TORCHRUN overriding the default") {
+  Fixture x("exit 0", 4);
+  x.spec.torchrun = "";
+  setenv("KF_TORCHRUN", "/opt/stand-in/torchrun", 1);
+  auto a = pkb::torchrun_argv(x.spec);
+  unsetenv("KF_TORCHRUN");
+  REQUIRE(a.size() > 8);
+  CHECK(a[0] == "/opt/stand-in/torchrun");
+  CHECK(a[3] == "4");
+  CHECK(a[4] == x.spec.driver);
+  std::string line;
+  for (auto& s : a) line += s + " ";
+  CHECK(line.find("--problem-id 16 ") != std::string::npos);
+  CHECK(line.find("--atol 0.01 --rtol 0.01 ") != std::string::npos);
+  CHECK(line.find("--trials 5 ") != std::string::npos);
+  CHECK(pkb::torchrun_argv(x.spec)[0] == "torchrun");
+}
+
+TEST_CASE("pkb eval: correct, with the slowest rank's times and the speedup") {
+  Fixture x(std::string("rank() {\n") + kCorrectRank + "\n}\nrank 0 1.0\nrank 1 1.6\n", 2);
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(v.timed);
+  CHECK(v.candidate_time.median_ms == doctest::Approx(1.6));
+  CHECK(v.baseline_time.median_ms == doctest::Approx(2.0));
+  CHECK(v.speedup == doctest::Approx(2.0 / 1.6));
+}
+
+TEST_CASE("pkb eval: a hang is a timeout, and its processes are gone") {
+  Fixture x("echo 'check trial 0' > $out/rank0.phase\nsleep 300 & echo $! > $out/child.pid\nwait");
+  x.spec.timeout_s = 1;
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::timeout);
+  REQUIRE(v.stuck.size() == 1);
+  CHECK(v.stuck[0].phase == "check trial 0\n");
+  int child = 0;
+  std::ifstream(x.spec.work_dir + "/child.pid") >> child;
+  REQUIRE(child > 0);
+  CHECK_FALSE(sandbox::process_alive(child));
+}
+
+TEST_CASE("pkb eval: a crash with no result is a crash, with its output") {
+  Fixture x("echo 'Segmentation fault in rank 0' >&2\nkill -SEGV $$");
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::crash);
+  REQUIRE(!v.crashes.empty());
+  CHECK(v.crashes[0].what.find("SIGSEGV") != std::string::npos);
+}
+
+TEST_CASE("pkb eval: an import error is a compile_error carrying Python's message") {
+  Fixture x(
+      "echo '{\"rank\":0,\"status\":\"compile_error\",\"phase\":\"load candidate\","
+      "\"message\":\"ModuleNotFoundError: No module named triton_x\"}' > $out/rank0.json\nexit 1");
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::compile_error);
+  CHECK(v.log.find("No module named triton_x") != std::string::npos);
+  CHECK(sandbox::render_text(v).find("No module named triton_x") != std::string::npos);
+}
+
+TEST_CASE("pkb eval: a driver that dies before its report is a crash with Python's message") {
+  Fixture x("echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::crash);
+  REQUIRE(!v.crashes.empty());
+  CHECK(v.crashes[0].what.find("No module named 'torch'") != std::string::npos);
+}
+
+TEST_CASE("pkb eval: a bad shape and a wrong dtype are mismatches naming rank and tensor") {
+  for (std::string what : {"shape (4, 4), want (4, 8)", "dtype torch.float32, want torch.bfloat16"}) {
+    Fixture x(std::string("rank() {\n") + kCorrectRank + "\n}\nrank 0 1.0\n" +
+                  "echo '{\"rank\":1,\"status\":\"mismatch\",\"phase\":\"check trial 0\",\"trial\":0,"
+                  "\"tensor\":\"output_1\",\"message\":\"output_1: " + what + "\"}' > $out/rank1.json\nexit 1",
+              2);
+    auto v = x.run();
+    CHECK(v.status == sandbox::Status::mismatch);
+    REQUIRE(v.failures.size() == 1);
+    CHECK(v.failure_ranks[0] == 1);
+    CHECK(v.failures[0].tensor == "output_1");
+    CHECK(v.failures[0].message.find(what) != std::string::npos);
+    CHECK(v.failures[0].message.find("rank 1") != std::string::npos);
+    CHECK_FALSE(v.timed);
+  }
+}
