@@ -76,7 +76,8 @@ void add_rank(const nlohmann::json& j, int rank, sandbox::Verdict* v, Status* wo
     v->failure_ranks.push_back(rank);
   } else if (st == Status::crash || st == Status::compile_error) {
     v->crashes.push_back({rank, fmt::format("in {}: {}", j.value("phase", "?"), msg)});
-    if (st == Status::compile_error && v->log.find(msg) == std::string::npos) v->log = msg + "\n" + v->log;
+    if (st == Status::compile_error && v->log.find(msg) == std::string::npos)
+      v->log = msg + "\n" + v->log;
   }
 }
 
@@ -100,7 +101,8 @@ void add_times(const std::vector<nlohmann::json>& ranks, sandbox::Verdict* v) {
   v->timed = true;
   v->baseline_time = stats_of(ref);
   v->candidate_time = stats_of(cand);
-  if (v->candidate_time.median_ms > 0) v->speedup = v->baseline_time.median_ms / v->candidate_time.median_ms;
+  if (v->candidate_time.median_ms > 0)
+    v->speedup = v->baseline_time.median_ms / v->candidate_time.median_ms;
 }
 
 // Where each rank was when the job was killed (rank<R>.phase).
@@ -112,7 +114,8 @@ void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox:
     s.rank = r;
     s.phase = phase.empty() ? "start (no phase reported)" : phase;
     s.seconds = run.seconds;
-    s.in_candidate = phase.find("candidate") != std::string::npos || phase.find("trial") != std::string::npos;
+    s.in_candidate =
+        phase.find("candidate") != std::string::npos || phase.find("trial") != std::string::npos;
     v->stuck.push_back(s);
   }
 }
@@ -123,14 +126,39 @@ std::vector<std::string> torchrun_argv(const EvalSpec& s) {
   std::string torchrun = s.torchrun;
   if (torchrun.empty()) torchrun = std::getenv("KF_TORCHRUN") ? std::getenv("KF_TORCHRUN") : "";
   if (torchrun.empty()) torchrun = "torchrun";
-  std::string driver = s.driver.empty() ? suite::default_paths().source_root + "/sandbox/pkb/pkb_eval.py" : s.driver;
-  std::string cache = s.ext_cache.empty() ? suite::default_paths().cache_dir + "/pkb_ext" : s.ext_cache;
-  return {torchrun, "--standalone", "--nproc-per-node", std::to_string(s.world), driver,
-          "--pkb", s.checkout, "--problem-id", std::to_string(s.problem.number),
-          "--reference", s.problem.reference, "--solution", s.solution, "--out", s.work_dir,
-          "--trials", std::to_string(s.trials), "--warmup", std::to_string(s.warmup),
-          "--iters", std::to_string(s.iters), "--atol", fmt::format("{}", s.atol),
-          "--rtol", fmt::format("{}", s.rtol), "--dtype", s.dtype, "--ext-cache", cache};
+  std::string driver =
+      s.driver.empty() ? suite::default_paths().source_root + "/sandbox/pkb/pkb_eval.py" : s.driver;
+  std::string cache =
+      s.ext_cache.empty() ? suite::default_paths().cache_dir + "/pkb_ext" : s.ext_cache;
+  return {torchrun,
+          "--standalone",
+          "--nproc-per-node",
+          std::to_string(s.world),
+          driver,
+          "--pkb",
+          s.checkout,
+          "--problem-id",
+          std::to_string(s.problem.number),
+          "--reference",
+          s.problem.reference,
+          "--solution",
+          s.solution,
+          "--out",
+          s.work_dir,
+          "--trials",
+          std::to_string(s.trials),
+          "--warmup",
+          std::to_string(s.warmup),
+          "--iters",
+          std::to_string(s.iters),
+          "--atol",
+          fmt::format("{}", s.atol),
+          "--rtol",
+          fmt::format("{}", s.rtol),
+          "--dtype",
+          s.dtype,
+          "--ext-cache",
+          cache};
 }
 
 sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run) {
@@ -147,9 +175,10 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
     if (j.is_discarded() || !j.is_object()) {
       if (run.timed_out || run.killed) continue;  // the timeout says why
       worst = sandbox::more_severe(Status::crash, worst) ? Status::crash : worst;
-      std::string how = run.signal ? sandbox::signal_name(run.signal) : fmt::format("exit {}", run.exit_code);
-      v.crashes.push_back({r, fmt::format("rank {} wrote no result (torchrun ended with {}): {}", r, how,
-                                          tail(run.output, 600))});
+      std::string how =
+          run.signal ? sandbox::signal_name(run.signal) : fmt::format("exit {}", run.exit_code);
+      v.crashes.push_back({r, fmt::format("rank {} wrote no result (torchrun ended with {}): {}", r,
+                                          how, tail(run.output, 600))});
       continue;
     }
     add_rank(j, r, &v, &worst);
@@ -161,7 +190,8 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
   }
   if (worst == Status::correct && run.exit_code != 0) {
     worst = Status::crash;
-    v.crashes.push_back({0, fmt::format("torchrun exited {} after every rank passed", run.exit_code)});
+    v.crashes.push_back(
+        {0, fmt::format("torchrun exited {} after every rank passed", run.exit_code)});
   }
   v.status = worst;
   if (worst == Status::correct) add_times(ranks, &v);
@@ -177,7 +207,8 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err) {
     return false;
   }
   if (!fs::is_regular_file(spec.solution, ec)) {
-    *err = "the solution " + spec.solution + " is not a file: give a Python module defining solution(...)";
+    *err = "the solution " + spec.solution +
+           " is not a file: give a Python module defining solution(...)";
     return false;
   }
   std::string scratch = spec.work_dir + "/scratch";

@@ -37,7 +37,8 @@ struct Fixture {
     f.write("torchrun",
             "#!/bin/sh\nout=''; world=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
             "  --out) out=\"$2\"; shift;;\n  --nproc-per-node) world=\"$2\"; shift;;\n"
-            "esac; shift; done\n" + body + "\n");
+            "esac; shift; done\n" +
+                body + "\n");
     chmod(spec.torchrun.c_str(), 0755);
   }
   sandbox::Verdict run() {
@@ -50,7 +51,8 @@ struct Fixture {
 
 const char* kCorrectRank =
     "echo '{\"rank\":'$1',\"status\":\"correct\",\"phase\":\"time trial 1\",\"trials\":["
-    "{\"trial\":0,\"ref_ms\":2.0,\"cand_ms\":'$2'},{\"trial\":1,\"ref_ms\":2.0,\"cand_ms\":'$2'}]}' > $out/rank$1.json";
+    "{\"trial\":0,\"ref_ms\":2.0,\"cand_ms\":'$2'},{\"trial\":1,\"ref_ms\":2.0,\"cand_ms\":'$2'}]}'"
+    " > $out/rank$1.json";
 
 }  // namespace
 
@@ -122,11 +124,14 @@ TEST_CASE("pkb eval: a driver that dies before its report is a crash with Python
 }
 
 TEST_CASE("pkb eval: a bad shape and a wrong dtype are mismatches naming rank and tensor") {
-  for (std::string what : {"shape (4, 4), want (4, 8)", "dtype torch.float32, want torch.bfloat16"}) {
-    Fixture x(std::string("rank() {\n") + kCorrectRank + "\n}\nrank 0 1.0\n" +
-                  "echo '{\"rank\":1,\"status\":\"mismatch\",\"phase\":\"check trial 0\",\"trial\":0,"
-                  "\"tensor\":\"output_1\",\"message\":\"output_1: " + what + "\"}' > $out/rank1.json\nexit 1",
-              2);
+  for (std::string what :
+       {"shape (4, 4), want (4, 8)", "dtype torch.float32, want torch.bfloat16"}) {
+    Fixture x(
+        std::string("rank() {\n") + kCorrectRank + "\n}\nrank 0 1.0\n" +
+            "echo '{\"rank\":1,\"status\":\"mismatch\",\"phase\":\"check trial 0\",\"trial\":0,"
+            "\"tensor\":\"output_1\",\"message\":\"output_1: " +
+            what + "\"}' > $out/rank1.json\nexit 1",
+        2);
     auto v = x.run();
     CHECK(v.status == sandbox::Status::mismatch);
     REQUIRE(v.failures.size() == 1);
