@@ -186,6 +186,8 @@ def run(args, rep, rank, world):
         if flag.item() != 0:  # another rank's outputs differ: it reports them
             rep.finish("correct", note="stopped at trial %d: another rank's outputs differ" % trial)
             return False
+        if args.iters <= 0:
+            continue
         rep.phase("time trial %d" % trial)
         ref_ms, cand_ms = time_alternated(torch, dist, ref_fn, cand_fn, ref_x, cand_x, args.warmup, args.iters)
         rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms})

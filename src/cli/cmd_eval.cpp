@@ -131,6 +131,7 @@ int run_eval(const eval::EvalConfig& cfg, const std::string& kernel, sandbox::Ro
 }  // namespace
 
 int cmd_eval(const EvalArgs& a) {
+  if (!a.opt.suite.empty()) return cmd_pkb_eval(a);
   suite::Paths paths = suite::default_paths();
   const char* cmd = a.is_baseline ? "kforge baseline" : "kforge eval";
   suite::Problem problem;

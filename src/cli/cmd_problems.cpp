@@ -42,6 +42,7 @@ std::string dtypes_text(const suite::Problem& p) {
 }  // namespace
 
 int cmd_problems(const ProblemsArgs& a) {
+  if (!a.suite.empty()) return cmd_pkb_problems(a);
   suite::Paths paths = suite::default_paths();
   std::vector<suite::Problem> problems;
   std::string err;

@@ -14,6 +14,7 @@ enum ExitCode { kOk = 0, kNotCorrect = 1, kBadInput = 2, kInternal = 3 };
 
 struct ProblemsArgs {
   bool json = false;
+  std::string suite;  // "" or pkb:PATH
 };
 int cmd_problems(const ProblemsArgs& a);
 
@@ -27,5 +28,11 @@ struct EvalArgs {
   bool is_baseline = false;  // `kforge baseline`: evaluate the problem's baseline itself
 };
 int cmd_eval(const EvalArgs& a);
+
+// --suite pkb:PATH (cmd_pkb.cpp): the problems of a ParallelKernelBench checkout, and the
+// eval of one candidate (PROBLEM SOLUTION.py).
+bool is_pkb_suite(const std::string& suite);
+int cmd_pkb_problems(const ProblemsArgs& a);
+int cmd_pkb_eval(const EvalArgs& a);
 
 }  // namespace cli

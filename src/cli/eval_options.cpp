@@ -39,6 +39,13 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
   app->add_option("--call-limit", o->call_limit_s,
                   "seconds one checked kf_run may take before it counts as a hang (default 10)")
       ->group(g);
+  app->add_option("--suite", o->suite,
+                  "pkb:PATH evaluates a ParallelKernelBench problem of the checkout at PATH "
+                  "(default: kforge's own problems)")
+      ->group(g);
+  app->add_option("--torchrun", o->torchrun,
+                  "pkb: the torchrun to use (default $KF_TORCHRUN, else torchrun)")
+      ->group(g);
   app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
       ->group(g);
 }

@@ -27,6 +27,9 @@ struct EvalOptions {
   double call_limit_s = 0;         // 0: the default (10 s)
   bool no_time = false;
   std::string machine_file;
+  // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
+  std::string suite;
+  std::string torchrun;  // pkb: the torchrun to run (default $KF_TORCHRUN, else PATH's)
 };
 
 // Adds the options to `app`, in a group named "Evaluation".

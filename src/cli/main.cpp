@@ -61,6 +61,8 @@ int dispatch(int argc, char** argv) {
   cli::ProblemsArgs problems_args;
   CLI::App* problems = app.add_subcommand("problems", "list the native problems");
   problems->add_flag("--json", problems_args.json, "print as JSON");
+  problems->add_option("--suite", problems_args.suite,
+                       "pkb:PATH lists the problems of a ParallelKernelBench checkout");
 
   cli::EvalArgs eval_args;
   std::vector<std::string> eval_pos;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kf_build_paths.h"
 #include "pkb/fake_checkout.h"
 
 namespace {
@@ -140,5 +141,29 @@ TEST_CASE("pkb eval: a bad shape and a wrong dtype are mismatches naming rank an
     CHECK(v.failures[0].message.find(what) != std::string::npos);
     CHECK(v.failures[0].message.find("rank 1") != std::string::npos);
     CHECK_FALSE(v.timed);
+  }
+}
+
+TEST_CASE("pkb eval: kforge's own driver, behind a torchrun that runs one rank") {
+  if (std::system("python3 -c '' 2>/dev/null") != 0) return;  // no Python: nothing to run
+  bool torch = std::system("python3 -c 'import torch' 2>/dev/null") == 0;
+  Fixture x("exit 9");
+  x.spec.driver = std::string(KF_SOURCE_ROOT) + "/sandbox/pkb/pkb_eval.py";
+  x.spec.trials = 2, x.spec.iters = 3, x.spec.warmup = 1;
+  x.f.write("solution.py",
+            "import torch\nimport torch.distributed as dist\n\n"
+            "def solution(tensor, scale_16=1.0):\n    out = tensor.clone()\n"
+            "    dist.all_reduce(out)\n    return out\n");
+  // torchrun's own options dropped; the driver runs as rank 0 of 1.
+  x.f.write("torchrun", "#!/bin/sh\nshift 3\nexec python3 \"$@\"\n");
+  auto v = x.run();
+  INFO(sandbox::render_text(v));
+  if (torch) {
+    CHECK(v.status == sandbox::Status::correct);
+  } else {
+    CHECK(v.status == sandbox::Status::crash);
+    REQUIRE(!v.crashes.empty());
+    CHECK(v.crashes[0].what.find("import torch") != std::string::npos);
+    CHECK(v.crashes[0].what.find("No module named 'torch'") != std::string::npos);
   }
 }

@@ -1,0 +1,61 @@
+// src/cli/cmd_pkb_test.cpp: `kforge problems --suite pkb:PATH` and `kforge eval --suite
+// pkb:PATH PROBLEM SOLUTION.py`, the real binary against a PKB-shaped checkout the test
+// writes and a stand-in torchrun.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "kf_build_paths.h"
+#include "pkb/fake_checkout.h"
+#include "sandbox/process.h"
+
+namespace {
+
+sandbox::ProcessResult kforge(const std::vector<std::string>& args, const std::string& runs) {
+  sandbox::ProcessSpec s;
+  s.argv = {std::string(KF_BINARY_DIR) + "/kforge"};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.env = {sandbox::env_entry("PATH"), "KFORGE_RUNS=" + runs, "KFORGE_CACHE=" + runs + "/cache",
+           "HOME=" + runs};
+  s.limit_s = 120;
+  sandbox::ProcessResult r;
+  std::string err;
+  REQUIRE_MESSAGE(sandbox::run_process(s, &r, &err), err);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("pkb cli: problems --suite pkb:PATH lists the checkout's problems") {
+  pkb::test::FakeCheckout f;
+  auto r = kforge({"problems", "--suite", "pkb:" + f.root}, f.root);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("16     16_op16") != std::string::npos);
+  CHECK(r.output.find("87 problems in " + f.root) != std::string::npos);
+  auto bad = kforge({"problems", "--suite", "pkb:" + f.root + "/reference"}, f.root);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("run_local.py") != std::string::npos);
+}
+
+TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") {
+  pkb::test::FakeCheckout f;
+  f.write("solution.py", "def solution(x):\n    return x\n");
+  f.write(
+      "torchrun",
+      "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=\"$2\"; shift; done\n"
+      "echo '{\"rank\":0,\"status\":\"mismatch\",\"tensor\":\"output_0\",\"trial\":0,"
+      "\"message\":\"output_0: shape (2,), want (3,)\"}' > $out/rank0.json\nexit 1\n");
+  chmod((f.root + "/torchrun").c_str(), 0755);
+  auto r = kforge({"eval", "--suite", "pkb:" + f.root, "--world", "1", "--torchrun",
+                   f.root + "/torchrun", "3", f.root + "/solution.py"},
+                  f.root + "/runs");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("mismatch") != std::string::npos);
+  CHECK(r.output.find("output_0") != std::string::npos);
+  auto none = kforge({"eval", "--suite", "pkb:" + f.root, "99", f.root + "/solution.py"}, f.root);
+  CHECK(none.exit_code == 2);
+  CHECK(none.output.find("'99'") != std::string::npos);
+}
