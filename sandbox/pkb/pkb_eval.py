@@ -129,6 +129,14 @@ def time_alternated(torch, dist, ref_fn, cand_fn, ref_x, cand_x, warmup, iters):
     return statistics.median(times["ref"]), statistics.median(times["cand"])
 
 
+def agree_failed(torch, dist, dev, failed):
+    """True when this rank or any other failed: all stop at the same point, none waits on
+    a collective a failed peer never joins."""
+    flag = torch.tensor([1 if failed else 0], device=dev, dtype=torch.int32)
+    dist.all_reduce(flag)
+    return int(flag.item()) != 0
+
+
 def set_extension_cache(cache, solution_path, rank):
     """Extensions built once per solution source: keyed by its hash, one folder per rank
     (concurrent builds into one folder race)."""
@@ -158,9 +166,14 @@ def run(args, rep, rank, world):
     ref_fn = load_module(args.reference, "pkb_reference")
     rep.phase("load candidate")
     try:
-        cand_fn = load_module(args.solution, "pkb_candidate")
+        cand_fn, failed = load_module(args.solution, "pkb_candidate"), None
     except Exception:
-        rep.finish("compile_error", message=traceback.format_exc(limit=6))
+        cand_fn, failed = None, traceback.format_exc(limit=6)
+    if agree_failed(torch, dist, dev, failed is not None):  # every rank stops together
+        if failed is not None:
+            rep.finish("compile_error", message=failed)
+        else:
+            rep.finish("correct", note="stopped: another rank could not load the candidate")
         return False
     dtype = getattr(torch, args.dtype)
     ok = True
@@ -171,20 +184,20 @@ def run(args, rep, rank, world):
         want = ref_fn(*ref_x)
         torch.cuda.synchronize()
         dist.barrier()
+        crashed = bad = None
         try:
             got = cand_fn(*cand_x)
             torch.cuda.synchronize()
+            bad = compare(torch, want, got, args.atol, args.rtol)
         except Exception:
-            rep.finish("crash", message=traceback.format_exc(limit=6), trial=trial)
-            return False
-        bad = compare(torch, want, got, args.atol, args.rtol)
-        flag = torch.tensor([0 if bad is None else 1], device=dev)
-        dist.all_reduce(flag)
-        if bad is not None:
-            rep.finish("mismatch", trial=trial, **bad)
-            return False
-        if flag.item() != 0:  # another rank's outputs differ: it reports them
-            rep.finish("correct", note="stopped at trial %d: another rank's outputs differ" % trial)
+            crashed = traceback.format_exc(limit=6)
+        if agree_failed(torch, dist, dev, crashed is not None or bad is not None):
+            if crashed is not None:
+                rep.finish("crash", message=crashed, trial=trial)
+            elif bad is not None:
+                rep.finish("mismatch", trial=trial, **bad)
+            else:  # another rank failed: it reports why
+                rep.finish("correct", note="stopped at trial %d: another rank failed" % trial)
             return False
         if args.iters <= 0:
             continue
