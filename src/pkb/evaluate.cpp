@@ -120,6 +120,36 @@ void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox:
   }
 }
 
+// What the jail must show of the Python that torchrun runs: the prefix torchrun is in
+// (a virtual environment's root; a stand-in's own folder) and, through the venv's python3
+// link, the interpreter's installation. /usr is in every jail already.
+std::vector<std::string> python_dirs(const std::string& torchrun,
+                                     const std::vector<std::string>& env) {
+  std::string path = torchrun;
+  if (path.find('/') == std::string::npos) {
+    std::string dirs;
+    for (auto& kv : env)
+      if (kv.rfind("PATH=", 0) == 0) dirs = kv.substr(5);
+    std::stringstream ss(dirs);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty() && fs::exists(d + "/" + torchrun)) {
+        path = d + "/" + torchrun;
+        break;
+      }
+  }
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (path.find('/') == std::string::npos) return out;
+  fs::path bin = fs::absolute(path, ec).parent_path();
+  // .../venv/bin/torchrun: the venv; anything else (a stand-in): only its own folder.
+  bool prefix = bin.filename() == "bin" && bin.parent_path() != bin.root_path();
+  out.push_back(prefix ? bin.parent_path().string() : bin.string());
+  fs::path py = fs::canonical(bin / "python3", ec).parent_path();
+  if (!ec && py.filename() == "bin" && py.parent_path() != py.root_path())
+    out.push_back(py.parent_path().string());
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> torchrun_argv(const EvalSpec& s) {
@@ -177,8 +207,8 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
       worst = sandbox::more_severe(Status::crash, worst) ? Status::crash : worst;
       std::string how =
           run.signal ? sandbox::signal_name(run.signal) : fmt::format("exit {}", run.exit_code);
-      v.crashes.push_back({r, fmt::format("rank {} wrote no result (torchrun ended with {}): {}", r,
-                                          how, tail(run.output, 600))});
+      v.crashes.push_back(
+          {r, fmt::format("no result (torchrun ended with {}): {}", how, tail(run.output, 600))});
       continue;
     }
     add_rank(j, r, &v, &worst);
@@ -224,7 +254,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err) {
   if (spec.confine && sandbox::isolation_mode() == "bwrap") {
     sandbox::Confinement jail;
     jail.read_only = {spec.checkout, fs::absolute(spec.solution).string(), ps.argv[4]};
-    if (ps.argv[0].find('/') != std::string::npos) jail.read_only.push_back(ps.argv[0]);
+    for (auto& dir : python_dirs(ps.argv[0], ps.env)) jail.read_only.push_back(dir);
     jail.writable = {spec.work_dir, cache};
     jail.gpu = true;
     if (!confined.prepare(jail, &ps, err)) return false;
