@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "kf_build_paths.h"
-#include "pkb/fake_checkout.h"
+#include "pkb/test_util.h"
 #include "sandbox/process.h"
 
 namespace {

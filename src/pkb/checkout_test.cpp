@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "pkb/fake_checkout.h"
+#include "pkb/test_util.h"
 
 namespace {
 std::vector<int> numbers(const pkb::Checkout& c, const std::string& spec) {

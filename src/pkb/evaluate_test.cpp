@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "kf_build_paths.h"
-#include "pkb/fake_checkout.h"
+#include "pkb/test_util.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "pkb/fake_checkout.h"
+#include "pkb/test_util.h"
 
 TEST_CASE("pkb prompt: the signature, across lines and with a return annotation") {
   CHECK(pkb::solution_signature(

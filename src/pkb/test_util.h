@@ -1,4 +1,4 @@
-// pkb/fake_checkout.h: for the tests only, a PKB-shaped checkout they write themselves
+// pkb/test_util.h: for the tests only, a PKB-shaped checkout they write themselves
 // (87 tiny references with PKB's layout, not PKB's code), in a temporary folder.
 #pragma once
 

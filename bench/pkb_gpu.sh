@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/pkb_gpu.sh PKB_DIR: ParallelKernelBench (a user's checkout at PKB_DIR, carried to
+# the lent GPU machine, never committed) through kforge, in one call:
+#  1. problem 1 (all-reduce), PKB's reference as its own candidate: kforge's eval (five
+#     trials, PKB's default) twice, then PKB's own run_local.py --mode eval on the same
+#     file, five trials and one, each timed on the wall clock; the per-trial speedups of
+#     kforge's evals and their spread;
+#  2. every reference at world 1 as its own candidate through `kforge eval --suite`, one
+#     trial, JOBS at a time (a count of what runs; these times shared the GPU, so they
+#     are no speed), each limited to 180 s, the whole part to PART2_S seconds.
+# Writes the verdicts under $OUT/pkb/ and prints one line each.
+set -uo pipefail
+pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
+out="${OUT:-/tmp/kf-gpu}"
+mkdir -p "$out/pkb"
+build="${KF_BUILD_DIR:-build-gpu}"
+source bench/gpu_build.sh || exit 1
+K="$(pwd)/$build/kforge"
+export KFORGE_RUNS="$out/runs"
+export KF_TORCHRUN="${KF_TORCHRUN:-$(command -v torchrun || echo /opt/torch/.venv/bin/torchrun)}"
+py="$(dirname "$KF_TORCHRUN")/python3"
+echo "torchrun: $KF_TORCHRUN ($("$py" -c 'import torch; print("torch", torch.__version__)' 2>&1))"
+
+# summary FILE LABEL WALL: one line from a verdict, with the per-trial speedups of the
+# newest eval folder (rank 0's trials; at world 1 the only rank).
+summary() {
+  python3 - "$1" "$2" "$3" "$KFORGE_RUNS/evals" <<'PY'
+import glob, json, os, statistics, sys
+path, label, wall, evals = sys.argv[1:]
+try:
+    v = json.load(open(path))
+except Exception:
+    print(f"BAD {label:<44} no verdict ({open(path.replace('.json', '.err')).read()[-200:]!r})")
+    sys.exit()
+line = f"{label:<44} {v['status']:<13} wall {float(wall):6.1f}s  speedup {v.get('speedup', 0):.3f}"
+dirs = sorted(glob.glob(os.path.join(evals, "*")), key=os.path.getmtime)
+try:
+    trials = json.load(open(os.path.join(dirs[-1], "rank0.json")))["trials"]
+    s = [t["ref_ms"] / t["cand_ms"] for t in trials if t.get("cand_ms")]
+    if len(s) > 1:
+        line += f"  per trial {min(s):.3f}-{max(s):.3f} (spread {100 * (max(s) - min(s)) / statistics.median(s):.1f}%)"
+except Exception:
+    pass
+print(line + "  " + v.get("summary", "").splitlines()[0][:120])
+PY
+}
+
+echo "== problem 1: kforge's eval and PKB's run_local.py, the reference as the candidate"
+ref1="$pkb/reference/1_allreduce.py"
+for i in 1 2; do
+  t0=$(date +%s.%N)
+  "$K" eval --suite "pkb:$pkb" 1 "$ref1" --world 1 --json >"$out/pkb/p1-kforge-$i.json" 2>"$out/pkb/p1-kforge-$i.err"
+  summary "$out/pkb/p1-kforge-$i.json" "kforge eval (5 trials) #$i" "$(echo "$(date +%s.%N) - $t0" | bc)"
+done
+sol="$out/pkb/solutions"
+mkdir -p "$sol"
+cp "$ref1" "$sol/1_allreduce_cuda.py"
+for trials in 5 1; do
+  t0=$(date +%s.%N)
+  (cd "$pkb" && timeout 300 "$py" run_local.py --mode eval --problem 1 --solution cuda \
+    --solutions-dir "$sol" --nproc-per-node 1 --measure-perf --trials "$trials" \
+    --logs-dir "$out/pkb/logs-$trials") >"$out/pkb/p1-pkb-$trials.log" 2>&1
+  rc=$?
+  echo "PKB run_local.py --trials $trials: rc=$rc wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+  grep -iE "speedup|pass|fail|correct|mismatch|error" "$out/pkb/p1-pkb-$trials.log" | tail -6
+done
+
+echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
+export K pkb out
+t0=$(date +%s)
+ls "$pkb"/reference/[0-9]*_*.py | sort -t/ -k1 -V |
+  timeout "${PART2_S:-300}" xargs -P "${JOBS:-4}" -I{} sh -c '
+    f={}; stem=$(basename "$f" .py)
+    timeout 180 "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --json \
+      >"$out/pkb/ref-$stem.json" 2>"$out/pkb/ref-$stem.err"'
+echo "part 2 took $(( $(date +%s) - t0 )) s"
+python3 - "$out/pkb" "$pkb" <<'PY'
+import collections, glob, json, os, sys
+d, pkb = sys.argv[1:]
+counts, lines = collections.Counter(), []
+for f in sorted(glob.glob(os.path.join(pkb, "reference", "[0-9]*_*.py")),
+                key=lambda p: int(os.path.basename(p).split("_")[0])):
+    stem = os.path.basename(f)[:-3]
+    try:
+        v = json.load(open(os.path.join(d, f"ref-{stem}.json")))
+        st, why = v["status"], v.get("summary", "").splitlines()[0][:150]
+    except Exception:
+        err = os.path.join(d, f"ref-{stem}.err")
+        st, why = "not run", (open(err).read().strip().splitlines() or [""])[-1][:150] if os.path.exists(err) else "(not reached)"
+    counts[st] += 1
+    lines.append(f"{stem:<48} {st:<13} {why}")
+print("\n".join(lines))
+print("counts:", dict(counts), "of", sum(counts.values()))
+PY
