@@ -8,6 +8,7 @@
 #  2. every reference at world 1 as its own candidate through `kforge eval --suite`, one
 #     trial, JOBS at a time (a count of what runs; these times shared the GPU, so they
 #     are no speed), each limited to 180 s, the whole part to PART2_S seconds.
+# PARTS="p1 refs" picks the parts; FROM=N starts part 2 at problem N.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
 pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
@@ -45,12 +46,14 @@ print(line + "  " + v.get("summary", "").splitlines()[0][:120])
 PY
 }
 
+parts=" ${PARTS:-p1 refs} "
+if [[ "$parts" == *" p1 "* ]]; then
 echo "== problem 1: kforge's eval and PKB's run_local.py, the reference as the candidate"
 ref1="$pkb/reference/1_allreduce.py"
 for i in 1 2; do
   t0=$(date +%s.%N)
   "$K" eval --suite "pkb:$pkb" 1 "$ref1" --world 1 --json >"$out/pkb/p1-kforge-$i.json" 2>"$out/pkb/p1-kforge-$i.err"
-  summary "$out/pkb/p1-kforge-$i.json" "kforge eval (5 trials) #$i" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  summary "$out/pkb/p1-kforge-$i.json" "kforge eval (5 trials) #$i" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
 done
 sol="$out/pkb/solutions"
 mkdir -p "$sol"
@@ -61,14 +64,17 @@ for trials in 5 1; do
     --solutions-dir "$sol" --nproc-per-node 1 --measure-perf --trials "$trials" \
     --logs-dir "$out/pkb/logs-$trials") >"$out/pkb/p1-pkb-$trials.log" 2>&1
   rc=$?
-  echo "PKB run_local.py --trials $trials: rc=$rc wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+  echo "PKB run_local.py --trials $trials: rc=$rc wall $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
   grep -iE "speedup|pass|fail|correct|mismatch|error" "$out/pkb/p1-pkb-$trials.log" | tail -6
 done
 
+fi
+
+[[ "$parts" == *" refs "* ]] || exit 0
 echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
 export K pkb out
 t0=$(date +%s)
-ls "$pkb"/reference/[0-9]*_*.py | sort -t/ -k1 -V |
+ls "$pkb"/reference/[0-9]*_*.py | sort -V | awk -F/ -v from="${FROM:-1}" '{ split($NF, a, "_"); if (a[1] + 0 >= from) print }' |
   timeout "${PART2_S:-300}" xargs -P "${JOBS:-4}" -I{} sh -c '
     f={}; stem=$(basename "$f" .py)
     timeout 180 "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --json \
@@ -84,6 +90,8 @@ for f in sorted(glob.glob(os.path.join(pkb, "reference", "[0-9]*_*.py")),
     try:
         v = json.load(open(os.path.join(d, f"ref-{stem}.json")))
         st, why = v["status"], v.get("summary", "").splitlines()[0][:150]
+        if st != "correct":
+            why += " | " + " / ".join(v.get("log", "").strip().splitlines()[-3:])[-300:]
     except Exception:
         err = os.path.join(d, f"ref-{stem}.err")
         st, why = "not run", (open(err).read().strip().splitlines() or [""])[-1][:150] if os.path.exists(err) else "(not reached)"

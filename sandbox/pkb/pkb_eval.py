@@ -65,14 +65,28 @@ class Report:
         os.replace(tmp, path)
 
 
-def named_outputs(y):
-    """(name, value) pairs as PKB's save_tensor names them: the tensor itself ("output"),
-    output_<i> for a tuple or list, the keys of a dict."""
+def named_outputs(y, name=None):
+    """(name, value) leaves as PKB's save_tensor names them: the tensor itself ("output"),
+    output_<i> for a tuple or list, the keys of a dict; nested containers (a list of
+    tensors inside a tuple, say) go on down as output_<i>_<j>."""
     if isinstance(y, (tuple, list)):
-        return [("output_%d" % i, v) for i, v in enumerate(y)]
+        out = []
+        for i, v in enumerate(y):
+            out += named_outputs(v, "%s_%d" % (name or "output", i))
+        return out
     if isinstance(y, dict):
-        return [(str(k), y[k]) for k in sorted(y, key=str)]
-    return [("output", y)]
+        out = []
+        for k in sorted(y, key=str):
+            out += named_outputs(y[k], str(k) if name is None else "%s_%s" % (name, k))
+        return out
+    return [(name or "output", y)]
+
+
+def same_scalar(a, b, atol, rtol):
+    """A non-tensor leaf: numbers within the tolerances, anything else equal."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= atol + rtol * abs(a)
+    return type(a) is type(b) and a == b
 
 
 def compare(torch, ref, got, atol, rtol):
@@ -83,7 +97,7 @@ def compare(torch, ref, got, atol, rtol):
                 "message": "outputs %s, want %s" % ([n for n, _ in g], [n for n, _ in r])}
     for (name, a), (_, b) in zip(r, g):
         if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
-            if type(a) is not type(b) or a != b:
+            if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor) or not same_scalar(a, b, atol, rtol):
                 return {"tensor": name, "message": "%s: %r, want %r" % (name, b, a)}
             continue
         if tuple(a.shape) != tuple(b.shape):
