@@ -9,6 +9,7 @@
 #include "kf_build_paths.h"
 #include "pkb/test_util.h"
 #include "sandbox/process.h"
+#include "tests/kforge_run.h"
 
 namespace {
 
@@ -58,4 +59,14 @@ TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") 
   auto none = kforge({"eval", "--suite", "pkb:" + f.root, "99", f.root + "/solution.py"}, f.root);
   CHECK(none.exit_code == 2);
   CHECK(none.output.find("'99'") != std::string::npos);
+}
+
+TEST_CASE("pkb cli: solve, tune and sweep refuse --suite pkb:PATH, saying which commands take it") {
+  for (const char* cmd : {"solve all_reduce --backend host --model builtin --headless",
+                          "tune all_reduce --backend host", "sweep all_reduce"}) {
+    kforge_run::Run r = kforge_run::kforge(std::string(cmd) + " --suite pkb:/nonexistent");
+    CAPTURE(cmd);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--suite pkb:/nonexistent") != std::string::npos);
+  }
 }

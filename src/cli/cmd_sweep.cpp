@@ -147,6 +147,13 @@ int cmd_sweep(const SweepArgs& a) {
   sweep::SweepConfig cfg;
   std::vector<std::string> names, cats;
   std::string err;
+  if (!a.opt.suite.empty()) {
+    fmt::print(stderr,
+               "kforge sweep: --suite {}: sweeps run kforge's own problems only yet; evaluate a "
+               "ParallelKernelBench solution with kforge eval --suite\n",
+               a.opt.suite);
+    return kBadInput;
+  }
   std::vector<std::string> words =
       a.problems.empty() ? std::vector<std::string>{"all"} : a.problems;
   if (!resolve_problems(words, &names, &cats, &err)) {

@@ -70,6 +70,11 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
 
 bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
                         eval::EvalConfig* cfg, std::string* err) {
+  if (!o.suite.empty())  // the native problems' path; a PKB checkout has its own (cmd_pkb.cpp)
+    return (*err = "--suite " + o.suite +
+                   ": only `kforge eval` and `kforge problems` take a ParallelKernelBench "
+                   "checkout yet; solve, tune and sweep run kforge's own problems",
+            false);
   std::vector<std::string> overrides;
   for (const std::string& p : params) {
     if (p.find('=') == std::string::npos)
