@@ -12,6 +12,7 @@
 
 #include "sandbox/confine.h"
 #include "sandbox/launch.h"
+#include "sandbox/sha256.h"
 #include "suite/paths.h"
 
 namespace pkb {
@@ -255,7 +256,12 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err) {
     sandbox::Confinement jail;
     jail.read_only = {spec.checkout, fs::absolute(spec.solution).string(), ps.argv[4]};
     for (auto& dir : python_dirs(ps.argv[0], ps.env)) jail.read_only.push_back(dir);
-    jail.writable = {spec.work_dir, cache};
+    // Of the extension cache, only this source's own folder (the driver keys it the same
+    // way): a candidate cannot plant a library under another source's key.
+    const std::string own =
+        cache + "/" + sandbox::sha256_hex(read_file(spec.solution)).substr(0, 16);
+    fs::create_directories(own, ec);
+    jail.writable = {spec.work_dir, own};
     jail.gpu = true;
     if (!confined.prepare(jail, &ps, err)) return false;
   }

@@ -11,6 +11,7 @@
 
 #include "kf_build_paths.h"
 #include "pkb/test_util.h"
+#include "sandbox/confine.h"
 
 namespace {
 
@@ -38,6 +39,7 @@ struct Fixture {
     f.write("torchrun",
             "#!/bin/sh\nout=''; world=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
             "  --out) out=\"$2\"; shift;;\n  --nproc-per-node) world=\"$2\"; shift;;\n"
+            "  --ext-cache) ext=\"$2\"; shift;;\n"
             "esac; shift; done\n" +
                 body + "\n");
     chmod(spec.torchrun.c_str(), 0755);
@@ -166,4 +168,21 @@ TEST_CASE("pkb eval: kforge's own driver, behind a torchrun that runs one rank")
     CHECK(v.crashes[0].what.find("import torch") != std::string::npos);
     CHECK(v.crashes[0].what.find("No module named 'torch'") != std::string::npos);
   }
+}
+
+TEST_CASE("pkb eval: confined, a job writes only its own source's extension folder") {
+  if (sandbox::isolation_mode() != "bwrap") {
+    MESSAGE("skipped: no bubblewrap sandbox here");
+    return;
+  }
+  // Another source's key: a library planted there would be loaded by that candidate's eval.
+  Fixture fx(
+      std::string("mkdir -p \"$ext/0000000000000000\"; touch \"$ext/0000000000000000/planted\"\n"
+                  "rank() {\n") +
+      kCorrectRank + "\n}\nrank 0 1.0\n");
+  fx.spec.confine = true;
+  sandbox::Verdict v = fx.run();
+  INFO(sandbox::render_text(v));
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(!std::filesystem::exists(fx.spec.ext_cache + "/0000000000000000/planted"));
 }
