@@ -204,7 +204,8 @@ std::string summarize_status(const Verdict& v) {
         s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
       return s;
     }
-    if (v.baseline_time.n > 0) s += " vs NCCL " + ms(v.baseline_time.median_ms) + " ms";
+    if (v.baseline_time.n > 0)
+      s += " vs " + v.baseline_label + " " + ms(v.baseline_time.median_ms) + " ms";
     if (v.speedup > 0) s += ": " + fmt::format("{:.2f}x", v.speedup);
     if (v.busbw_gbps > 0) s += "; busbw " + num(v.busbw_gbps) + " GB/s";
     if (v.pct_roofline > 0)
@@ -355,6 +356,7 @@ json verdict_json(const Verdict& v) {
               {"timed", v.timed},
               {"candidate_time", v.candidate_time},
               {"baseline_time", v.baseline_time},
+              {"baseline_label", v.baseline_label},
               {"speedup", v.speedup},
               {"roofline_ms", v.roofline_ms},
               {"pct_roofline", v.pct_roofline},

@@ -46,6 +46,9 @@ struct Verdict {
   bool timed = false;
   // (named _time because `candidate` above is the source path)
   TimeStats candidate_time, baseline_time;
+  // What baseline_time timed, as the summary names it: the problem's NCCL baseline, or a
+  // ParallelKernelBench problem's PyTorch reference.
+  std::string baseline_label = "NCCL";
   double speedup = 0;  // 0 = not reported
   double roofline_ms = 0, pct_roofline = 0, busbw_gbps = 0, baseline_busbw_gbps = 0;
   // The most work past comm.stream()'s end event the timer cannot tell from noise.

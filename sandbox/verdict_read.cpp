@@ -62,6 +62,7 @@ void from_json(const json& j, Verdict& v) {
   opt(j, "timed", v.timed);
   opt(j, "candidate_time", v.candidate_time);
   opt(j, "baseline_time", v.baseline_time);
+  opt(j, "baseline_label", v.baseline_label);
   opt(j, "speedup", v.speedup);
   opt(j, "roofline_ms", v.roofline_ms);
   opt(j, "pct_roofline", v.pct_roofline);

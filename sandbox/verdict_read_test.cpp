@@ -48,6 +48,7 @@ Verdict full_verdict() {
   v.timed = true;
   v.candidate_time = {50, 1.0, 0.9, 1.1, 0.8, 1.2, 0, 0};
   v.baseline_time = {50, 2.0, 1.9, 2.1, 1.8, 2.2, 0, 0};
+  v.baseline_label = "the reference";  // not the default, so that a reader that drops it fails
   v.speedup = 2;
   v.roofline_ms = 0.5;
   v.pct_roofline = 50;

@@ -197,6 +197,7 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
   v.problem = "pkb:" + spec.problem.name;
   v.candidate = spec.solution;
   v.world = spec.world;
+  v.baseline_label = "the reference";
   v.log = tail(run.output, 4000);
   Status worst = Status::correct;
   std::vector<nlohmann::json> ranks;

@@ -85,6 +85,7 @@ TEST_CASE("pkb eval: correct, with the slowest rank's times and the speedup") {
   CHECK(v.candidate_time.median_ms == doctest::Approx(1.6));
   CHECK(v.baseline_time.median_ms == doctest::Approx(2.0));
   CHECK(v.speedup == doctest::Approx(2.0 / 1.6));
+  CHECK(v.summary.find("vs the reference 2") != std::string::npos);  // not "vs NCCL"
 }
 
 TEST_CASE("pkb eval: a hang is a timeout, and its processes are gone") {
