@@ -6,26 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
 // Every rank's a and b (row-major values and shapes) and this rank's c.
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
-  std::map<std::string, std::vector<double>> outs;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank) {
-    io.world = world;
-    io.rank = rank;
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string& name, int r) -> const std::vector<int64_t>& {
-      return shapes.at(name).at(static_cast<size_t>(r));
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
-  }
+struct Fake : OracleFake {
+  Fake(int world, int rank) : OracleFake(world, rank) {}
   void matrices(std::vector<std::vector<double>> a, std::vector<int64_t> sa,
                 std::vector<std::vector<double>> b, std::vector<int64_t> sb, size_t c_size) {
     shapes["a"].assign(a.size(), sa);

@@ -6,26 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
 // Every rank's x and logits (row-major values and shapes) and this rank's outputs.
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
-  std::map<std::string, std::vector<double>> outs;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank, int e, int topk) {
-    io.world = world;
-    io.rank = rank;
+struct Fake : OracleFake {
+  Fake(int world, int rank, int e, int topk) : OracleFake(world, rank) {
     io.params = {{"E", e}, {"topk", topk}};
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string& name, int r) -> const std::vector<int64_t>& {
-      return shapes.at(name).at(static_cast<size_t>(r));
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
   }
   // x(s) = xs[s] ([m, n]); every rank has the same logits ([m, e]). Outputs are poisoned:
   // the oracle must write them all.

@@ -7,27 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
 // Every rank's x, rank 0's gamma (the others' is empty, as in problem.json), this rank's y.
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
-  std::map<std::string, std::vector<double>> outs;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank, double eps) {
-    io.world = world;
-    io.rank = rank;
-    io.params["eps"] = eps;
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string& name, int r) -> const std::vector<int64_t>& {
-      return shapes.at(name).at(static_cast<size_t>(r));
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
-  }
+struct Fake : OracleFake {
+  Fake(int world, int rank, double eps) : OracleFake(world, rank) { io.params["eps"] = eps; }
   void tensors(std::vector<std::vector<double>> x, std::vector<double> gamma, int64_t rows,
                int64_t hidden) {
     const size_t world = x.size();

@@ -6,26 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
 // Every rank's x (row-major values and shape) and this rank's y.
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
-  std::map<std::string, std::vector<double>> outs;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank) {
-    io.world = world;
-    io.rank = rank;
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string& name, int r) -> const std::vector<int64_t>& {
-      return shapes.at(name).at(static_cast<size_t>(r));
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
-  }
+struct Fake : OracleFake {
+  Fake(int world, int rank) : OracleFake(world, rank) {}
   void inputs(std::vector<std::vector<double>> x, std::vector<int64_t> shape, size_t y_size) {
     shapes["x"].assign(x.size(), shape);
     in["x"] = std::move(x);
