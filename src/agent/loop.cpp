@@ -38,10 +38,8 @@ class Run {
     fs::create_directories(cfg_.workspace, ec);
     if (ec)
       return (*err = "cannot create the workspace " + cfg_.workspace + ": " + ec.message(), false);
-    PromptInputs pin{cfg_.eval,     cfg_.mode,          cfg_.target,
-                     cfg_.topology, cfg_.baseline_time, cfg_.prompts_dir};
     std::string sys, task;
-    if (!build_system_prompt(pin, &sys, err) || !build_task_prompt(pin, &task, err)) return false;
+    if (!first_messages(&sys, &task, err)) return false;
     msgs_ = {{"system", sys}, {"user", task}};
     if (cfg_.mode == "agent" && !init_env(err)) return false;
     // The run's --max-wall as kforge's deadline, for as long as the run lasts.
@@ -60,6 +58,27 @@ class Run {
  private:
   double elapsed() const { return tw_.elapsed(); }
 
+  bool first_messages(std::string* sys, std::string* task, std::string* err) {
+    if (cfg_.foreign) {
+      if (cfg_.mode != "direct")
+        return (*err = cfg_.foreign->suite + ": only --mode direct runs a suite's problems", false);
+      *sys = cfg_.foreign->system_prompt, *task = cfg_.foreign->task_prompt;
+      return true;
+    }
+    PromptInputs pin{cfg_.eval,     cfg_.mode,          cfg_.target,
+                     cfg_.topology, cfg_.baseline_time, cfg_.prompts_dir};
+    return build_system_prompt(pin, sys, err) && build_task_prompt(pin, task, err);
+  }
+
+  ParsedReply parse(const std::string& text) const {
+    if (cfg_.foreign) return cfg_.foreign->parse(text);
+    return cfg_.mode == "agent" ? parse_agent_reply(text) : parse_direct_reply(text);
+  }
+
+  std::string extension() const {
+    return cfg_.foreign ? cfg_.foreign->extension : eval::kernel_extension(cfg_.eval.backend);
+  }
+
   // One model call and what follows it. ok: on to the next turn; end: the run is over
   // (exit_reason set); fail: kforge failed (*err).
   Step one_turn(int turn, std::string* err) {
@@ -71,8 +90,7 @@ class Run {
     if (s == Step::cut) return after_cut(turn, "model call", before, "", err);
     if (s != Step::ok) return s;
     msgs_.push_back({"assistant", reply.text});
-    ParsedReply pr =
-        cfg_.mode == "agent" ? parse_agent_reply(reply.text) : parse_direct_reply(reply.text);
+    ParsedReply pr = parse(reply.text);
     if (!pr.ok) {
       if (!format_error(turn, pr.error, err)) return Step::fail;
       return res_.exit_reason.empty() ? Step::ok : Step::end;
@@ -317,8 +335,7 @@ class Run {
   }
 
   Step evaluate(int turn, const std::string& source, sandbox::Verdict* v, std::string* err) {
-    std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn,
-                                   eval::kernel_extension(cfg_.eval.backend));
+    std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn, extension());
     std::ofstream(file, std::ios::binary) << source;
     std::string hash = sandbox::sha256_hex(source);
     tw_.event("candidate", {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
@@ -330,8 +347,9 @@ class Run {
       stage_ = stage;
       emit(turn, "evaluating", stage);
     };
-    bool ok =
-        eval::evaluate_file(ecfg, fs::absolute(file).string(), sandbox::Role::candidate, v, err);
+    std::string abs = fs::absolute(file).string();
+    bool ok = cfg_.foreign ? cfg_.foreign->evaluate(abs, v, err)
+                           : eval::evaluate_file(ecfg, abs, sandbox::Role::candidate, v, err);
     // A signal or the deadline killed the build or the ranks: what came back is not the
     // kernel's verdict (a "timeout" that was kforge's doing), so it is not recorded as one.
     if (sandbox::stop_requested()) return Step::cut;

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agent/budget.h"
 #include "agent/model.h"
 #include "agent/observer.h"
+#include "agent/reply.h"
 #include "eval/eval.h"
 #include "sandbox/verdict.h"
 #include "suite/topology.h"
@@ -19,18 +22,32 @@
 
 namespace agent {
 
+// A suite with problems of its own (a ParallelKernelBench checkout, src/pkb/): its prompts,
+// its candidates' language and its evaluator take the place of the native problem's.
+// Direct mode only. The feedback comes from cfg.prompts_dir's templates as for any verdict.
+struct ForeignSuite {
+  std::string suite;    // "pkb:PATH", for the trajectory
+  std::string problem;  // the problem's name, for the trajectory
+  std::string system_prompt, task_prompt;
+  std::string extension;  // of a candidate's file, e.g. ".py"
+  std::function<ParsedReply(const std::string& reply)> parse;
+  // A verdict for the candidate in `file`; false (with *err) only when kforge failed.
+  std::function<bool(const std::string& file, sandbox::Verdict* v, std::string* err)> evaluate;
+};
+
 struct SolveConfig {
   eval::EvalConfig eval;
-  std::string mode = "direct";  // direct | agent
-  double target = 1.0;          // speedup over the baseline (where one can be measured)
-  int max_turns = 10;           // model calls
-  int64_t max_tokens = 0;       // input + output tokens over the run; 0: no limit
-  double max_cost_usd = 0;      // 0: no limit
-  double max_wall_s = 0;        // 0: no limit
-  int max_format_errors = 3;    // in a row
-  int reply_max_tokens = 0;     // per reply; 0: the provider's
-  int64_t llm_seed = -1;        // >= 0: every request's sampling seed (a sweep's sample)
-  std::string workspace;        // where candidates are written (turn_<n>.cu); created
+  std::shared_ptr<const ForeignSuite> foreign;  // null: the native problem in `eval`
+  std::string mode = "direct";                  // direct | agent
+  double target = 1.0;        // speedup over the baseline (where one can be measured)
+  int max_turns = 10;         // model calls
+  int64_t max_tokens = 0;     // input + output tokens over the run; 0: no limit
+  double max_cost_usd = 0;    // 0: no limit
+  double max_wall_s = 0;      // 0: no limit
+  int max_format_errors = 3;  // in a row
+  int reply_max_tokens = 0;   // per reply; 0: the provider's
+  int64_t llm_seed = -1;      // >= 0: every request's sampling seed (a sweep's sample)
+  std::string workspace;      // where candidates are written (turn_<n>.cu); created
   std::string prompts_dir;
   suite::Topology topology;
   std::string baseline_time;           // for the task prompt: measured, or why not

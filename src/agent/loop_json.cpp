@@ -83,31 +83,36 @@ json summary_json(const SolveResult& r, const std::string& best_hash, std::strin
 
 nlohmann::json solve_config_json(const SolveConfig& c) {
   const eval::EvalConfig& e = c.eval;
-  return {{"mode", c.mode},
-          {"target", c.target},
-          {"max_turns", c.max_turns},
-          {"max_tokens", c.max_tokens},
-          {"max_cost_usd", c.max_cost_usd},
-          {"max_wall_s", c.max_wall_s},
-          {"max_format_errors", c.max_format_errors},
-          {"reply_max_tokens", c.reply_max_tokens},
-          {"llm_seed", c.llm_seed},
-          {"workspace", c.workspace},
-          {"command_timeout_s", c.command_timeout_s},
-          {"eval",
-           {{"problem", e.problem.name},
-            {"backend", e.backend},
-            {"world", e.world},
-            {"sizes", e.sizes},
-            {"overrides", e.overrides},
-            {"iters", e.iters},
-            {"timing", e.timing},
-            {"warmup", e.warmup},
-            {"trials", e.trials},
-            {"seed", e.seed},
-            {"call_limit_s", e.call_limit_s},
-            {"no_time", e.no_time},
-            {"machine", e.machine.name}}}};
+  json j = {{"mode", c.mode},
+            {"target", c.target},
+            {"max_turns", c.max_turns},
+            {"max_tokens", c.max_tokens},
+            {"max_cost_usd", c.max_cost_usd},
+            {"max_wall_s", c.max_wall_s},
+            {"max_format_errors", c.max_format_errors},
+            {"reply_max_tokens", c.reply_max_tokens},
+            {"llm_seed", c.llm_seed},
+            {"workspace", c.workspace},
+            {"command_timeout_s", c.command_timeout_s}};
+  if (c.foreign) {  // the suite's evaluator has its own options; the header names the suite
+    j["suite"] = c.foreign->suite;
+    j["eval"] = {{"problem", c.foreign->problem}, {"world", e.world}};
+    return j;
+  }
+  j["eval"] = {{"problem", e.problem.name},
+               {"backend", e.backend},
+               {"world", e.world},
+               {"sizes", e.sizes},
+               {"overrides", e.overrides},
+               {"iters", e.iters},
+               {"timing", e.timing},
+               {"warmup", e.warmup},
+               {"trials", e.trials},
+               {"seed", e.seed},
+               {"call_limit_s", e.call_limit_s},
+               {"no_time", e.no_time},
+               {"machine", e.machine.name}};
+  return j;
 }
 
 json reply_event(int turn, const llm::Reply& r) {

@@ -6,9 +6,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "agent/prompt.h"
+#include "agent/template.h"
+#include "cli/cmd_solve.h"
 #include "cli/commands.h"
 #include "pkb/checkout.h"
 #include "pkb/evaluate.h"
+#include "pkb/solve.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/interrupt.h"
 #include "suite/paths.h"
@@ -29,6 +33,15 @@ bool open_suite(const std::string& suite, pkb::Checkout* c, std::string* err) {
 }
 
 }  // namespace
+
+void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
+  spec->world = o.world;
+  if (o.trials > 0) spec->trials = o.trials;
+  if (o.iters > 0) spec->iters = o.iters;
+  if (o.warmup >= 0) spec->warmup = o.warmup;
+  if (o.no_time) spec->iters = 0, spec->warmup = 0;
+  spec->torchrun = o.torchrun;
+}
 
 bool is_pkb_suite(const std::string& suite) {
   return suite.rfind("pkb:", 0) == 0 && suite.size() > 4;
@@ -73,12 +86,7 @@ int cmd_pkb_eval(const EvalArgs& a) {
   suite::Paths paths = suite::default_paths();
   spec.checkout = c.root;
   spec.solution = fs::absolute(a.kernel).string();
-  spec.world = a.opt.world;
-  if (a.opt.trials > 0) spec.trials = a.opt.trials;
-  if (a.opt.iters > 0) spec.iters = a.opt.iters;
-  if (a.opt.warmup >= 0) spec.warmup = a.opt.warmup;
-  if (a.opt.no_time) spec.iters = 0, spec.warmup = 0;
-  spec.torchrun = a.opt.torchrun;
+  pkb_eval_options(a.opt, &spec);
   spec.work_dir = sandbox::make_eval_dir(paths.runs_dir + "/evals");
   if (spec.work_dir.empty()) {
     fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd, paths.runs_dir);
@@ -100,6 +108,59 @@ int cmd_pkb_eval(const EvalArgs& a) {
   else
     fmt::print("{}\n", sandbox::render_text(v));
   return v.status == sandbox::Status::correct ? kOk : kNotCorrect;
+}
+
+bool resolve_pkb_problems(const std::string& suite, const std::vector<std::string>& words,
+                          std::vector<std::string>* names, std::vector<std::string>* cats,
+                          std::string* err) {
+  pkb::Checkout c;
+  if (!open_suite(suite, &c, err)) return false;
+  std::vector<pkb::Problem> chosen;
+  for (const std::string& w : words) {
+    std::vector<pkb::Problem> some;
+    if (!pkb::select_problems(c, w, &some, err)) return false;
+    chosen.insert(chosen.end(), some.begin(), some.end());
+  }
+  for (const pkb::Problem& p : c.problems)  // the checkout's order, each once
+    for (const pkb::Problem& q : chosen)
+      if (q.name == p.name) {
+        names->push_back(p.name);
+        cats->push_back("pkb");
+        break;
+      }
+  return true;
+}
+
+bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* err) {
+  pkb::SolveSpec spec;
+  if (a.positionals.size() != 1)
+    return (*err = "give one PKB problem and nothing after it: kforge solve --suite " +
+                   a.opt.suite + " 16 (a number or a name from kforge problems --suite)",
+            false);
+  if (a.mode != "direct")
+    return (*err = "--mode " + a.mode +
+                   ": a PKB problem is solved in direct mode only (the "
+                   "model answers with the module)",
+            false);
+  if (!open_suite(a.opt.suite, &spec.checkout, err) ||
+      !pkb::find_problem(spec.checkout, a.positionals[0], &spec.eval.problem, err))
+    return false;
+  suite::Paths paths = suite::default_paths();
+  spec.eval.checkout = spec.checkout.root;
+  pkb_eval_options(a.opt, &spec.eval);
+  spec.prompt.world = spec.eval.world;
+  spec.prompt.topology = suite::topology_text(cfg->topology);
+  if (!agent::primitives_docs(paths.source_root + "/primitives/docs", &spec.prompt.docs, err))
+    return false;
+  spec.prompts_dir = agent::default_prompts_dir() + "/pkb";
+  spec.evals_dir = paths.runs_dir + "/evals";
+  auto suite = std::make_shared<agent::ForeignSuite>();
+  if (!pkb::make_foreign_suite(spec, suite.get(), err)) return false;
+  cfg->foreign = suite;
+  cfg->prompts_dir = spec.prompts_dir;
+  cfg->eval.world = spec.eval.world;
+  cfg->eval.paths = paths;
+  return true;
 }
 
 }  // namespace cli

@@ -61,12 +61,16 @@ TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") 
   CHECK(none.output.find("'99'") != std::string::npos);
 }
 
-TEST_CASE("pkb cli: solve, tune and sweep refuse --suite pkb:PATH, saying which commands take it") {
-  for (const char* cmd : {"solve all_reduce --backend host --model builtin --headless",
-                          "tune all_reduce --backend host", "sweep all_reduce"}) {
-    kforge_run::Run r = kforge_run::kforge(std::string(cmd) + " --suite pkb:/nonexistent");
-    CAPTURE(cmd);
-    CHECK(r.code == 2);
-    CHECK(r.out.find("--suite pkb:/nonexistent") != std::string::npos);
-  }
+TEST_CASE("pkb cli: tune refuses --suite, saying which commands take it; sweep wants a model") {
+  kforge_run::Run r = kforge_run::kforge("tune all_reduce --backend host --suite pkb:/nonexistent");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--suite pkb:/nonexistent") != std::string::npos);
+  CHECK(r.out.find("problems, eval, solve or sweep") != std::string::npos);
+  pkb::test::FakeCheckout f;
+  r = kforge_run::kforge("sweep 1-3 --suite pkb:" + f.root);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("give the models to sweep with --model") != std::string::npos);
+  r = kforge_run::kforge("sweep 1-3,99 --suite pkb:" + f.root + " --model openai:x");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("99") != std::string::npos);
 }

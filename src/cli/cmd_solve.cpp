@@ -61,7 +61,7 @@ class LineObserver : public agent::Observer {
 };
 
 // The model named by --model, the config file, or builtin. Null with *err, *code.
-std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const eval::EvalConfig& ecfg,
+std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveConfig& cfg,
                                          bool* used_default, std::string* err, int* code) {
   llm::LlmConfig file;
   bool explicit_cfg = !a.config_file.empty();
@@ -72,9 +72,16 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const eval::EvalCon
   }
   std::string spec = !a.model.empty() ? a.model : file.model;
   *used_default = spec.empty();
+  if ((spec.empty() || spec == "builtin") && cfg.foreign) {
+    *err =
+        "the builtin template search writes kforge's own problems only: give a model for a "
+        "PKB problem (--model provider:name, or replay:FILE)";
+    *code = kBadInput;
+    return nullptr;
+  }
   if (spec.empty() || spec == "builtin") {
 #ifdef KF_HAVE_BUILTIN
-    auto m = agent::make_builtin_model(ecfg, err);
+    auto m = agent::make_builtin_model(cfg.eval, err);
     if (!m) *code = kInternal;
     return m;
 #else
@@ -118,6 +125,21 @@ bool load_problem_named(const std::string& name, const suite::Paths& paths, suit
   return suite::load_problem(dir, p, err);
 }
 
+// The native problem a names (or the default one) into e, with the evaluation options;
+// the world and overrides are checked here, before any model call.
+bool native_problem(const SolveArgs& a, const suite::Paths& paths, eval::EvalConfig* e,
+                    std::string* err) {
+  std::string name = a.positionals.empty() ? "" : a.positionals[0];
+  if (name.empty() && !suite::default_problem(paths.problems_dir, &name, err)) return false;
+  if (!load_problem_named(name, paths, &e->problem, err)) return false;
+  e->paths = paths;
+  std::vector<std::string> params;
+  if (a.positionals.size() > 1) params.assign(a.positionals.begin() + 1, a.positionals.end());
+  if (!apply_eval_options(a.opt, params, e, err)) return false;
+  sandbox::EvalRequest probe;
+  return eval::make_request(*e, "/dev/null", sandbox::Role::candidate, &probe, err);
+}
+
 // The exit code of a finished run: 128+N after signal N, else by how it ended.
 int exit_code_of(const agent::SolveResult& r, bool ok) {
   if (r.exit_reason == "interrupted" && r.interrupt_signal)
@@ -153,8 +175,9 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
            const std::string& model) {
   bool ok = err.empty();
   std::string accepted_path;
-  std::string best_path =
-      write_kernels(res, out_dir, eval::kernel_extension(cfg.eval.backend), &accepted_path);
+  std::string best_path = write_kernels(
+      res, out_dir, cfg.foreign ? cfg.foreign->extension : eval::kernel_extension(cfg.eval.backend),
+      &accepted_path);
   int exit_code = exit_code_of(res, ok);
   json solve_j = {{"exit_reason", res.exit_reason},
                   {"target_met", res.target_met},
@@ -289,17 +312,8 @@ int cmd_solve(const SolveArgs& a) {
   agent::SolveConfig cfg;
   eval::EvalConfig& e = cfg.eval;
   std::string err;
-  std::string name = a.positionals.empty() ? "" : a.positionals[0];
-  if (name.empty() && !suite::default_problem(paths.problems_dir, &name, &err))
-    return fail(kBadInput, "bad_input", err);
-  if (!load_problem_named(name, paths, &e.problem, &err)) return fail(kBadInput, "bad_input", err);
-  e.paths = paths;
-  std::vector<std::string> params;
-  if (a.positionals.size() > 1) params.assign(a.positionals.begin() + 1, a.positionals.end());
-  if (!apply_eval_options(a.opt, params, &e, &err)) return fail(kBadInput, "bad_input", err);
-  sandbox::EvalRequest probe;  // checks the world and the overrides before any model call
-  if (!eval::make_request(e, "/dev/null", sandbox::Role::candidate, &probe, &err))
-    return fail(kBadInput, "bad_input", err);
+  const bool pkb = !a.opt.suite.empty();
+  if (!pkb && !native_problem(a, paths, &e, &err)) return fail(kBadInput, "bad_input", err);
 
   cfg.mode = a.mode;
   cfg.target = a.target;
@@ -316,12 +330,15 @@ int cmd_solve(const SolveArgs& a) {
   if (n > 0) cfg.agent_env.push_back("KFORGE_BIN=" + std::string(self, static_cast<size_t>(n)));
   cfg.agent_env.push_back("KFORGE_ROOT=" + paths.source_root);
 
-  if (!choose_topology(a.topology_file, e.backend, &cfg.topology, &err))
+  if (!choose_topology(a.topology_file, pkb ? sandbox::Backend::cuda : e.backend, &cfg.topology,
+                       &err) ||
+      (pkb && !setup_pkb_solve(a, &cfg, &err)))
     return fail(kBadInput, "bad_input", err);
+  const std::string problem = pkb ? "pkb-" + cfg.foreign->problem : e.problem.name;
 
   bool used_default = false;
   int code = kInternal;
-  auto model = make_model(a, e, &used_default, &err, &code);
+  auto model = make_model(a, cfg, &used_default, &err, &code);
   if (!model) return fail(code, code == kBadInput ? "bad_input" : "provider", err);
   if (used_default)
     fmt::print(
@@ -330,12 +347,13 @@ int cmd_solve(const SolveArgs& a) {
         llm::default_config_path());
 
   trace::Writer tw;
-  if (!tw.open(paths.runs_dir, e.problem.name, model->name(), &err))
+  if (!tw.open(paths.runs_dir, problem, model->name(), &err))
     return fail(kInternal, "internal", err);
   std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
   cfg.workspace = run_dir;
-  cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
-  tw.header({{"problem", e.problem.name},
+  // A PKB candidate is timed beside its reference in the same job: no baseline run first.
+  if (!pkb) cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
+  tw.header({{"problem", problem},
              {"model", model->name()},
              {"mode", cfg.mode},
              {"config", agent::solve_config_json(cfg)},
@@ -343,7 +361,7 @@ int cmd_solve(const SolveArgs& a) {
              {"topology", suite::topology_json(cfg.topology)},
              {"baseline_time", cfg.baseline_time}});
   if (!interactive)
-    fmt::print(stderr, "kforge solve: {} with {}, trajectory {}\n", e.problem.name, model->name(),
+    fmt::print(stderr, "kforge solve: {} with {}, trajectory {}\n", problem, model->name(),
                tw.path());
 
   LineObserver lines(a.headless, model->name());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/loop.h"
 #include "cli/eval_options.h"
 
 namespace cli {
@@ -38,5 +39,10 @@ struct SolveArgs {
 // Adds the `solve` subcommand to app.
 CLI::App* add_solve_command(CLI::App& app, SolveArgs* a);
 int cmd_solve(const SolveArgs& a);
+
+// --suite pkb:PATH (cmd_pkb.cpp): cfg's foreign suite for the one PKB problem a names,
+// its prompts folder and world. Needs cfg->topology. False with a message naming the bad
+// input (the checkout, the problem, --mode agent).
+bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* err);
 
 }  // namespace cli

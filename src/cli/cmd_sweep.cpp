@@ -147,21 +147,23 @@ int cmd_sweep(const SweepArgs& a) {
   sweep::SweepConfig cfg;
   std::vector<std::string> names, cats;
   std::string err;
-  if (!a.opt.suite.empty()) {
-    fmt::print(stderr,
-               "kforge sweep: --suite {}: sweeps run kforge's own problems only yet; evaluate a "
-               "ParallelKernelBench solution with kforge eval --suite\n",
-               a.opt.suite);
-    return kBadInput;
-  }
   std::vector<std::string> words =
       a.problems.empty() ? std::vector<std::string>{"all"} : a.problems;
-  if (!resolve_problems(words, &names, &cats, &err)) {
+  const bool pkb = !a.opt.suite.empty();
+  if (!(pkb ? resolve_pkb_problems(a.opt.suite, words, &names, &cats, &err)
+            : resolve_problems(words, &names, &cats, &err))) {
     fmt::print(stderr, "kforge sweep: {}\n", err);
     return kBadInput;
   }
   std::vector<std::string> models =
       a.models.empty() ? std::vector<std::string>{"builtin"} : a.models;
+  if (pkb && std::find(models.begin(), models.end(), "builtin") != models.end()) {
+    fmt::print(stderr,
+               "kforge sweep: --suite {}: the builtin template search writes kforge's own "
+               "problems only; give the models to sweep with --model provider:name\n",
+               a.opt.suite);
+    return kBadInput;
+  }
   cfg.samples = sweep::plan(names, cats, models, a.samples);
   std::vector<std::string> outcome_args = solve_args(a, false);
   cfg.solve_args = outcome_args;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/eval_options.h"
+#include "pkb/evaluate.h"
 
 namespace cli {
 
@@ -34,5 +35,16 @@ int cmd_eval(const EvalArgs& a);
 bool is_pkb_suite(const std::string& suite);
 int cmd_pkb_problems(const ProblemsArgs& a);
 int cmd_pkb_eval(const EvalArgs& a);
+
+// The evaluator's options for a PKB candidate from the command line's (world, trials,
+// warmup, iters, --no-time, torchrun): what eval and solve share.
+void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec);
+
+// A sweep's problems from a PKB checkout (`kforge sweep --suite pkb:PATH 1-5 16`): each
+// word as select_problems takes it, in the checkout's order, without duplicates; the
+// category of each is "pkb". False with a message naming the word or the checkout.
+bool resolve_pkb_problems(const std::string& suite, const std::vector<std::string>& words,
+                          std::vector<std::string>* names, std::vector<std::string>* cats,
+                          std::string* err);
 
 }  // namespace cli

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <map>
 
 #include "suite/machine.h"
@@ -50,6 +51,12 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
       ->group(g);
 }
 
+namespace {
+bool is_pkb_path(const std::string& suite) {
+  return suite.rfind("pkb:", 0) == 0 && suite.size() > 4;
+}
+}  // namespace
+
 std::vector<std::string> eval_option_args(const EvalOptions& o) {
   const EvalOptions d;
   std::vector<std::string> a;
@@ -65,6 +72,11 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   if (o.no_time) a.push_back("--no-time");
   if (o.call_limit_s != d.call_limit_s) a.insert(a.end(), {"--call-limit", num(o.call_limit_s)});
   if (!o.machine_file.empty()) a.insert(a.end(), {"--machine", o.machine_file});
+  if (is_pkb_path(o.suite))  // the children may not share this folder
+    a.insert(a.end(), {"--suite", "pkb:" + std::filesystem::absolute(o.suite.substr(4)).string()});
+  else if (!o.suite.empty())
+    a.insert(a.end(), {"--suite", o.suite});
+  if (!o.torchrun.empty()) a.insert(a.end(), {"--torchrun", o.torchrun});
   return a;
 }
 
@@ -72,8 +84,8 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
                         eval::EvalConfig* cfg, std::string* err) {
   if (!o.suite.empty())  // the native problems' path; a PKB checkout has its own (cmd_pkb.cpp)
     return (*err = "--suite " + o.suite +
-                   ": only `kforge eval` and `kforge problems` take a ParallelKernelBench "
-                   "checkout yet; solve, tune and sweep run kforge's own problems",
+                   ": `kforge tune` and `kforge baseline` run kforge's own problems only; a "
+                   "ParallelKernelBench problem goes to problems, eval, solve or sweep",
             false);
   std::vector<std::string> overrides;
   for (const std::string& p : params) {

@@ -125,11 +125,13 @@ bool build_prompt(const Checkout& c, const Problem& p, const PromptOptions& o, s
        "rank's, after warmup, alternating reference and candidate; speedup is reference over "
        "candidate.\n\n";
   if (!o.docs.empty())
-    s += "## CUDA\n\nWhere you write CUDA, kforge's primitives (symmetric memory, peer access, "
-         "signals) are documented in " +
-         o.docs +
-         "; a CUDA extension may be built with "
-         "torch.utils.cpp_extension.load_inline (it is built once and cached).\n\n";
+    s += "## CUDA\n\nWhere you write CUDA (a torch.utils.cpp_extension.load_inline extension, "
+         "built once per source and cached), peers' memory is reachable through torch's "
+         "symmetric memory (torch.distributed._symmetric_memory). kforge's notes on the "
+         "mechanisms (peer loads and stores, signals, TMA, the copy engine) and what they cost "
+         "follow; its <kf/...> headers and kf::Comm are not available to a PKB solution, so "
+         "write what you need into the module.\n\n" +
+         o.docs + (o.docs.back() == '\n' ? "\n" : "\n\n");
   s += "## Solution format\n\n"
        "Reply with one complete Python module in a ```python block. It must define `" +
        sig.substr(4, sig.find('(') - 4) +

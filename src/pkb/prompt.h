@@ -16,7 +16,7 @@ namespace pkb {
 struct PromptOptions {
   int world = 0;                   // ranks (GPUs) the candidate runs on; 0: not stated
   std::string topology;            // one line, e.g. "8x H200, NVLink (NV18) between every pair"
-  std::string docs;                // where kforge's primitives' docs are (primitives/README.md)
+  std::string docs;                // kforge's primitives' docs (their text); "": no CUDA section
   std::string dtype = "bfloat16";  // PKB's default (run_local.py --dtype)
 };
 

@@ -38,7 +38,7 @@ TEST_CASE("pkb prompt: every problem of the checkout has its prompt") {
   pkb::PromptOptions o;
   o.world = 4;
   o.topology = "4x H200, NVLink between every pair";
-  o.docs = "/kforge/primitives/README.md";
+  o.docs = "# kf primitives\nsignals and peer stores\n";
   for (auto& p : c.problems) {
     std::string text;
     REQUIRE_MESSAGE(pkb::build_prompt(c, p, o, &text, &err), err);
@@ -52,7 +52,10 @@ TEST_CASE("pkb prompt: every problem of the checkout has its prompt") {
   std::string text;
   REQUIRE(pkb::build_prompt(c, c.problems[0], o, &text, &err));
   CHECK(text.find("world size 4: 4x H200") != std::string::npos);
-  CHECK(text.find("/kforge/primitives/README.md") != std::string::npos);
+  CHECK(text.find("# kf primitives\nsignals and peer stores\n") != std::string::npos);
+  o.docs.clear();  // no CUDA section without the docs
+  REQUIRE(pkb::build_prompt(c, c.problems[0], o, &text, &err));
+  CHECK(text.find("## CUDA") == std::string::npos);
   CHECK(text.find("run_local.py") != std::string::npos);
   CHECK(text.find("problem_id == 2:") == std::string::npos);  // only its own branch
   f.write("reference/5_op5.py", "x = 1\n");

@@ -1,0 +1,162 @@
+// tests/pkb_solve_test.cpp: `kforge solve --suite pkb:PATH PROBLEM`, the real kforge binary
+// against the loopback LLM server, a PKB-shaped checkout the test writes and a stand-in
+// torchrun that judges the candidate file it is given (no torch here): a module that says
+// WRONG gets a mismatch, any other a correct verdict at twice the reference's speed.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include "pkb/test_util.h"
+#include "tests/solve_harness.h"
+#include "tests/sweep_script.h"
+
+using namespace solve_test;
+
+namespace {
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+}  // namespace
+
+namespace {
+
+const char* kStandInTorchrun =
+    "#!/bin/sh\nout=''; sol=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
+    "  --out) out=\"$2\"; shift;;\n  --solution) sol=\"$2\"; shift;;\nesac; shift; done\n"
+    "if grep -q WRONG \"$sol\"; then\n"
+    "  echo '{\"rank\":0,\"status\":\"mismatch\",\"tensor\":\"output\",\"trial\":0,\"bad\":7,"
+    "\"total\":1024,\"max_abs\":2.5,\"message\":\"output: 7 of 1024 elements differ\"}' "
+    "> $out/rank0.json\n"
+    "else\n"
+    "  echo '{\"rank\":0,\"status\":\"correct\",\"trials\":[{\"trial\":0,\"ref_ms\":2.0,"
+    "\"cand_ms\":1.0}]}' > $out/rank0.json\nfi\n";
+
+std::string module(const std::string& body) {
+  return "Here is my solution.\n\n```python\nimport torch\nimport torch.distributed as dist\n\n"
+         "def solution(tensor, scale_3=1.0):\n" +
+         body + "```\n";
+}
+
+struct PkbSolve {
+  Harness h;
+  pkb::test::FakeCheckout f;
+  PkbSolve() {
+    f.write("torchrun", kStandInTorchrun);
+    chmod((f.root + "/torchrun").c_str(), 0755);
+  }
+  // `kforge solve --suite pkb:ROOT 3` against a server playing script; extra flags last.
+  Result solve(const json& script, const std::vector<std::string>& extra = {}) {
+    fake_llm::Server server;
+    std::string err;
+    REQUIRE_MESSAGE(server.start(script, &err), err);
+    Result res;
+    res.out_dir = h.next_out_dir();
+    std::vector<std::string> args = {
+        "solve",     "--suite",    "pkb:" + f.root,      "3",          "--world",
+        "1",         "--torchrun", f.root + "/torchrun", "--headless", "--out",
+        res.out_dir, "--model",    "openai:test-model",  "--base-url", server.url() + "/v1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    res.code = h.kforge(args, &res.output);
+    h.collect(server, &res);
+    return res;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("pkb solve: a wrong module, its mismatch fed back, then a right one meets the target") {
+  PkbSolve s;
+  Result r = s.solve(json::array({openai_ok(module("    return tensor * 0  # WRONG\n")),
+                                  openai_ok(module("    out = tensor.clone()\n    "
+                                                   "dist.all_reduce(out)\n    return out\n"))}),
+                     {"--target", "1.5"});
+  INFO(r.output);
+  CHECK(r.code == 0);
+  REQUIRE(r.result.is_object());
+  CHECK(r.result["exit_reason"] == "target");
+  CHECK(verdict_statuses(r.run) == std::vector<std::string>{"mismatch", "correct"});
+  CHECK(r.traj.header["problem"] == "pkb-3_op3");
+  CHECK(r.traj.header["config"]["suite"] == "pkb:" + s.f.root);
+  // The first request: PKB's system prompt and the problem's task, with its reference.
+  REQUIRE(r.requests.size() == 2);
+  auto& msgs = r.requests[0]["body"]["messages"];
+  CHECK(has(msgs[0]["content"], "ParallelKernelBench"));
+  CHECK(has(msgs[1]["content"], "# ParallelKernelBench problem 3 (3_op3)"));
+  CHECK(has(msgs[1]["content"], "def solution(tensor: torch.Tensor, scale_3: float = 1.0)"));
+  CHECK(has(msgs[1]["content"], "## CUDA"));  // kforge's primitives' notes
+  CHECK_FALSE(has(msgs[0]["content"], "kf_run"));  // not the native ABI
+  // The second: the mismatch, in PKB's words, naming the rank and the output.
+  std::string feedback = last_message(r.requests, 1);
+  CHECK(has(feedback, "Turn 1: your solution ran but its outputs differ from the reference's"));
+  CHECK(has(feedback, "rank 0, tensor output, 7 of 1024 elements wrong"));
+  // The candidates are .py files, the best one kept as best.py with a speedup of 2.
+  CHECK(read_file(r.out_dir + "/best.py").find("dist.all_reduce(out)") != std::string::npos);
+  json v = json::parse(read_file(r.out_dir + "/verdict.json"));
+  CHECK(v["status"] == "correct");
+  CHECK(v["speedup"].get<double>() == doctest::Approx(2.0));
+  CHECK(v["problem"] == "pkb:3_op3");
+}
+
+TEST_CASE("pkb solve: a reply with no python module is a format error that says the format") {
+  PkbSolve s;
+  Result r = s.solve(json::array({openai_ok("```cuda\n__global__ void k() {}\n```\n"),
+                                  openai_ok(module("    return tensor\n"))}));
+  INFO(r.output);
+  CHECK(r.code == 0);
+  std::string msg = last_message(r.requests, 1);
+  CHECK(has(msg, "No code block in your reply is tagged python"));
+  CHECK(has(msg, "def solution("));
+}
+
+TEST_CASE("pkb solve: what it refuses, saying what to do instead") {
+  PkbSolve s;
+  std::string out;
+  std::string suite = "pkb:" + s.f.root;
+  CHECK(s.h.kforge({"solve", "--suite", suite, "3", "--headless", "--model", "builtin"}, &out) ==
+        2);
+  CHECK(has(out, "give a model for a PKB problem"));
+  CHECK(s.h.kforge({"solve", "--suite", suite, "3", "--mode", "agent", "--headless"}, &out) == 2);
+  CHECK(has(out, "direct mode only"));
+  CHECK(s.h.kforge({"solve", "--suite", suite, "999", "--headless"}, &out) == 2);
+  CHECK(has(out, "'999'"));
+  CHECK(s.h.kforge({"solve", "--suite", suite, "--headless"}, &out) == 2);
+  CHECK(has(out, "give one PKB problem"));
+}
+
+TEST_CASE("pkb sweep: two problems x 2 samples through solve --suite, with pass@k and speed") {
+  PkbSolve s;
+  // Problem 2: both samples right; problem 3: sample 0 wrong, sample 1 right.
+  json script = json::array();
+  for (auto [problem, seed, right] : std::vector<std::tuple<int, int, bool>>{
+           {2, 0, true}, {2, 1, true}, {3, 0, false}, {3, 1, true}}) {
+    json step =
+        openai_ok(module(right ? "    return tensor\n" : "    return 0 * tensor  # WRONG\n"));
+    step["when"] = {"ParallelKernelBench problem " + std::to_string(problem) + " (",
+                    "\"seed\":" + std::to_string(seed)};
+    script.push_back(step);
+  }
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(server.start(script, &err), err);
+  std::string out = s.h.dir() + "/sweep", text;
+  int code = s.h.kforge({"sweep",       "2-3",
+                         "--suite",     "pkb:" + s.f.root,
+                         "--world",     "1",
+                         "--torchrun",  s.f.root + "/torchrun",
+                         "--samples",   "2",
+                         "--jobs",      "1",
+                         "--model",     "openai:test-model",
+                         "--base-url",  server.url() + "/v1",
+                         "--max-turns", "1",
+                         "--out",       out},
+                        &text, 600);
+  INFO(text);
+  REQUIRE(code == 0);
+  json st = sweep_script::status(s.h, out);
+  CHECK(st["done"] == 4);
+  CHECK(sweep_script::at_k(sweep_script::row(st, "2_op2"), 1) == doctest::Approx(1.0));
+  CHECK(sweep_script::at_k(sweep_script::row(st, "3_op3"), 1) == doctest::Approx(0.5));
+  json all = sweep_script::row(st, "all");
+  CHECK(all["correct"] == 3);
+  CHECK(all["speed_measured"] == true);  // timed beside the reference on the same GPU
+  CHECK(all["geomean_speedup"].get<double>() == doctest::Approx(2.0));
+}
