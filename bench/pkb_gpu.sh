@@ -8,7 +8,11 @@
 #  2. every reference at world 1 as its own candidate through `kforge eval --suite`, one
 #     trial, JOBS at a time (a count of what runs; these times shared the GPU, so they
 #     are no speed), each limited to 180 s, the whole part to PART2_S seconds.
-# PARTS="p1 refs" picks the parts; FROM=N starts part 2 at problem N.
+#  3. overhead: python's and torch's start, torchrun's own, and kforge's eval of problem 1
+#     with each rank's timeline (seconds since the driver started, at each phase);
+#  4. parity: bench/pkb_parity.py on bench/pkb_solutions (problems PARITY5 at five trials,
+#     PARITY2 at two: PKB's harness takes about 20 s a trial).
+# PARTS="p1 refs overhead parity" picks the parts; FROM=N starts part 2 at problem N.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
 pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
@@ -68,6 +72,29 @@ for trials in 5 1; do
   grep -iE "speedup|pass|fail|correct|mismatch|error" "$out/pkb/p1-pkb-$trials.log" | tail -6
 done
 
+fi
+
+if [[ "$parts" == *" overhead "* ]]; then
+echo "== where a job's seconds go: python and torch start, torchrun's own start, kforge's eval"
+t0=$(date +%s.%N); "$py" -c 'pass'; echo "python3 -c pass: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
+t0=$(date +%s.%N); "$py" -c 'import torch, torch.distributed'; echo "import torch: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
+echo 'pass' >"$out/pkb/empty.py"
+t0=$(date +%s.%N); "$KF_TORCHRUN" --standalone --nproc-per-node 1 "$out/pkb/empty.py" >/dev/null 2>&1
+echo "torchrun of an empty script: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
+for i in 1 2; do
+  t0=$(date +%s.%N)
+  "$K" eval --suite "pkb:$pkb" 1 "$pkb/reference/1_allreduce.py" --world 1 --json >"$out/pkb/ov-$i.json" 2>&1
+  summary "$out/pkb/ov-$i.json" "kforge eval, reference 1 (5 trials) #$i" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
+  python3 -c 'import glob, json, os, sys; d = sorted(glob.glob(sys.argv[1] + "/evals/*"), key=os.path.getmtime)[-1]; print("  timeline:", json.load(open(d + "/rank0.json")).get("timeline"))' "$KFORGE_RUNS"
+done
+fi
+
+if [[ "$parts" == *" parity "* ]]; then
+echo "== parity: PKB's run_local.py and kforge's evaluator on the same hand-written solutions"
+"$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions --out "$out/pkb/parity-5" \
+  --python "$py" --only "${PARITY5:-1}" --trials 5 --kforge-runs 2
+"$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions --out "$out/pkb/parity-2" \
+  --python "$py" --only "${PARITY2:-3,7,13,18}" --trials 2
 fi
 
 [[ "$parts" == *" refs "* ]] || exit 0

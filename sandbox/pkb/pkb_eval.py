@@ -9,7 +9,7 @@ rank). Each rank writes <out>/rank<R>.json; <out>/rank<R>.phase says where it is
 watchdog's report. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
 
 Usage (under torchrun): pkb_eval.py --pkb ROOT --problem-id N --reference REF.py
-  --solution SOL.py --out DIR [--trials 5 --warmup 20 --iters 50 --atol 1e-2 --rtol 1e-2
+  --solution SOL.py --out DIR [--trials 5 --warmup 500 --iters 100 --atol 1e-2 --rtol 1e-2
   --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR]
 """
 import argparse
@@ -19,7 +19,10 @@ import json
 import os
 import statistics
 import sys
+import time
 import traceback
+
+STARTED = time.time()  # before torch is imported: the timeline's zero
 
 
 def parse_args(argv=None):
@@ -30,8 +33,8 @@ def parse_args(argv=None):
     p.add_argument("--solution", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--trials", type=int, default=5)
-    p.add_argument("--warmup", type=int, default=20)
-    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=500)
+    p.add_argument("--iters", type=int, default=100)
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--dtype", default="bfloat16")
@@ -50,10 +53,12 @@ class Report:
 
     def phase(self, name):
         self.data["phase"] = name
+        self.data.setdefault("timeline", []).append([name, round(time.time() - STARTED, 3)])
         self._write(os.path.join(self.out, "rank%d.phase" % self.rank), name)
 
     def finish(self, status, **fields):
         self.data["status"] = status
+        self.data.setdefault("timeline", []).append(["finish", round(time.time() - STARTED, 3)])
         self.data.update(fields)
         self._write(os.path.join(self.out, "rank%d.json" % self.rank), json.dumps(self.data, indent=1))
 
@@ -124,23 +129,62 @@ def load_module(path, name):
     return mod.solution
 
 
-def time_alternated(torch, dist, ref_fn, cand_fn, ref_x, cand_x, warmup, iters):
-    """Median ms of the reference and the candidate on this rank, calls alternated."""
-    for _ in range(warmup):
-        ref_fn(*ref_x)
-        cand_fn(*cand_x)
+def input_groups(torch, x, l2_bytes):
+    """PKB's cold-cache convention (its utils/performance.py, here in kforge's words): the
+    first tensor argument is cloned into groups that the timed calls cycle through, as many
+    as it takes to cover three times the L2 (at most 128), one when it is that large
+    itself. Returns the argument tuples, one per group."""
+    idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
+    if idx is None:
+        return [tuple(x)]
+    nbytes = x[idx].element_size() * x[idx].numel()
+    groups = 1 if nbytes <= 0 or nbytes >= 3 * l2_bytes else min(max(2, 3 * l2_bytes // nbytes + 1), 128)
+    out = []
+    for _ in range(groups):
+        args = list(x)
+        args[idx] = x[idx].clone()
+        out.append(tuple(args))
+    return out
+
+
+def l2_bytes(torch, dev):
+    try:
+        return int(torch.cuda.get_device_properties(dev).l2_cache_size) or 50 << 20
+    except Exception:
+        return 50 << 20
+
+
+def time_alternated(torch, dist, ref_fn, cand_fn, ref_groups, cand_groups, warmup, iters, rounds=10):
+    """Mean ms per call of the reference and the candidate on this rank, as PKB times one
+    (calls back to back, inputs cycling through the groups, CUDA events around them, the
+    mean), but in `rounds` alternated blocks so that both see the same clocks and
+    neighbours; the ranks start each block together."""
+    for fn, groups in ((ref_fn, ref_groups), (cand_fn, cand_groups)):
+        for i in range(warmup):
+            fn(*groups[i % len(groups)])
     torch.cuda.synchronize()
-    times = {"ref": [], "cand": []}
-    for _ in range(iters):
-        for key, fn, x in (("ref", ref_fn, ref_x), ("cand", cand_fn, cand_x)):
+    rounds = max(1, min(rounds, iters))
+    total = {"ref": 0.0, "cand": 0.0}
+    done = {"ref": 0, "cand": 0}
+    ratios = []
+    for r in range(rounds):
+        n = iters // rounds + (1 if r < iters % rounds else 0)
+        block = {}
+        for key, fn, groups in (("ref", ref_fn, ref_groups), ("cand", cand_fn, cand_groups)):
             dist.barrier()
+            torch.cuda.synchronize()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn(*x)
+            for i in range(n):
+                fn(*groups[(done[key] + i) % len(groups)])
             end.record()
             end.synchronize()
-            times[key].append(start.elapsed_time(end))
-    return statistics.median(times["ref"]), statistics.median(times["cand"])
+            block[key] = start.elapsed_time(end)
+            total[key] += block[key]
+            done[key] += n
+        if block["cand"] > 0:
+            ratios.append(block["ref"] / block["cand"])
+    return total["ref"] / max(done["ref"], 1), total["cand"] / max(done["cand"], 1), ratios
 
 
 def agree_failed(torch, dist, dev, failed):
@@ -216,8 +260,13 @@ def run(args, rep, rank, world):
         if args.iters <= 0:
             continue
         rep.phase("time trial %d" % trial)
-        ref_ms, cand_ms = time_alternated(torch, dist, ref_fn, cand_fn, ref_x, cand_x, args.warmup, args.iters)
-        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms})
+        l2 = l2_bytes(torch, dev)
+        # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
+        warm = args.warmup if trial == 0 else min(args.warmup, 10)
+        ref_ms, cand_ms, ratios = time_alternated(torch, dist, ref_fn, cand_fn, input_groups(torch, ref_x, l2),
+                                                  input_groups(torch, cand_x, l2), warm, args.iters)
+        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms,
+                                   "round_speedups": [round(r, 4) for r in ratios]})
     rep.finish("correct")
     dist.barrier()
     dist.destroy_process_group()

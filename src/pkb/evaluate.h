@@ -22,7 +22,7 @@ struct EvalSpec {
   std::string solution;  // the candidate module (PKB's solution format)
   int world = 1;
   int trials = 5;  // PKB's default
-  int warmup = 20, iters = 50;
+  int warmup = 500, iters = 100;  // PKB's (warmup on the first trial; later ones a few calls)
   double atol = 1e-2, rtol = 1e-2;  // PKB's defaults
   std::string dtype = "bfloat16";   // PKB's default
   double timeout_s = 600;           // the whole job; past it the process tree is killed
