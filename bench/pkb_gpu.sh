@@ -8,7 +8,8 @@
 #  2. every reference at world 1 as its own candidate through `kforge eval --suite`, one
 #     trial, JOBS at a time (a count of what runs; these times shared the GPU, so they
 #     are no speed), each limited to 180 s, the whole part to PART2_S seconds.
-#  3. overhead: python's and torch's start, torchrun's own, and kforge's eval of problem 1
+#  3. overhead: python's and torch's start, torchrun's own (kforge starts the ranks itself),
+#     and kforge's eval of problem 1
 #     with each rank's timeline (seconds since the driver started, at each phase);
 #  4. parity: bench/pkb_parity.py on bench/pkb_solutions (problems PARITY5 at five trials,
 #     PARITY2 at two: PKB's harness takes about 20 s a trial).
@@ -22,9 +23,10 @@ build="${KF_BUILD_DIR:-build-gpu}"
 source bench/gpu_build.sh || exit 1
 K="$(pwd)/$build/kforge"
 export KFORGE_RUNS="$out/runs"
-export KF_TORCHRUN="${KF_TORCHRUN:-$(command -v torchrun || echo /opt/torch/.venv/bin/torchrun)}"
-py="$(dirname "$KF_TORCHRUN")/python3"
-echo "torchrun: $KF_TORCHRUN ($("$py" -c 'import torch; print("torch", torch.__version__)' 2>&1))"
+export KF_PYTHON="${KF_PYTHON:-/opt/torch/.venv/bin/python3}"
+py="$KF_PYTHON"
+torchrun="$(dirname "$py")/torchrun"
+echo "python: $py ($("$py" -c 'import torch; print("torch", torch.__version__)' 2>&1))"
 
 # summary FILE LABEL WALL: one line from a verdict, with the per-trial speedups of the
 # newest eval folder (rank 0's trials; at world 1 the only rank).
@@ -79,7 +81,7 @@ echo "== where a job's seconds go: python and torch start, torchrun's own start,
 t0=$(date +%s.%N); "$py" -c 'pass'; echo "python3 -c pass: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
 t0=$(date +%s.%N); "$py" -c 'import torch, torch.distributed'; echo "import torch: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
 echo 'pass' >"$out/pkb/empty.py"
-t0=$(date +%s.%N); "$KF_TORCHRUN" --standalone --nproc-per-node 1 "$out/pkb/empty.py" >/dev/null 2>&1
+t0=$(date +%s.%N); "$torchrun" --standalone --nproc-per-node 1 "$out/pkb/empty.py" >/dev/null 2>&1
 echo "torchrun of an empty script: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"
 for i in 1 2; do
   t0=$(date +%s.%N)

@@ -19,7 +19,7 @@ bool has(const std::string& s, const std::string& what) {
 
 namespace {
 
-const char* kStandInTorchrun =
+const char* kStandInPython =
     "#!/bin/sh\nout=''; sol=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
     "  --out) out=\"$2\"; shift;;\n  --solution) sol=\"$2\"; shift;;\nesac; shift; done\n"
     "if grep -q WRONG \"$sol\"; then\n"
@@ -40,8 +40,8 @@ struct PkbSolve {
   Harness h;
   pkb::test::FakeCheckout f;
   PkbSolve() {
-    f.write("torchrun", kStandInTorchrun);
-    chmod((f.root + "/torchrun").c_str(), 0755);
+    f.write("python", kStandInPython);
+    chmod((f.root + "/python").c_str(), 0755);
   }
   // `kforge solve --suite pkb:ROOT 3` against a server playing script; extra flags last.
   Result solve(const json& script, const std::vector<std::string>& extra = {}) {
@@ -51,9 +51,9 @@ struct PkbSolve {
     Result res;
     res.out_dir = h.next_out_dir();
     std::vector<std::string> args = {
-        "solve",     "--suite",    "pkb:" + f.root,      "3",          "--world",
-        "1",         "--torchrun", f.root + "/torchrun", "--headless", "--out",
-        res.out_dir, "--model",    "openai:test-model",  "--base-url", server.url() + "/v1"};
+        "solve",     "--suite",  "pkb:" + f.root,     "3",          "--world",
+        "1",         "--python", f.root + "/python",  "--headless", "--out",
+        res.out_dir, "--model",  "openai:test-model", "--base-url", server.url() + "/v1"};
     args.insert(args.end(), extra.begin(), extra.end());
     res.code = h.kforge(args, &res.output);
     h.collect(server, &res);
@@ -82,7 +82,7 @@ TEST_CASE("pkb solve: a wrong module, its mismatch fed back, then a right one me
   CHECK(has(msgs[0]["content"], "ParallelKernelBench"));
   CHECK(has(msgs[1]["content"], "# ParallelKernelBench problem 3 (3_op3)"));
   CHECK(has(msgs[1]["content"], "def solution(tensor: torch.Tensor, scale_3: float = 1.0)"));
-  CHECK(has(msgs[1]["content"], "## CUDA"));  // kforge's primitives' notes
+  CHECK(has(msgs[1]["content"], "## CUDA"));       // kforge's primitives' notes
   CHECK_FALSE(has(msgs[0]["content"], "kf_run"));  // not the native ABI
   // The second: the mismatch, in PKB's words, naming the rank and the output.
   std::string feedback = last_message(r.requests, 1);
@@ -141,7 +141,7 @@ TEST_CASE("pkb sweep: two problems x 2 samples through solve --suite, with pass@
   int code = s.h.kforge({"sweep",       "2-3",
                          "--suite",     "pkb:" + s.f.root,
                          "--world",     "1",
-                         "--torchrun",  s.f.root + "/torchrun",
+                         "--python",    s.f.root + "/python",
                          "--samples",   "2",
                          "--jobs",      "1",
                          "--model",     "openai:test-model",

@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
-"""kforge's evaluator for one ParallelKernelBench (PKB) candidate: one torchrun job runs
-the reference and the candidate, every trial, on the inputs PKB makes (the checkout's own
+"""kforge's evaluator for one ParallelKernelBench (PKB) candidate: one job runs the
+reference and the candidate, every trial, on the inputs PKB makes (the checkout's own
 utils.input_output_tensors.create_input_tensor, fresh per trial), compares every rank's
 outputs as PKB does (a cast to float32, atol/rtol 1e-2 by default; kforge also requires
-equal dtypes), and times them alternated (warmup, then timed calls, reference and
-candidate in turn, CUDA events, each rank its own median; the C++ side takes the slowest
-rank). Each rank writes <out>/rank<R>.json; <out>/rank<R>.phase says where it is, for the
-watchdog's report. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
+equal dtypes), and times them as PKB does (500 warmup calls, then calls back to back
+through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
+or as many as fill --min-ms where those are shorter), alternated in rounds so that both
+see the same machine. Each rank writes <out>/rank<R>.json (with its timeline: seconds
+since the job started, at each phase); <out>/rank<R>.phase says where it is, for the
+watchdog's report. The C++ side takes the slowest rank. Written for kforge
+(src/pkb/evaluate.h), not taken from PKB.
 
-Usage (under torchrun): pkb_eval.py --pkb ROOT --problem-id N --reference REF.py
-  --solution SOL.py --out DIR [--trials 5 --warmup 500 --iters 100 --atol 1e-2 --rtol 1e-2
+Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
+  --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 50 --atol 1e-2 --rtol 1e-2
   --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR]
+With --nproc it starts the ranks itself (see launch()); without, it is one rank under
+torchrun (RANK and WORLD_SIZE from the environment).
 """
 import argparse
 import hashlib
 import importlib.util
 import json
 import os
+import signal
+import socket
 import statistics
 import sys
 import time
@@ -41,6 +48,9 @@ def parse_args(argv=None):
     p.add_argument("--m", type=int, default=1024)
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--ext-cache", default="")
+    p.add_argument("--nproc", type=int, default=0, help="start this many ranks (else: a rank under torchrun)")
+    p.add_argument("--min-ms", type=float, default=50.0,
+                   help="at least this long per side and trial: more calls than --iters where one is short")
     return p.parse_args(argv)
 
 
@@ -154,37 +164,55 @@ def l2_bytes(torch, dev):
         return 50 << 20
 
 
-def time_alternated(torch, dist, ref_fn, cand_fn, ref_groups, cand_groups, warmup, iters, rounds=10):
-    """Mean ms per call of the reference and the candidate on this rank, as PKB times one
-    (calls back to back, inputs cycling through the groups, CUDA events around them, the
-    mean), but in `rounds` alternated blocks so that both see the same clocks and
-    neighbours; the ranks start each block together."""
-    for fn, groups in ((ref_fn, ref_groups), (cand_fn, cand_groups)):
+def timed_block(torch, dist, fn, groups, n, start):
+    """ms for n calls back to back, inputs cycling through the groups from index start;
+    the ranks start it together."""
+    dist.barrier()
+    torch.cuda.synchronize()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for i in range(n):
+        fn(*groups[(start + i) % len(groups)])
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end)
+
+
+def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
+    """PKB's `iters` calls, or more where that many take under min_ms (a 40 us operation's
+    100 calls are 4 ms, where the clocks' and the launches' jitter is several percent);
+    the same count on every rank, since each call may be a collective."""
+    per_call = max(timed_block(torch, dist, fn, groups, 5, 0) / 5 for fn, groups in fns)
+    n = iters if per_call <= 0 else max(iters, min(int(min_ms / per_call) + 1, 20000))
+    count = torch.tensor([n], device=dev, dtype=torch.int64)
+    dist.all_reduce(count, op=dist.ReduceOp.MAX)
+    return int(count.item())
+
+
+def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=10):
+    """Mean ms per call of the reference and the candidate on this rank, each given as
+    (fn, input groups), as PKB times one (calls back to back, inputs cycling through the
+    groups, CUDA events around them, the mean) but in `rounds` alternated blocks, which of
+    the two goes first swapped every round, so that both see the same clocks and
+    neighbours. Also each round's speedup."""
+    for fn, groups in (ref, cand):
         for i in range(warmup):
             fn(*groups[i % len(groups)])
     torch.cuda.synchronize()
+    iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
     rounds = max(1, min(rounds, iters))
-    total = {"ref": 0.0, "cand": 0.0}
-    done = {"ref": 0, "cand": 0}
-    ratios = []
+    total, done, ratios = {"ref": 0.0, "cand": 0.0}, {"ref": 0, "cand": 0}, []
     for r in range(rounds):
         n = iters // rounds + (1 if r < iters % rounds else 0)
         block = {}
-        for key, fn, groups in (("ref", ref_fn, ref_groups), ("cand", cand_fn, cand_groups)):
-            dist.barrier()
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for i in range(n):
-                fn(*groups[(done[key] + i) % len(groups)])
-            end.record()
-            end.synchronize()
-            block[key] = start.elapsed_time(end)
+        order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
+        for key, (fn, groups) in order:
+            block[key] = timed_block(torch, dist, fn, groups, n, done[key])
             total[key] += block[key]
             done[key] += n
         if block["cand"] > 0:
             ratios.append(block["ref"] / block["cand"])
-    return total["ref"] / max(done["ref"], 1), total["cand"] / max(done["cand"], 1), ratios
+    return total["ref"] / max(done["ref"], 1), total["cand"] / max(done["cand"], 1), ratios, iters
 
 
 def agree_failed(torch, dist, dev, failed):
@@ -219,6 +247,7 @@ def run(args, rep, rank, world):
     local = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
+    rep.phase("init process group")
     dist.init_process_group("nccl", device_id=dev)
     rep.phase("load reference")
     ref_fn = load_module(args.reference, "pkb_reference")
@@ -263,9 +292,10 @@ def run(args, rep, rank, world):
         l2 = l2_bytes(torch, dev)
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
-        ref_ms, cand_ms, ratios = time_alternated(torch, dist, ref_fn, cand_fn, input_groups(torch, ref_x, l2),
-                                                  input_groups(torch, cand_x, l2), warm, args.iters)
-        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms,
+        ref_ms, cand_ms, ratios, calls = time_alternated(
+            torch, dist, dev, (ref_fn, input_groups(torch, ref_x, l2)), (cand_fn, input_groups(torch, cand_x, l2)),
+            warm, args.iters, args.min_ms)
+        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "calls": calls,
                                    "round_speedups": [round(r, 4) for r in ratios]})
     rep.finish("correct")
     dist.barrier()
@@ -273,10 +303,7 @@ def run(args, rep, rank, world):
     return ok
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    rank = int(os.environ.get("RANK", "0"))
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+def rank_main(args, rank, world):
     os.makedirs(args.out, exist_ok=True)
     rep = Report(args.out, rank, world)
     try:
@@ -286,6 +313,74 @@ def main(argv=None):
         sys.stderr.write(traceback.format_exc())
         return 1
     return 0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(args):
+    """torchrun's part, without its own start (it imports torch before it starts a rank:
+    about 5 s of a job): torch imported once here, then one forked process a rank with
+    torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). A rank
+    that dies leaves its peers waiting in a collective: they get GRACE_S to finish, then
+    are killed, as torchrun does. The exit code is the first failed rank's."""
+    os.makedirs(args.out, exist_ok=True)
+    reports = [Report(args.out, r, args.nproc) for r in range(args.nproc)]
+    for rep in reports:
+        rep.phase("import torch")
+    try:
+        import torch  # noqa: F401 -- shared by the forked ranks; CUDA is not initialized yet
+    except Exception:
+        for rep in reports:
+            rep.finish("crash", message="in import torch: " + traceback.format_exc(limit=3))
+        sys.stderr.write(traceback.format_exc())
+        return 1
+    port = str(free_port())
+    pids = {}
+    for rank in range(args.nproc):
+        pid = os.fork()
+        if pid == 0:
+            os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(args.nproc),
+                               "LOCAL_WORLD_SIZE": str(args.nproc), "MASTER_ADDR": "127.0.0.1",
+                               "MASTER_PORT": port})
+            code = 1
+            try:
+                code = rank_main(args, rank, args.nproc)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        pids[pid] = rank
+    first_bad, deadline = 0, None
+    while pids:
+        if deadline is not None and time.time() > deadline:
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+        pid, status = os.waitpid(-1, os.WNOHANG if deadline is not None else 0)
+        if pid == 0:
+            time.sleep(0.05)
+            continue
+        pids.pop(pid, None)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            sys.stderr.write("rank %s ended with %s\n" % (pid, "signal %d" % -code if code < 0 else "exit %d" % code))
+            if not first_bad:
+                first_bad = code if code > 0 else 128 - code
+                deadline = time.time() + GRACE_S
+    return first_bad
+
+
+GRACE_S = 10.0
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.nproc > 0:
+        return launch(args)
+    return rank_main(args, int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")))
 
 
 if __name__ == "__main__":

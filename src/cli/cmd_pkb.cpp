@@ -40,7 +40,7 @@ void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
   if (o.iters > 0) spec->iters = o.iters;
   if (o.warmup >= 0) spec->warmup = o.warmup;
   if (o.no_time) spec->iters = 0, spec->warmup = 0;
-  spec->torchrun = o.torchrun;
+  spec->python = o.python;
 }
 
 bool is_pkb_suite(const std::string& suite) {

@@ -1,6 +1,6 @@
 // src/cli/cmd_pkb_test.cpp: `kforge problems --suite pkb:PATH` and `kforge eval --suite
 // pkb:PATH PROBLEM SOLUTION.py`, the real binary against a PKB-shaped checkout the test
-// writes and a stand-in torchrun.
+// writes and a stand-in python.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -44,13 +44,13 @@ TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") 
   pkb::test::FakeCheckout f;
   f.write("solution.py", "def solution(x):\n    return x\n");
   f.write(
-      "torchrun",
+      "python",
       "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=\"$2\"; shift; done\n"
       "echo '{\"rank\":0,\"status\":\"mismatch\",\"tensor\":\"output_0\",\"trial\":0,"
       "\"message\":\"output_0: shape (2,), want (3,)\"}' > $out/rank0.json\nexit 1\n");
-  chmod((f.root + "/torchrun").c_str(), 0755);
-  auto r = kforge({"eval", "--suite", "pkb:" + f.root, "--world", "1", "--torchrun",
-                   f.root + "/torchrun", "3", f.root + "/solution.py"},
+  chmod((f.root + "/python").c_str(), 0755);
+  auto r = kforge({"eval", "--suite", "pkb:" + f.root, "--world", "1", "--python",
+                   f.root + "/python", "3", f.root + "/solution.py"},
                   f.root + "/runs");
   INFO(r.output);
   CHECK(r.exit_code == 1);

@@ -37,7 +37,7 @@ int cmd_pkb_problems(const ProblemsArgs& a);
 int cmd_pkb_eval(const EvalArgs& a);
 
 // The evaluator's options for a PKB candidate from the command line's (world, trials,
-// warmup, iters, --no-time, torchrun): what eval and solve share.
+// warmup, iters, --no-time, python): what eval and solve share.
 void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec);
 
 // A sweep's problems from a PKB checkout (`kforge sweep --suite pkb:PATH 1-5 16`): each

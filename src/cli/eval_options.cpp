@@ -44,8 +44,8 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                   "pkb:PATH evaluates a ParallelKernelBench problem of the checkout at PATH "
                   "(default: kforge's own problems)")
       ->group(g);
-  app->add_option("--torchrun", o->torchrun,
-                  "pkb: the torchrun to use (default $KF_TORCHRUN, else torchrun)")
+  app->add_option("--python", o->python,
+                  "pkb: the python3 that has torch (default $KF_PYTHON, else python3)")
       ->group(g);
   app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
       ->group(g);
@@ -76,7 +76,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
     a.insert(a.end(), {"--suite", "pkb:" + std::filesystem::absolute(o.suite.substr(4)).string()});
   else if (!o.suite.empty())
     a.insert(a.end(), {"--suite", o.suite});
-  if (!o.torchrun.empty()) a.insert(a.end(), {"--torchrun", o.torchrun});
+  if (!o.python.empty()) a.insert(a.end(), {"--python", o.python});
   return a;
 }
 

@@ -29,7 +29,7 @@ struct EvalOptions {
   std::string machine_file;
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
   std::string suite;
-  std::string torchrun;  // pkb: the torchrun to run (default $KF_TORCHRUN, else PATH's)
+  std::string python;  // pkb: the python3 with torch (default $KF_PYTHON, else PATH's)
 };
 
 // Adds the options to `app`, in a group named "Evaluation".

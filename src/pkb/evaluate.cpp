@@ -1,4 +1,4 @@
-// pkb/evaluate.cpp: the torchrun job of one PKB candidate and its verdict (evaluate.h).
+// pkb/evaluate.cpp: the job of one PKB candidate and its verdict (evaluate.h).
 #include "pkb/evaluate.h"
 
 #include <fmt/core.h>
@@ -121,20 +121,20 @@ void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox:
   }
 }
 
-// What the jail must show of the Python that torchrun runs: the prefix torchrun is in
-// (a virtual environment's root; a stand-in's own folder) and, through the venv's python3
-// link, the interpreter's installation. /usr is in every jail already.
-std::vector<std::string> python_dirs(const std::string& torchrun,
+// What the jail must show of the Python the job runs: the prefix it is in (a virtual
+// environment's root; a stand-in's own folder) and, through the venv's python3 link, the
+// interpreter's installation. /usr is in every jail already.
+std::vector<std::string> python_dirs(const std::string& python,
                                      const std::vector<std::string>& env) {
-  std::string path = torchrun;
+  std::string path = python;
   if (path.find('/') == std::string::npos) {
     std::string dirs;
     for (auto& kv : env)
       if (kv.rfind("PATH=", 0) == 0) dirs = kv.substr(5);
     std::stringstream ss(dirs);
     for (std::string d; std::getline(ss, d, ':');)
-      if (!d.empty() && fs::exists(d + "/" + torchrun)) {
-        path = d + "/" + torchrun;
+      if (!d.empty() && fs::exists(d + "/" + python)) {
+        path = d + "/" + python;
         break;
       }
   }
@@ -142,7 +142,7 @@ std::vector<std::string> python_dirs(const std::string& torchrun,
   std::error_code ec;
   if (path.find('/') == std::string::npos) return out;
   fs::path bin = fs::absolute(path, ec).parent_path();
-  // .../venv/bin/torchrun: the venv; anything else (a stand-in): only its own folder.
+  // .../venv/bin/python3: the venv; anything else (a stand-in): only its own folder.
   bool prefix = bin.filename() == "bin" && bin.parent_path() != bin.root_path();
   out.push_back(prefix ? bin.parent_path().string() : bin.string());
   fs::path py = fs::canonical(bin / "python3", ec).parent_path();
@@ -153,43 +153,28 @@ std::vector<std::string> python_dirs(const std::string& torchrun,
 
 }  // namespace
 
-std::vector<std::string> torchrun_argv(const EvalSpec& s) {
-  std::string torchrun = s.torchrun;
-  if (torchrun.empty()) torchrun = std::getenv("KF_TORCHRUN") ? std::getenv("KF_TORCHRUN") : "";
-  if (torchrun.empty()) torchrun = "torchrun";
+std::vector<std::string> job_argv(const EvalSpec& s) {
+  std::string python = s.python;
+  if (python.empty()) python = std::getenv("KF_PYTHON") ? std::getenv("KF_PYTHON") : "";
+  if (python.empty()) python = "python3";
   std::string driver =
       s.driver.empty() ? suite::default_paths().source_root + "/sandbox/pkb/pkb_eval.py" : s.driver;
   std::string cache =
       s.ext_cache.empty() ? suite::default_paths().cache_dir + "/pkb_ext" : s.ext_cache;
-  return {torchrun,
-          "--standalone",
-          "--nproc-per-node",
-          std::to_string(s.world),
-          driver,
-          "--pkb",
-          s.checkout,
-          "--problem-id",
-          std::to_string(s.problem.number),
-          "--reference",
-          s.problem.reference,
-          "--solution",
-          s.solution,
-          "--out",
-          s.work_dir,
-          "--trials",
-          std::to_string(s.trials),
-          "--warmup",
-          std::to_string(s.warmup),
-          "--iters",
-          std::to_string(s.iters),
-          "--atol",
-          fmt::format("{}", s.atol),
-          "--rtol",
-          fmt::format("{}", s.rtol),
-          "--dtype",
-          s.dtype,
-          "--ext-cache",
-          cache};
+  return {python,         driver,
+          "--nproc",      std::to_string(s.world),
+          "--pkb",        s.checkout,
+          "--problem-id", std::to_string(s.problem.number),
+          "--reference",  s.problem.reference,
+          "--solution",   s.solution,
+          "--out",        s.work_dir,
+          "--trials",     std::to_string(s.trials),
+          "--warmup",     std::to_string(s.warmup),
+          "--iters",      std::to_string(s.iters),
+          "--atol",       fmt::format("{}", s.atol),
+          "--rtol",       fmt::format("{}", s.rtol),
+          "--dtype",      s.dtype,
+          "--ext-cache",  cache};
 }
 
 sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run) {
@@ -210,7 +195,7 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
       std::string how =
           run.signal ? sandbox::signal_name(run.signal) : fmt::format("exit {}", run.exit_code);
       v.crashes.push_back(
-          {r, fmt::format("no result (torchrun ended with {}): {}", how, tail(run.output, 600))});
+          {r, fmt::format("no result (the job ended with {}): {}", how, tail(run.output, 600))});
       continue;
     }
     add_rank(j, r, &v, &worst);
@@ -223,11 +208,11 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
   if (worst == Status::correct && run.exit_code != 0) {
     worst = Status::crash;
     v.crashes.push_back(
-        {0, fmt::format("torchrun exited {} after every rank passed", run.exit_code)});
+        {0, fmt::format("the job exited {} after every rank passed", run.exit_code)});
   }
   v.status = worst;
   if (worst == Status::correct) add_times(ranks, &v);
-  v.seconds.push_back({"torchrun", run.seconds});
+  v.seconds.push_back({"job", run.seconds});
   v.summary = sandbox::summarize(v);
   return v;
 }
@@ -246,7 +231,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err) {
   std::string scratch = spec.work_dir + "/scratch";
   fs::create_directories(scratch, ec);
   sandbox::ProcessSpec ps;
-  ps.argv = torchrun_argv(spec);
+  ps.argv = job_argv(spec);
   std::string cache = ps.argv.back();
   fs::create_directories(cache, ec);
   ps.env = sandbox::scrubbed_env(scratch, false, {});
@@ -255,7 +240,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err) {
   sandbox::Confined confined;
   if (spec.confine && sandbox::isolation_mode() == "bwrap") {
     sandbox::Confinement jail;
-    jail.read_only = {spec.checkout, fs::absolute(spec.solution).string(), ps.argv[4]};
+    jail.read_only = {spec.checkout, fs::absolute(spec.solution).string(), ps.argv[1]};
     for (auto& dir : python_dirs(ps.argv[0], ps.env)) jail.read_only.push_back(dir);
     // Of the extension cache, only this source's own folder (the driver keys it the same
     // way): a candidate cannot plant a library under another source's key.

@@ -1,9 +1,9 @@
-// pkb/evaluate.h: one PKB candidate evaluated by kforge: ONE torchrun job (the driver
-// sandbox/pkb/pkb_eval.py, shipped with kforge) runs the reference and the candidate on
-// every trial's fresh inputs and times them alternated; it runs under kforge's sandbox
-// (the scrubbed environment, confinement where the machine has it, a watchdog limit,
-// the process tree killed past it), and the per-rank JSON it writes becomes kforge's
-// typed verdict: compile_error, crash, timeout, mismatch (rank and tensor), correct with
+// pkb/evaluate.h: one PKB candidate evaluated by kforge: ONE job (the driver
+// sandbox/pkb/pkb_eval.py, shipped with kforge, which starts the ranks as torchrun would) runs the
+// reference and the candidate on every trial's fresh inputs and times them alternated; it runs
+// under kforge's sandbox (the scrubbed environment, confinement where the machine has it, a
+// watchdog limit, the process tree killed past it), and the per-rank JSON it writes becomes
+// kforge's typed verdict: compile_error, crash, timeout, mismatch (rank and tensor), correct with
 // the speedup (reference time over candidate time, the slowest rank's, median of trials).
 #pragma once
 
@@ -21,26 +21,26 @@ struct EvalSpec {
   Problem problem;
   std::string solution;  // the candidate module (PKB's solution format)
   int world = 1;
-  int trials = 5;  // PKB's default
-  int warmup = 500, iters = 100;  // PKB's (warmup on the first trial; later ones a few calls)
+  int trials = 5;                   // PKB's default
+  int warmup = 500, iters = 100;    // PKB's (warmup on the first trial; later ones a few calls)
   double atol = 1e-2, rtol = 1e-2;  // PKB's defaults
   std::string dtype = "bfloat16";   // PKB's default
   double timeout_s = 600;           // the whole job; past it the process tree is killed
-  // torchrun: this, else $KF_TORCHRUN, else `torchrun` on PATH.
-  std::string torchrun;
+  // The python3 with torch: this, else $KF_PYTHON, else `python3` on PATH.
+  std::string python;
   std::string driver;     // "" = <kforge source root>/sandbox/pkb/pkb_eval.py
   std::string work_dir;   // where the ranks write; must exist
   std::string ext_cache;  // "" = <kforge cache>/pkb_ext (extensions by source hash)
   bool confine = true;    // under bwrap where isolation_mode() says "bwrap"
 };
 
-// The torchrun command line for spec (resolved torchrun and driver paths).
-std::vector<std::string> torchrun_argv(const EvalSpec& spec);
+// The job's command line for spec (resolved python and driver paths).
+std::vector<std::string> job_argv(const EvalSpec& spec);
 
 // Runs the job and reads its verdict. False (with *err) only when it could not start.
 bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err);
 
-// The verdict from a finished job: the ranks' rank<R>.json in dir and how torchrun ended.
+// The verdict from a finished job: the ranks' rank<R>.json in dir and how the job ended.
 sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run);
 
 }  // namespace pkb

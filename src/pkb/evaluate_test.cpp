@@ -1,4 +1,4 @@
-// pkb/evaluate_test.cpp: the evaluator's control flow against a stand-in torchrun the
+// pkb/evaluate_test.cpp: the evaluator's control flow against a stand-in python the
 // tests write (a shell script that writes the ranks' JSON, or misbehaves).
 #include "pkb/evaluate.h"
 
@@ -15,8 +15,8 @@
 
 namespace {
 
-// A checkout, a solution, a work folder and a stand-in torchrun whose body is `body`
-// (after $out, $world are parsed from the command line torchrun gets).
+// A checkout, a solution, a work folder and a stand-in python whose body is `body`
+// (after $out, $world are parsed from the job's command line).
 struct Fixture {
   pkb::test::FakeCheckout f;
   pkb::EvalSpec spec;
@@ -35,14 +35,14 @@ struct Fixture {
     spec.driver = f.root + "/driver.py";
     spec.confine = false;
     spec.timeout_s = 20;
-    spec.torchrun = f.root + "/torchrun";
-    f.write("torchrun",
+    spec.python = f.root + "/python";
+    f.write("python",
             "#!/bin/sh\nout=''; world=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
-            "  --out) out=\"$2\"; shift;;\n  --nproc-per-node) world=\"$2\"; shift;;\n"
+            "  --out) out=\"$2\"; shift;;\n  --nproc) world=\"$2\"; shift;;\n"
             "  --ext-cache) ext=\"$2\"; shift;;\n"
             "esac; shift; done\n" +
                 body + "\n");
-    chmod(spec.torchrun.c_str(), 0755);
+    chmod(spec.python.c_str(), 0755);
   }
   sandbox::Verdict run() {
     sandbox::Verdict v;
@@ -59,22 +59,23 @@ const char* kCorrectRank =
 
 }  // namespace
 
-TEST_CASE("pkb eval: the torchrun command, KF_TORCHRUN overriding the default") {
+TEST_CASE("pkb eval: the job's command, KF_PYTHON overriding the default") {
   Fixture x("exit 0", 4);
-  x.spec.torchrun = "";
-  setenv("KF_TORCHRUN", "/opt/stand-in/torchrun", 1);
-  auto a = pkb::torchrun_argv(x.spec);
-  unsetenv("KF_TORCHRUN");
+  x.spec.python = "";
+  setenv("KF_PYTHON", "/opt/stand-in/python3", 1);
+  auto a = pkb::job_argv(x.spec);
+  unsetenv("KF_PYTHON");
   REQUIRE(a.size() > 8);
-  CHECK(a[0] == "/opt/stand-in/torchrun");
+  CHECK(a[0] == "/opt/stand-in/python3");
+  CHECK(a[1] == x.spec.driver);
+  CHECK(a[2] == "--nproc");
   CHECK(a[3] == "4");
-  CHECK(a[4] == x.spec.driver);
   std::string line;
   for (auto& s : a) line += s + " ";
   CHECK(line.find("--problem-id 16 ") != std::string::npos);
   CHECK(line.find("--atol 0.01 --rtol 0.01 ") != std::string::npos);
-  CHECK(line.find("--trials 5 ") != std::string::npos);
-  CHECK(pkb::torchrun_argv(x.spec)[0] == "torchrun");
+  CHECK(line.find("--trials 5 --warmup 500 --iters 100 ") != std::string::npos);  // PKB's
+  CHECK(pkb::job_argv(x.spec)[0] == "python3");
 }
 
 TEST_CASE("pkb eval: correct, with the slowest rank's times and the speedup") {
@@ -147,7 +148,7 @@ TEST_CASE("pkb eval: a bad shape and a wrong dtype are mismatches naming rank an
   }
 }
 
-TEST_CASE("pkb eval: kforge's own driver, behind a torchrun that runs one rank") {
+TEST_CASE("pkb eval: kforge's own driver starting one rank") {
   if (std::system("python3 -c '' 2>/dev/null") != 0) return;  // no Python: nothing to run
   bool torch = std::system("python3 -c 'import torch' 2>/dev/null") == 0;
   Fixture x("exit 9");
@@ -157,8 +158,7 @@ TEST_CASE("pkb eval: kforge's own driver, behind a torchrun that runs one rank")
             "import torch\nimport torch.distributed as dist\n\n"
             "def solution(tensor, scale_16=1.0):\n    out = tensor.clone()\n"
             "    dist.all_reduce(out)\n    return out\n");
-  // torchrun's own options dropped; the driver runs as rank 0 of 1.
-  x.f.write("torchrun", "#!/bin/sh\nshift 3\nexec python3 \"$@\"\n");
+  x.f.write("python", "#!/bin/sh\nexec python3 \"$@\"\n");
   auto v = x.run();
   INFO(sandbox::render_text(v));
   if (torch) {

@@ -99,8 +99,9 @@ bool build_prompt(const Checkout& c, const Problem& p, const PromptOptions& o, s
   std::string desc = input_description(inputs, p.number);
   std::string s;
   s += fmt::format("# ParallelKernelBench problem {} ({})\n\n", p.number, p.name);
-  s += "Write a faster implementation of the reference below. It runs on every rank of a "
-       "torchrun job, with torch.distributed initialized (NCCL), one GPU per rank.\n\n";
+  s += "Write a faster implementation of the reference below. It runs on every rank of a job "
+       "with one process a GPU (as torchrun starts them) and torch.distributed initialized "
+       "(NCCL).\n\n";
   s += "## Reference (reference/" + p.name + ".py)\n\n```python\n" + ref +
        (ref.empty() || ref.back() == '\n' ? "" : "\n") + "```\n\n";
   s += "## Signature to keep\n\n```python\n" + sig + "\n```\n\n";
