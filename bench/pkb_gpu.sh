@@ -12,7 +12,7 @@
 #     and kforge's eval of problem 1
 #     with each rank's timeline (seconds since the driver started, at each phase);
 #  4. parity: bench/pkb_parity.py on bench/pkb_solutions (problems PARITY5 at five trials,
-#     PARITY2 at two: PKB's harness takes about 20 s a trial).
+#     PARITY2 at two: PKB's harness takes about 20 s a trial; "-" skips one).
 # PARTS="p1 refs overhead parity" picks the parts; FROM=N starts part 2 at problem N.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
@@ -93,10 +93,10 @@ fi
 
 if [[ "$parts" == *" parity "* ]]; then
 echo "== parity: PKB's run_local.py and kforge's evaluator on the same hand-written solutions"
-"$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions --out "$out/pkb/parity-5" \
-  --python "$py" --only "${PARITY5:-1}" --trials 5 --kforge-runs 2
-"$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions --out "$out/pkb/parity-2" \
-  --python "$py" --only "${PARITY2:-3,7,13,18}" --trials 2
+[ "${PARITY5:-1}" = - ] || "$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions \
+  --out "$out/pkb/parity-5" --python "$py" --only "${PARITY5:-1}" --trials 5 --kforge-runs 2
+[ "${PARITY2:-3,7,13,18}" = - ] || "$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions \
+  --out "$out/pkb/parity-2" --python "$py" --only "${PARITY2:-3,7,13,18}" --trials 2
 fi
 
 [[ "$parts" == *" refs "* ]] || exit 0
