@@ -11,6 +11,8 @@
 
 namespace llm {
 
+// With cfg.prompt_cache, the system prompt, the first user message and the last message
+// are text blocks with cache_control {"type": "ephemeral"}; otherwise plain strings.
 std::string anthropic_request_body(const ProviderConfig& cfg, const Request& req, bool stream);
 
 // A non-streamed message into *reply. Return false (with *what) when it is not one.
