@@ -235,6 +235,8 @@ class Run {
     bool ok = model_.next(req, verdicts_, reply, &e);
     res_.tokens_in += reply->usage.input_tokens;
     res_.tokens_out += reply->usage.output_tokens;
+    res_.tokens_cache_read += reply->usage.cache_read_tokens;
+    res_.tokens_cache_write += reply->usage.cache_write_tokens;
     res_.cost_usd += reply->cost_usd;
     if (!ok && (e.kind == "interrupted" || e.kind == "deadline" || sandbox::stop_requested())) {
       tw_.event("llm_stopped", llm_failure_event(turn, e, *reply));
