@@ -71,8 +71,8 @@ class Run {
     if (s == Step::cut) return after_cut(turn, "model call", before, "", err);
     if (s != Step::ok) return s;
     msgs_.push_back({"assistant", reply.text});
-    ParsedReply pr =
-        cfg_.mode == "agent" ? parse_agent_reply(reply.text) : parse_direct_reply(reply.text);
+    ParsedReply pr = cfg_.mode == "agent" ? parse_agent_reply(reply.text, cfg_.eval.backend)
+                                          : parse_direct_reply(reply.text, cfg_.eval.backend);
     if (!pr.ok) {
       if (!format_error(turn, pr.error, err)) return Step::fail;
       return res_.exit_reason.empty() ? Step::ok : Step::end;
