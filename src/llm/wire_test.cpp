@@ -31,6 +31,11 @@ TEST_CASE("llm wire: status and body map to error kinds") {
   CHECK_FALSE(error_from_status(429, q, none, ctx).retryable);
   CHECK(error_from_status(429, ApiError{}, none, ctx).kind == "rate_limited");
   CHECK(error_from_status(429, ApiError{}, none, ctx).retryable);
+  // A solve makes one call at a time: no "parallel samples" to lower (a sweep says --jobs).
+  Error limited = error_from_status(429, ApiError{}, none, ctx);
+  CHECK(limited.message.find("parallel") == std::string::npos);
+  CHECK(limited.message.find("wait a minute and run again") != std::string::npos);
+  CHECK(limited.message.find("OPENAI_API_KEY") != std::string::npos);
   Error auth = error_from_status(401, ApiError{}, none, ctx);
   CHECK(auth.kind == "auth");
   CHECK(auth.message.find("OPENAI_API_KEY") != std::string::npos);
