@@ -97,6 +97,21 @@ TEST_CASE(
   CHECK(h.kforge({"show", r.trajectory_path}, &shown) == 0);
   CHECK(has(shown,
             fmt::format("{} read from the prompt cache", u2["cache_read_tokens"].get<int64_t>())));
+  // Replayed as the model, the run records the same usage, cached parts included.
+  std::string out;
+  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--world", "2", "--size", "small",
+                  "--no-time", "--headless", "--model", "replay:" + r.trajectory_path, "--out",
+                  h.next_out_dir()},
+                 &out) == 0);
+  INFO(out);
+  json result = json::parse(out.substr(out.rfind("{\"")), nullptr, false);
+  REQUIRE(result.is_object());
+  trace::Run again;
+  std::string err;
+  REQUIRE_MESSAGE(trace::read_run(result.value("trajectory", ""), &again, &err), err);
+  REQUIRE(again.replies.size() == 2);
+  CHECK(again.replies[0].cache_write_tokens == u1["cache_write_tokens"].get<int64_t>());
+  CHECK(again.replies[1].cache_read_tokens == u2["cache_read_tokens"].get<int64_t>());
 }
 
 TEST_CASE("solve cache: openai: turn 1's messages are a byte prefix of turn 2's, and cached") {
