@@ -206,6 +206,8 @@ AnthropicProvider::AnthropicProvider(ProviderConfig cfg) : cfg_(std::move(cfg)) 
   ctx_.model = cfg_.model;
   ctx_.url = base + (has_v1 ? "/messages" : "/v1/messages");
   ctx_.key_env = cfg_.api_key_env == "none" ? "" : cfg_.api_key_env;
+  if (const Price* p = cfg_.prices ? cfg_.prices->find(cfg_.provider, cfg_.model) : nullptr)
+    price_ = resolved_price(*p, cfg_.provider);
 }
 
 bool AnthropicProvider::ready(Error* err) const {

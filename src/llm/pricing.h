@@ -42,6 +42,10 @@ class PriceTable {
   std::string source_;
 };
 
+// p with its cache prices filled in where the file left them out (see Price): what a
+// call through `provider` is charged.
+Price resolved_price(const Price& p, const std::string& provider);
+
 // The price file kforge uses when none is configured: $KFORGE_PRICES, else
 // config/prices.json in the source tree.
 std::string default_prices_path();

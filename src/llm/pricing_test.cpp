@@ -36,6 +36,9 @@ TEST_CASE("llm pricing: cache reads and writes unpriced in the file: Anthropic's
   CHECK(t.cost("anthropic", "c", u, &note) == doctest::Approx(0.1 * 10 + 0.6 * 1 + 0.3 * 12.5));
   // Elsewhere nothing is known of a discount: the input price.
   CHECK(t.cost("openai", "c", u, &note) == doctest::Approx(1.0 * 10));
+  CHECK(resolved_price({10, 50, -1, -1}, "anthropic").cache_write == doctest::Approx(12.5));
+  CHECK(resolved_price({10, 50, -1, -1}, "anthropic").cache_read == doctest::Approx(1));
+  CHECK(resolved_price({10, 50, -1, -1}, "openai").cache_write == doctest::Approx(10));
   // A price in the file wins.
   t.set("c", {10, 50, 2, 20});
   CHECK(t.cost("anthropic", "c", u, &note) == doctest::Approx(0.1 * 10 + 0.6 * 2 + 0.3 * 20));
