@@ -86,7 +86,7 @@ TEST_CASE("llm: anthropic plain reply, headers, system field, thinking kept apar
   CHECK(reqs[0]["auth"]["header"] == "x-api-key");
   CHECK(reqs[0]["auth"]["sha256_prefix"] == fake_llm::key_hash());
   const json& b = reqs[0]["body"];
-  CHECK(b["system"] == "you write CUDA");
+  CHECK(b["system"][0]["text"] == "you write CUDA");  // a block, for its cache_control
   CHECK(b["max_tokens"] == 256);
   CHECK(b["temperature"] == 0.5);
   REQUIRE(b["messages"].size() == 1);

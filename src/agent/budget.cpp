@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace agent {
@@ -58,7 +59,10 @@ bool next_call_cap(const Limits& lim, const Spent& spent, int64_t prompt_tokens,
     bool spent_all = spent.cost_usd >= lim.max_cost_usd;
     int64_t out = 0;
     if (!spent_all && price && price->output > 0) {
-      double left_usd = lim.max_cost_usd - spent.cost_usd - prompt_tokens * price->input / 1e6;
+      // A prompt token costs at most the input price or, where the provider's cache
+      // writes it, the cache-write price (Anthropic: 1.25x): the dearer is the bound.
+      double per_token = std::max(price->input, price->cache_write);
+      double left_usd = lim.max_cost_usd - spent.cost_usd - prompt_tokens * per_token / 1e6;
       // A millionth of a token of slack, so that floating-point noise in an exact
       // amount (0.004 / 1e-5) does not lose a whole token.
       out = static_cast<int64_t>(std::floor(left_usd * 1e6 / price->output + 1e-6));

@@ -42,7 +42,8 @@ int64_t estimate_prompt_tokens(const std::vector<llm::Message>& msgs);
 // Before a call whose prompt is about prompt_tokens: false with *end when a budget
 // leaves nothing for it. Otherwise *cap is the most output tokens the call may ask for
 // (0: no budget limits it): what --max-tokens leaves after the prompt, and what
-// --max-cost leaves after the prompt at the model's input price, at its output price.
+// --max-cost leaves after the prompt at the model's input price (or its cache-write
+// price, when dearer), at its output price.
 bool next_call_cap(const Limits& lim, const Spent& spent, int64_t prompt_tokens,
                    const llm::Price* price, int64_t* cap, BudgetEnd* end);
 

@@ -44,6 +44,11 @@ TEST_CASE("budget: --max-cost caps the reply at the output price; no price, no c
   CHECK(end.name == "max_cost");
   CHECK_FALSE(agent::next_call_cap(lim, Spent{0, 0.02, 0}, 0, nullptr, &cap, &end));
   CHECK(end.text().find("$0.0200 of --max-cost $0.015") != std::string::npos);
+  // A cache write dearer than input (Anthropic: 1.25x) bounds the prompt's price: 1000
+  // tokens at $2/M leave $0.003, 300 tokens.
+  llm::Price cached{1.0, 10.0, 0.1, 2.0};
+  REQUIRE(agent::next_call_cap(lim, Spent{0, 0.01, 0}, 1000, &cached, &cap, &end));
+  CHECK(cap == 300);
   // Both: the lower wins.
   lim.max_tokens = 1300;
   REQUIRE(agent::next_call_cap(lim, Spent{0, 0.01, 0}, 1000, &p, &cap, &end));

@@ -156,7 +156,7 @@ TEST_CASE(
   std::vector<std::string> sources;
   for (int turn = 0; turn < 8; ++turn) {
     REQUIRE_MESSAGE(model->next(req, verdicts, &reply, &lerr), lerr.message);
-    agent::ParsedReply parsed = agent::parse_direct_reply(reply.text);
+    agent::ParsedReply parsed = agent::parse_direct_reply(reply.text, sandbox::Backend::host);
     REQUIRE_MESSAGE(parsed.ok, parsed.error);
     CHECK(reply.text.find("```cpp") != std::string::npos);
     CHECK(parsed.code.find("// kforge template all_reduce host/") == 0);

@@ -26,17 +26,29 @@ std::string context(const sandbox::Verdict& v) {
   return s;
 }
 
-std::string failures_text(const sandbox::Verdict& v) {
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The failures below the summary line, less the one that line already states (its first
+// failure, or its crash), so that no line is said twice; "" when none is left.
+std::string failures_text(const sandbox::Verdict& v, const std::string& summary) {
   std::string s;
   size_t n = std::min<size_t>(v.failures.size(), 8);
   for (size_t i = 0; i < n; ++i) {
     int r = i < v.failure_ranks.size() ? v.failure_ranks[i] : -1;
-    s += "- " + std::string(sandbox::status_name(v.failures[i].kind)) + ": " +
-         sandbox::describe_failure(v.failures[i], r, v) + "\n";
+    std::string line = std::string(sandbox::status_name(v.failures[i].kind)) + ": " +
+                       sandbox::describe_failure(v.failures[i], r, v);
+    if (summary == line || starts_with(summary, line + " (also ")) continue;
+    s += "- " + line + "\n";
   }
   if (v.failures.size() > n) s += fmt::format("- ... and {} more\n", v.failures.size() - n);
-  for (auto& c : v.crashes) s += fmt::format("- rank {} died with {}\n", c.rank, c.what);
-  return s;
+  for (auto& c : v.crashes) {
+    std::string said = fmt::format("rank {} died with ", c.rank);
+    if (starts_with(summary, "crash: ") && summary.find(said) != std::string::npos) continue;
+    s += "- " + said + c.what + "\n";
+  }
+  return s.empty() ? "" : "\n" + s;  // a blank line after the summary when there is a list
 }
 
 std::string log_block(const sandbox::Verdict& v) {
@@ -146,8 +158,9 @@ bool better_than(const sandbox::Verdict& a, const sandbox::Verdict& b) {
 
 bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, int turn,
                      double target, std::string* out, std::string* err) {
+  const std::string summary = v.summary.empty() ? sandbox::summarize(v) : v.summary;
   Vars vars = {{"turn", std::to_string(turn)},
-               {"summary", v.summary.empty() ? sandbox::summarize(v) : v.summary},
+               {"summary", summary},
                {"context", context(v)},
                {"goal", goal_text(v, target)}};
   const sandbox::Status st = v.status;
@@ -159,7 +172,7 @@ bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, 
     vars["log"] = clip_head(v.log, 60, 6000);
   } else if (st == sandbox::Status::load_error || st == sandbox::Status::setup_error ||
              st == sandbox::Status::crash) {
-    vars["failures"] = failures_text(v);
+    vars["failures"] = failures_text(v, summary);
     vars["log"] = log_block(v);
   } else if (st == sandbox::Status::timeout) {
     std::string s;
@@ -168,7 +181,7 @@ bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, 
     if (v.limit_s > 0) s += fmt::format("(the phase's limit is {:.3g} s)\n", v.limit_s);
     vars["stuck"] = s;
   } else if (st == sandbox::Status::mismatch || st == sandbox::Status::unstable) {
-    vars["failures"] = failures_text(v);
+    vars["failures"] = failures_text(v, summary);
     bool modified = false;
     for (auto& f : v.failures) modified |= f.input_modified;
     std::string advice;

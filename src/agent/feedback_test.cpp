@@ -59,6 +59,49 @@ TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck 
   CHECK(has(s, "rank 0 was in check (trial 0 call 2)"));
 }
 
+size_t count(const std::string& s, const std::string& w) {
+  size_t n = 0;
+  for (size_t at = s.find(w); at != std::string::npos; at = s.find(w, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("feedback: a failure the summary line states is not listed again below it") {
+  sandbox::Verdict v = base(sandbox::Status::mismatch);
+  sandbox::Failure f;
+  f.kind = sandbox::Status::mismatch;
+  f.who = sandbox::Role::candidate;
+  f.tensor = "y";
+  f.bad_count = 3;
+  f.total = 10;
+  f.first_bad = {{{7}, 2.0, 1.0}};
+  v.failures = {f};
+  v.failure_ranks = {2};
+  std::string s = render(v);
+  CHECK(count(s, "3 of 10 elements wrong") == 1);
+  CHECK_FALSE(has(s, "\n\n\n"));  // no empty list left behind
+  // A second rank's failure: the summary names rank 2 (and "also rank 3"); the list, rank 3.
+  sandbox::Failure g = f;
+  g.bad_count = 5;
+  v.failures = {f, g};
+  v.failure_ranks = {2, 3};
+  s = render(v);
+  CHECK(count(s, "rank 2, tensor y, 3 of 10 elements wrong") == 1);
+  CHECK(count(s, "rank 3, tensor y, 5 of 10 elements wrong") == 1);
+  CHECK(has(s, "(also rank 3)\n\n- mismatch: rank 3"));
+  // A crash: "rank 1 died with ..." once.
+  sandbox::Verdict c = base(sandbox::Status::crash);
+  c.crashes = {{1, "signal 11 (SIGSEGV) in check trial 0 call 0"}};
+  s = render(c);
+  CHECK(count(s, "rank 1 died with") == 1);
+  CHECK_FALSE(has(s, "\n\n\n"));
+  // Unstable, the same.
+  sandbox::Verdict u = base(sandbox::Status::unstable);
+  f.kind = sandbox::Status::unstable;
+  u.failures = {f};
+  u.failure_ranks = {0};
+  CHECK(count(render(u), "3 of 10 elements differ between calls") == 1);
+}
+
 TEST_CASE("feedback: correct against the target; best and target rules") {
   sandbox::Verdict v = base(sandbox::Status::correct);
   v.timed = true;

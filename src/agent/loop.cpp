@@ -72,7 +72,8 @@ class Run {
 
   ParsedReply parse(const std::string& text) const {
     if (cfg_.foreign) return cfg_.foreign->parse(text);
-    return cfg_.mode == "agent" ? parse_agent_reply(text) : parse_direct_reply(text);
+    return cfg_.mode == "agent" ? parse_agent_reply(text, cfg_.eval.backend)
+                                : parse_direct_reply(text, cfg_.eval.backend);
   }
 
   std::string extension() const {
@@ -253,6 +254,8 @@ class Run {
     bool ok = model_.next(req, verdicts_, reply, &e);
     res_.tokens_in += reply->usage.input_tokens;
     res_.tokens_out += reply->usage.output_tokens;
+    res_.tokens_cache_read += reply->usage.cache_read_tokens;
+    res_.tokens_cache_write += reply->usage.cache_write_tokens;
     res_.cost_usd += reply->cost_usd;
     if (!ok && (e.kind == "interrupted" || e.kind == "deadline" || sandbox::stop_requested())) {
       tw_.event("llm_stopped", llm_failure_event(turn, e, *reply));

@@ -62,6 +62,9 @@ struct SolveResult {
   bool target_met = false;
   int turns = 0, candidates = 0;
   int64_t tokens_in = 0, tokens_out = 0;
+  // Parts of tokens_in: read from the provider's prompt cache (priced lower) and written
+  // to it (Anthropic's cache creation, priced higher); cost_usd prices each as such.
+  int64_t tokens_cache_read = 0, tokens_cache_write = 0;
   double cost_usd = 0, seconds = 0;
   bool has_best = false;  // a correct candidate exists
   int best_turn = 0;

@@ -62,6 +62,8 @@ json summary_json(const SolveResult& r, const std::string& best_hash, std::strin
               {"candidates", r.candidates},
               {"tokens_in", r.tokens_in},
               {"tokens_out", r.tokens_out},
+              {"tokens_cache_read", r.tokens_cache_read},
+              {"tokens_cache_write", r.tokens_cache_write},
               {"cost_usd", r.cost_usd},
               {"seconds", r.seconds}};
   *detail = r.exit_reason;
@@ -144,10 +146,16 @@ json observation_event(int turn, const BashResult& r) {
 }
 
 json failed_summary_json(const SolveResult& r, const std::string& message) {
-  return {{"exit_reason", r.exit_reason}, {"target_met", false},
-          {"message", message},           {"turns", r.turns},
-          {"candidates", r.candidates},   {"tokens_in", r.tokens_in},
-          {"tokens_out", r.tokens_out},   {"cost_usd", r.cost_usd}};
+  return {{"exit_reason", r.exit_reason},
+          {"target_met", false},
+          {"message", message},
+          {"turns", r.turns},
+          {"candidates", r.candidates},
+          {"tokens_in", r.tokens_in},
+          {"tokens_out", r.tokens_out},
+          {"tokens_cache_read", r.tokens_cache_read},
+          {"tokens_cache_write", r.tokens_cache_write},
+          {"cost_usd", r.cost_usd}};
 }
 
 }  // namespace agent

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "agent/skeleton.h"
@@ -35,9 +36,15 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return r + "]";
 }
 
+// An integer as one (n=1048576, not 1.04858e+06); anything else in %g.
+std::string number_str(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return fmt::format("{:g}", v);
+}
+
 std::string params_str(const suite::Instance& inst) {
   std::string s;
-  for (auto& [k, v] : inst.params) s += (s.empty() ? "" : ", ") + k + "=" + fmt::format("{:g}", v);
+  for (auto& [k, v] : inst.params) s += (s.empty() ? "" : ", ") + k + "=" + number_str(v);
   for (auto& [k, v] : inst.str_params) s += (s.empty() ? "" : ", ") + k + "=" + v;
   return s;
 }
@@ -71,7 +78,18 @@ std::string tensors_text(const std::vector<suite::Instance>& insts) {
   return s;
 }
 
+// On the host backend: the bytes only. The roofline is the GPU machine model's (link
+// and HBM rates), and host times are no speed to hold against it.
+std::string host_roofline_text(const suite::Instance& inst) {
+  return fmt::format(
+      "At size {} ({}), per rank: {:.4g} MB to exchange between ranks and {:.4g} MB of memory "
+      "traffic. The host backend measures no speed (the ranks are processes on the CPU), so there "
+      "is no roofline to aim at here: a correct kernel is the goal.",
+      inst.size, params_str(inst), inst.comm_bytes / 1e6, inst.hbm_bytes / 1e6);
+}
+
 std::string roofline_text(const PromptInputs& in, const suite::Instance& inst) {
+  if (host(in)) return host_roofline_text(inst);
   const suite::Machine& m = in.eval.machine;
   suite::Roofline r = suite::roofline(inst, m);
   std::string s = fmt::format(
@@ -82,11 +100,17 @@ std::string roofline_text(const PromptInputs& in, const suite::Instance& inst) {
       "(Machine model: {}.)",
       inst.size, params_str(inst), inst.comm_bytes / 1e6, r.comm_ms, m.link_gbps,
       inst.hbm_bytes / 1e6, r.hbm_ms, inst.flops / 1e9, r.compute_ms, r.floor_ms, r.bound, m.name);
-  if (host(in)) s += " On the host backend no time is comparable with it.";
   return s;
 }
 
+// The cost model is of GPU kernels over the GPUs' links (launches, TMA, copy engines):
+// on the host backend none of it applies, and the prompt says so instead.
 std::string analysis(const PromptInputs& in, const suite::Instance& inst) {
+  if (host(in))
+    return "None for this run: the cost model describes GPU kernels (launches, link bandwidth, "
+           "copy mechanisms), and the host backend runs none. Its ranks are processes on the CPU "
+           "over shared memory and its times are not speeds; aim for a simple kernel that is "
+           "correct at every size and on every rank.";
 #ifdef KF_HAVE_ANALYSIS
   return suite::analysis_text(in.eval.problem, inst, in.eval.machine);
 #else
@@ -165,9 +189,18 @@ bool build_system_prompt(const PromptInputs& in, std::string* out, std::string* 
                                 "synchronizing; the primitives in <kf/*.cuh> (documented below) "
                                 "give signals, transfers, TMA, the copy "
                                 "engine and schedules.";
+  // The rules of the GPU (its streams, its NVLink multicast) only where there is one.
+  std::string rules =
+      host(in) ? "- `kf_run` does all its work on the CPU before it returns: CUDA and the "
+                 "`kf/*.cuh` primitives are not available."
+               : "- No streams of your own, no device changes, no cudaDeviceSynchronize or "
+                 "host-blocking waits inside `kf_run`: enqueue everything on `comm.stream()`.\n"
+                 "- No NVLink multicast (`cuMulticast*`) unless the topology below says it is "
+                 "available.";
   Vars v = {{"language", host(in) ? "host C++ (.cpp)" : "CUDA (.cu)"},
             {"abi", abi},
             {"backend_note", note},
+            {"backend_rules", rules},
             {"reply_format", reply}};
   return render_prompt_file(in.prompts_dir, "system.md", v, out, err);
 }

@@ -167,8 +167,8 @@ std::vector<std::pair<std::string, std::string>> all_prompts(const suite::Proble
         agent::render_feedback(in.prompts_dir, verdict(p, backend, st), 2, 1.5, &fb, &err), err);
     out.push_back({std::string("feedback ") + sandbox::status_name(st), fb});
   }
-  agent::ParsedReply bad = mode == "agent" ? agent::parse_agent_reply("no block")
-                                           : agent::parse_direct_reply("no block");
+  agent::ParsedReply bad = mode == "agent" ? agent::parse_agent_reply("no block", in.eval.backend)
+                                           : agent::parse_direct_reply("no block", in.eval.backend);
   std::string fe;
   REQUIRE_MESSAGE(agent::render_format_error(in.prompts_dir, bad.error, 2, &fe, &err), err);
   out.push_back({"format error", fe});

@@ -64,3 +64,41 @@ TEST_CASE("prompt: host task shows the host pattern instead of the CUDA primitiv
   CHECK_FALSE(has(task, "### README.md"));
   CHECK(has(task, "no speedup can be measured"));
 }
+
+TEST_CASE("prompt: host prompts carry no NVLink, GPU cost model or CUDA-only rule") {
+  for (const char* mode : {"direct", "agent"}) {
+    auto in = inputs("host");
+    in.mode = mode;
+    std::string sys, task, err;
+    REQUIRE_MESSAGE(agent::build_system_prompt(in, &sys, &err), err);
+    REQUIRE_MESSAGE(agent::build_task_prompt(in, &task, &err), err);
+    for (const std::string& s : {sys, task}) {
+      CHECK_FALSE(has(s, "NVLink"));
+      CHECK_FALSE(has(s, "cuMulticast"));
+      CHECK_FALSE(has(s, "TMA"));
+      CHECK_FALSE(has(s, "HBM"));
+      CHECK_FALSE(has(s, "Predicted (cost model"));
+      CHECK_FALSE(has(s, "No kernel can beat"));
+    }
+    // What does apply: the bytes to move and why there is no speed to aim at.
+    CHECK(has(task, "to exchange between ranks"));
+    CHECK(has(task, "measures no speed"));
+  }
+  // The CUDA prompts keep all of it.
+  auto in = inputs("cuda");
+  std::string sys, task, err;
+  REQUIRE_MESSAGE(agent::build_system_prompt(in, &sys, &err), err);
+  REQUIRE_MESSAGE(agent::build_task_prompt(in, &task, &err), err);
+  CHECK(has(sys, "cuMulticast"));
+  CHECK(has(sys, "comm.stream()"));
+  CHECK(has(task, "NVLink"));
+  CHECK(has(task, "No kernel can beat"));
+}
+
+TEST_CASE("prompt: integer parameters are printed as integers") {
+  auto in = inputs("cuda");
+  std::string task, err;
+  REQUIRE_MESSAGE(agent::build_task_prompt(in, &task, &err), err);
+  CHECK(has(task, "n=1048576"));
+  CHECK_FALSE(has(task, "e+06"));
+}

@@ -65,22 +65,29 @@ bool is_kernel_tag(const std::string& t) {
          t == "cxx" || t == "cc";
 }
 
-const char* kDirectFormat =
-    "Answer with the complete kernel source in one fenced code block tagged cuda (or cpp on "
-    "the host backend), e.g.\n```cuda\n#include <kf/kf.cuh>\n...\nextern \"C\" int "
-    "kf_run(kf::Comm& "
-    "comm, kf::Tensors& t) { ... }\n```\nThe last such block in your reply is taken as the "
-    "whole file.";
+std::string direct_format(sandbox::Backend backend) {
+  bool host = backend == sandbox::Backend::host;
+  std::string tag = host ? "cpp" : "cuda";
+  return "Answer with the complete kernel source in one fenced code block tagged " + tag +
+         (host ? " (this run is on the host backend: plain C++, no CUDA)" : "") + ", e.g.\n```" +
+         tag + "\n#include <kf/" + (host ? "kf.h" : "kf.cuh") +
+         ">\n...\nextern \"C\" int kf_run(kf::Comm& comm, kf::Tensors& t) { ... }\n```\nThe "
+         "last such block in your reply is taken as the whole file.";
+}
 
-const char* kAgentFormat =
-    "Answer with exactly one fenced code block tagged bash holding the one command to run "
-    "next, e.g.\n```bash\nkforge eval $KF_PROBLEM kernel.cu\n```\nTo submit, write the "
-    "kernel to the workspace and run a command whose first output line is "
-    "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT (e.g. `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`).";
+std::string agent_format(sandbox::Backend backend) {
+  std::string kernel = backend == sandbox::Backend::host ? "kernel.cpp" : "kernel.cu";
+  return "Answer with exactly one fenced code block tagged bash holding the one command to run "
+         "next, e.g.\n```bash\nkforge eval $KF_PROBLEM " +
+         kernel +
+         "\n```\nTo submit, write the kernel to the workspace and run a command whose first "
+         "output line is COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT (e.g. `echo "
+         "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`).";
+}
 
 }  // namespace
 
-ParsedReply parse_direct_reply(const std::string& text) {
+ParsedReply parse_direct_reply(const std::string& text, sandbox::Backend backend) {
   ParsedReply r;
   bool unclosed = false;
   std::vector<Block> blocks = fenced_blocks(text, &unclosed);
@@ -102,11 +109,11 @@ ParsedReply parse_direct_reply(const std::string& text) {
     r.error = any_kernel_tag ? "No code block in your reply defines kf_run. "
                              : "No code block in your reply is tagged cuda or cpp. ";
   }
-  r.error += kDirectFormat;
+  r.error += direct_format(backend);
   return r;
 }
 
-ParsedReply parse_agent_reply(const std::string& text) {
+ParsedReply parse_agent_reply(const std::string& text, sandbox::Backend backend) {
   ParsedReply r;
   bool unclosed = false;
   std::vector<Block> blocks = fenced_blocks(text, &unclosed);
@@ -129,7 +136,7 @@ ParsedReply parse_agent_reply(const std::string& text) {
     r.error = "Your reply has " + std::to_string(bash.size()) +
               " bash blocks; one command per turn, so exactly one. ";
   }
-  r.error += kAgentFormat;
+  r.error += agent_format(backend);
   return r;
 }
 

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "sandbox/job_enums.h"
+
 namespace agent {
 
 struct ParsedReply {
@@ -14,7 +16,9 @@ struct ParsedReply {
   std::string error;  // !ok: what was wrong and what the format is
 };
 
-ParsedReply parse_direct_reply(const std::string& text);
-ParsedReply parse_agent_reply(const std::string& text);
+// backend: what the format reminder of an error shows (a cuda block with <kf/kf.cuh>, or
+// on the host backend a cpp block with <kf/kf.h>; kernel.cu or kernel.cpp).
+ParsedReply parse_direct_reply(const std::string& text, sandbox::Backend backend);
+ParsedReply parse_agent_reply(const std::string& text, sandbox::Backend backend);
 
 }  // namespace agent

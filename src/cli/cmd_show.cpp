@@ -31,14 +31,25 @@ std::string indent(const std::string& s) {
   return out + "\n";
 }
 
+// " (R read from the prompt cache, W written to it)": the parts of the input tokens
+// priced apart; "" when there are none.
+std::string cache_note(int64_t read, int64_t written) {
+  if (read == 0 && written == 0) return "";
+  std::string s = fmt::format(" ({} read from the prompt cache", read);
+  if (written > 0) s += fmt::format(", {} written to it", written);
+  return s + ")";
+}
+
 // The summary event's lines.
 std::string summary_text(const json& e) {
   std::string out;
   out += fmt::format("\n== {}: {} ==\n",
                      e.value("target_met", false) ? "target met" : "target not met",
                      e.value("exit_reason", ""));
-  out += fmt::format("turns {}, candidates {}, tokens {} in / {} out, ${:.4f}, {:.1f} s\n",
+  out += fmt::format("turns {}, candidates {}, tokens {} in{} / {} out, ${:.4f}, {:.1f} s\n",
                      e.value("turns", 0), e.value("candidates", 0), e.value("tokens_in", 0),
+                     cache_note(e.value("tokens_cache_read", int64_t{0}),
+                                e.value("tokens_cache_write", int64_t{0})),
                      e.value("tokens_out", 0), e.value("cost_usd", 0.0), e.value("seconds", 0.0));
   if (e.contains("budget") && e["budget"].is_object())
     out += fmt::format("ended by {}: {}\n", e["budget"].value("name", ""),
@@ -93,8 +104,9 @@ std::string render_trajectory(const trace::Run& run, bool full, const std::strin
                              indent(clip(m.value("content", ""), full)));
     } else if (type == "reply" && replies.count(i)) {
       const trace::ReplyEvent& r = *replies[i];
-      out += fmt::format("  reply: {} in / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
-                         r.input_tokens, r.output_tokens, r.cost_usd, r.attempts, r.seconds,
+      out += fmt::format("  reply: {} in{} / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
+                         r.input_tokens, cache_note(r.cache_read_tokens, r.cache_write_tokens),
+                         r.output_tokens, r.cost_usd, r.attempts, r.seconds,
                          indent(clip(r.text, full)));
     } else if (type == "format_error") {
       out += fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),

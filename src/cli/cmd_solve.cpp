@@ -186,6 +186,8 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"candidates", res.candidates},
                   {"tokens_in", res.tokens_in},
                   {"tokens_out", res.tokens_out},
+                  {"tokens_cache_read", res.tokens_cache_read},
+                  {"tokens_cache_write", res.tokens_cache_write},
                   {"cost_usd", res.cost_usd},
                   {"seconds", res.seconds},
                   {"trajectory", trajectory},

@@ -50,21 +50,51 @@ int anthropic_error_status(const std::string& type) {
   return 500;  // api_error and anything new
 }
 
+namespace {
+
+// A text block with a cache breakpoint: the prompt up to and including it is written
+// to the cache (or read from it, when an earlier request wrote the same prefix).
+json cached_text(const std::string& text) {
+  return json::array(
+      {{{"type", "text"}, {"text", text}, {"cache_control", {{"type", "ephemeral"}}}}});
+}
+
+}  // namespace
+
 std::string anthropic_request_body(const ProviderConfig& cfg, const Request& req, bool stream) {
   json j;
   j["model"] = cfg.model;
   j["max_tokens"] = output_cap(req, cfg.max_tokens);
   std::string system;
   json msgs = json::array();
+  size_t first_user = std::string::npos;
   for (const Message& m : req.messages) {
     if (m.role == "system") {  // the API takes the system prompt apart from the turns
       if (!system.empty()) system += "\n\n";
       system += m.content;
     } else {
+      if (m.role == "user" && first_user == std::string::npos) first_user = msgs.size();
       msgs.push_back({{"role", m.role}, {"content", m.content}});
     }
   }
-  if (!system.empty()) j["system"] = system;
+  // Three breakpoints of the four the API allows: the system prompt, the first user
+  // message (the task: the problem, the baseline and the docs, the same every turn) and
+  // the last message, so that the next turn reads the whole conversation so far from
+  // the cache and pays full price only for what it adds. Between turns only where the
+  // breakpoints sit changes; the text of every block stays as it was (the cache keys on it).
+  if (cfg.prompt_cache) {
+    if (!system.empty()) j["system"] = cached_text(system);
+    auto mark = [&](size_t i) {
+      json& m = msgs[i];
+      if (m["role"] == "user" && m["content"].is_string() &&
+          !m["content"].get<std::string>().empty())
+        m["content"] = cached_text(m["content"].get<std::string>());
+    };
+    if (first_user != std::string::npos) mark(first_user);
+    if (!msgs.empty()) mark(msgs.size() - 1);
+  } else if (!system.empty()) {
+    j["system"] = system;
+  }
   j["messages"] = std::move(msgs);
   if (auto t = req.temperature ? req.temperature : cfg.temperature) j["temperature"] = *t;
   if (stream) j["stream"] = true;
@@ -176,6 +206,8 @@ AnthropicProvider::AnthropicProvider(ProviderConfig cfg) : cfg_(std::move(cfg)) 
   ctx_.model = cfg_.model;
   ctx_.url = base + (has_v1 ? "/messages" : "/v1/messages");
   ctx_.key_env = cfg_.api_key_env == "none" ? "" : cfg_.api_key_env;
+  if (const Price* p = cfg_.prices ? cfg_.prices->find(cfg_.provider, cfg_.model) : nullptr)
+    price_ = resolved_price(*p, cfg_.provider);
 }
 
 bool AnthropicProvider::ready(Error* err) const {

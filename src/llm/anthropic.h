@@ -3,6 +3,7 @@
 // events). Free functions for the pieces, tested without HTTP.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "llm/errors.h"
@@ -11,6 +12,8 @@
 
 namespace llm {
 
+// With cfg.prompt_cache, the system prompt, the first user message and the last message
+// are text blocks with cache_control {"type": "ephemeral"}; otherwise plain strings.
 std::string anthropic_request_body(const ProviderConfig& cfg, const Request& req, bool stream);
 
 // A non-streamed message into *reply. Return false (with *what) when it is not one.
@@ -50,15 +53,15 @@ class AnthropicProvider : public Provider {
   bool complete(const Request& req, Reply* reply, Error* err) override;
   std::string name() const override { return cfg_.provider + ":" + cfg_.model; }
   bool ready(Error* err) const override;
-  const Price* price() const override {
-    return cfg_.prices ? cfg_.prices->find(cfg_.provider, cfg_.model) : nullptr;
-  }
+  // With the cache prices filled in (a cache write costs more than plain input).
+  const Price* price() const override { return price_ ? &*price_ : nullptr; }
 
  private:
   bool attempt(const Request& req, bool stream, Reply* reply, Error* err, Headers* headers);
 
   ProviderConfig cfg_;
   CallContext ctx_;
+  std::optional<Price> price_;
 };
 
 }  // namespace llm

@@ -113,13 +113,14 @@ bool parse_llm_config(const std::string& text, const std::string& source, LlmCon
     } else if (k == "temperature") {
       if (!v.is_number()) return bad(k, "a number");
       out->temperature = v.get<double>();
-    } else if (k == "stream") {
+    } else if (k == "stream" || k == "prompt_cache") {
       if (!v.is_boolean()) return bad(k, "true or false");
-      out->stream = v.get<bool>();
+      (k == "stream" ? out->stream : out->prompt_cache) = v.get<bool>();
     } else if (k.empty() || k[0] != '_') {
-      return bad(k,
-                 "one of model, base_url, key_env, timeouts, retry, max_tokens, "
-                 "temperature, stream, max_tokens_field, prices_file (or start with _)");
+      return bad(
+          k,
+          "one of model, base_url, key_env, timeouts, retry, max_tokens, "
+          "temperature, stream, prompt_cache, max_tokens_field, prices_file (or start with _)");
     }
   }
   return true;
@@ -165,6 +166,7 @@ bool resolve_provider_config(const LlmConfig& file, const std::string& model_spe
   if (file.max_tokens) c.max_tokens = *file.max_tokens;
   c.temperature = file.temperature;
   if (file.stream) c.stream = *file.stream;
+  if (file.prompt_cache) c.prompt_cache = *file.prompt_cache;
   if (!file.max_tokens_field.empty()) c.max_tokens_field = file.max_tokens_field;
   std::string prices = file.prices_file;
   if (!prices.empty() && prices[0] != '/' && !file.source.empty())

@@ -8,7 +8,7 @@
 //    "timeouts": {"connect_s": 5, "idle_s": 60, "total_s": 600},
 //    "retry": {"max_retries": 2, "base_s": 0.5, "cap_s": 8, "jitter": 0.25,
 //              "max_retry_after_s": 60},
-//    "max_tokens": 8192, "temperature": 1.0, "stream": true,
+//    "max_tokens": 8192, "temperature": 1.0, "stream": true, "prompt_cache": true,
 //    "max_tokens_field": "max_completion_tokens", "prices_file": "config/prices.json"}
 #pragma once
 
@@ -29,6 +29,7 @@ struct LlmConfig {
   std::optional<int> max_tokens;
   std::optional<double> temperature;
   std::optional<bool> stream;
+  std::optional<bool> prompt_cache;  // anthropic: cache_control on the stable prefix
   std::string max_tokens_field;
   std::string prices_file;  // "" for default_prices_path(); relative to the config file
   std::string source;       // the file read, "" for none

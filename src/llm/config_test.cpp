@@ -11,7 +11,8 @@ TEST_CASE("llm config: a full file") {
       parse_llm_config(R"({"model": "openai:qwen", "base_url": "http://localhost:8000/v1",
       "key_env": {"openai": "VLLM_KEY"}, "timeouts": {"connect_s": 1, "idle_s": 30, "total_s": 90},
       "retry": {"max_retries": 5, "cap_s": 4}, "max_tokens": 1000, "temperature": 0.2,
-      "stream": false, "max_tokens_field": "max_tokens", "_note": "ignored"})",
+      "stream": false, "prompt_cache": false, "max_tokens_field": "max_tokens",
+      "_note": "ignored"})",
                        "c.json", &c, &err),
       err);
   ProviderConfig p;
@@ -26,7 +27,10 @@ TEST_CASE("llm config: a full file") {
   CHECK(p.max_tokens == 1000);
   CHECK(*p.temperature == 0.2);
   CHECK_FALSE(p.stream);
+  CHECK_FALSE(p.prompt_cache);
   CHECK(p.max_tokens_field == "max_tokens");
+  CHECK_FALSE(parse_llm_config(R"({"prompt_cache": "yes"})", "c.json", &c, &err));
+  CHECK(err.find("\"prompt_cache\" must be true or false") != std::string::npos);
 }
 
 TEST_CASE("llm config: flags win; another --model does not inherit the file's base_url") {

@@ -78,10 +78,14 @@ Error error_from_status(int status, const ApiError& api, const Headers& headers,
         ctx.model, ctx.url, what);
   } else if (status == 429) {
     e.kind = "rate_limited";
+    // One run makes one call at a time: what is left to do is wait, or get a higher limit.
+    // (A sweep, which runs samples at once, adds its own advice: sweep/outcome.cpp.)
     e.message = fmt::format(
-        "rate limited by {} ({}): wait, or lower the number of parallel "
-        "samples",
-        ctx.provider, what);
+        "rate limited by {} ({}): {} has used up its requests or tokens per minute; wait a minute "
+        "and "
+        "run again, or ask the provider for a higher rate limit",
+        ctx.provider, what,
+        ctx.key_env.empty() ? std::string("this client") : "the key in " + ctx.key_env);
   } else if (status == 529 || api.type == "overloaded_error") {
     e.kind = "overloaded";
     e.message = fmt::format(

@@ -88,13 +88,25 @@ double PriceTable::cost(const std::string& provider, const std::string& model, c
                         source_.empty() ? "the price table" : source_);
     return 0;
   }
-  double cr = p->cache_read < 0 ? p->input : p->cache_read;
-  double cw = p->cache_write < 0 ? p->input : p->cache_write;
+  Price r = resolved_price(*p, provider);
+  double cr = r.cache_read, cw = r.cache_write;
   int64_t plain = u.input_tokens - u.cache_read_tokens - u.cache_write_tokens;
   if (plain < 0) plain = 0;
   return (plain * p->input + u.cache_read_tokens * cr + u.cache_write_tokens * cw +
           u.output_tokens * p->output) /
          1e6;
+}
+
+Price resolved_price(const Price& p, const std::string& provider) {
+  // Unpriced cache tokens: Anthropic's published multipliers on its wire (a read 0.1x
+  // the input price, a 5-minute cache write 1.25x); elsewhere the input price, since an
+  // OpenAI-compatible server's discount (if any) is not known here.
+  ProviderDefaults d;
+  bool anthropic = provider_defaults(provider, &d) && d.wire == "anthropic";
+  Price r = p;
+  if (r.cache_read < 0) r.cache_read = anthropic ? 0.1 * p.input : p.input;
+  if (r.cache_write < 0) r.cache_write = anthropic ? 1.25 * p.input : p.input;
+  return r;
 }
 
 std::string default_prices_path() {

@@ -11,10 +11,12 @@ namespace llm {
 struct Usage;
 
 struct Price {
-  double input = 0;         // USD per million uncached input tokens
-  double output = 0;        // USD per million output tokens (reasoning included)
-  double cache_read = -1;   // per million cached input tokens; < 0: same as input
-  double cache_write = -1;  // per million cache-creation tokens; < 0: same as input
+  double input = 0;   // USD per million uncached input tokens
+  double output = 0;  // USD per million output tokens (reasoning included)
+  // < 0: not in the file: on the anthropic wire 0.1x and 1.25x input (Anthropic's
+  // multipliers for a cache read and a 5-minute cache write), elsewhere the input price.
+  double cache_read = -1;   // per million cached input tokens
+  double cache_write = -1;  // per million cache-creation tokens
 };
 
 class PriceTable {
@@ -39,6 +41,10 @@ class PriceTable {
   std::map<std::string, Price> prices_;
   std::string source_;
 };
+
+// p with its cache prices filled in where the file left them out (see Price): what a
+// call through `provider` is charged.
+Price resolved_price(const Price& p, const std::string& provider);
 
 // The price file kforge uses when none is configured: $KFORGE_PRICES, else
 // config/prices.json in the source tree.

@@ -24,6 +24,26 @@ TEST_CASE("llm pricing: cost from input, cached and output tokens") {
   CHECK(note.empty());
 }
 
+TEST_CASE("llm pricing: cache reads and writes unpriced in the file: Anthropic's multipliers") {
+  PriceTable t;
+  std::string err, note;
+  REQUIRE(t.parse(R"({"models": {"c": {"input": 10, "output": 50}}})", "p.json", &err));
+  Usage u;
+  u.input_tokens = 1'000'000;  // 100k uncached, 600k read from the cache, 300k written to it
+  u.cache_read_tokens = 600'000;
+  u.cache_write_tokens = 300'000;
+  // Anthropic: a read costs 0.1x the input price, a write 1.25x.
+  CHECK(t.cost("anthropic", "c", u, &note) == doctest::Approx(0.1 * 10 + 0.6 * 1 + 0.3 * 12.5));
+  // Elsewhere nothing is known of a discount: the input price.
+  CHECK(t.cost("openai", "c", u, &note) == doctest::Approx(1.0 * 10));
+  CHECK(resolved_price({10, 50, -1, -1}, "anthropic").cache_write == doctest::Approx(12.5));
+  CHECK(resolved_price({10, 50, -1, -1}, "anthropic").cache_read == doctest::Approx(1));
+  CHECK(resolved_price({10, 50, -1, -1}, "openai").cache_write == doctest::Approx(10));
+  // A price in the file wins.
+  t.set("c", {10, 50, 2, 20});
+  CHECK(t.cost("anthropic", "c", u, &note) == doctest::Approx(0.1 * 10 + 0.6 * 2 + 0.3 * 20));
+}
+
 TEST_CASE("llm pricing: an unknown model costs 0 with a note") {
   PriceTable t;
   std::string err, note;

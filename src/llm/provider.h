@@ -113,6 +113,11 @@ struct ProviderConfig {
   // one, the provider retries once with the other and keeps it.
   std::string max_tokens_field = "max_completion_tokens";
   std::string anthropic_version = "2023-06-01";
+  // anthropic wire only: mark the stable prefix (system prompt, task) and the
+  // conversation so far with cache_control, so later turns read them from the prompt
+  // cache at a tenth of the input price. OpenAI-compatible servers cache prefixes on
+  // their own; the loop keeps each turn's messages a prefix of the next turn's for them.
+  bool prompt_cache = true;
   Timeouts timeouts;
   RetryPolicy retry;
   std::shared_ptr<const PriceTable> prices;  // null: every cost is 0, with a note

@@ -54,6 +54,8 @@ std::unique_ptr<Provider> make_replay_provider(const std::string& path, std::str
     r.attempts = 1;
     r.usage.input_tokens = e.input_tokens;
     r.usage.output_tokens = e.output_tokens;
+    r.usage.cache_read_tokens = e.cache_read_tokens;
+    r.usage.cache_write_tokens = e.cache_write_tokens;
     r.usage.reported = e.usage_reported;
     r.cost_note = "replayed: no cost";
     replies.push_back(std::move(r));

@@ -31,6 +31,11 @@ TEST_CASE("llm wire: status and body map to error kinds") {
   CHECK_FALSE(error_from_status(429, q, none, ctx).retryable);
   CHECK(error_from_status(429, ApiError{}, none, ctx).kind == "rate_limited");
   CHECK(error_from_status(429, ApiError{}, none, ctx).retryable);
+  // A solve makes one call at a time: no "parallel samples" to lower (a sweep says --jobs).
+  Error limited = error_from_status(429, ApiError{}, none, ctx);
+  CHECK(limited.message.find("parallel") == std::string::npos);
+  CHECK(limited.message.find("wait a minute and run again") != std::string::npos);
+  CHECK(limited.message.find("OPENAI_API_KEY") != std::string::npos);
   Error auth = error_from_status(401, ApiError{}, none, ctx);
   CHECK(auth.kind == "auth");
   CHECK(auth.message.find("OPENAI_API_KEY") != std::string::npos);
@@ -75,6 +80,7 @@ TEST_CASE("llm wire: request bodies") {
   CHECK(o["temperature"] == 0.3);
   CHECK(o["stream_options"]["include_usage"] == true);
   CHECK(o["messages"].size() == 3);
+  c.prompt_cache = false;
   json a = json::parse(anthropic_request_body(c, r, false));
   CHECK(a["system"] == "a\n\nb");
   CHECK(a["messages"].size() == 1);
@@ -86,6 +92,47 @@ TEST_CASE("llm wire: request bodies") {
   r.seed = 3;
   CHECK(json::parse(openai_request_body(c, r, "max_tokens", true))["seed"] == 3);
   CHECK_FALSE(json::parse(anthropic_request_body(c, r, false)).contains("seed"));
+}
+
+TEST_CASE(
+    "llm wire: anthropic cache breakpoints on the system prompt, the task and the last turn") {
+  ProviderConfig c;
+  c.model = "m";
+  Request r;
+  r.messages = {{"system", "sys"}, {"user", "task"}};
+  json eph = {{"type", "ephemeral"}};
+  // Turn 1: the system prompt and the task, each one text block with cache_control.
+  json a = json::parse(anthropic_request_body(c, r, false));
+  REQUIRE(a["system"].is_array());
+  CHECK(a["system"] == json::array({{{"type", "text"}, {"text", "sys"}, {"cache_control", eph}}}));
+  REQUIRE(a["messages"].size() == 1);
+  CHECK(a["messages"][0]["content"] ==
+        json::array({{{"type", "text"}, {"text", "task"}, {"cache_control", eph}}}));
+  // Turn 3: the task keeps its breakpoint, the last message gets one, the ones between
+  // are plain strings (four breakpoints at most; three are used).
+  r.messages.push_back({"assistant", "k1"});
+  r.messages.push_back({"user", "fb1"});
+  r.messages.push_back({"assistant", "k2"});
+  r.messages.push_back({"user", "fb2"});
+  a = json::parse(anthropic_request_body(c, r, false));
+  const json& m = a["messages"];
+  REQUIRE(m.size() == 5);
+  CHECK(m[0]["content"][0]["cache_control"] == eph);
+  CHECK(m[1]["content"] == "k1");
+  CHECK(m[2]["content"] == "fb1");
+  CHECK(m[3]["content"] == "k2");
+  CHECK(m[4]["content"] ==
+        json::array({{{"type", "text"}, {"text", "fb2"}, {"cache_control", eph}}}));
+  int marks = a["system"][0].contains("cache_control") ? 1 : 0;
+  for (const json& x : m)
+    if (x["content"].is_array())
+      for (const json& b : x["content"]) marks += b.contains("cache_control") ? 1 : 0;
+  CHECK(marks == 3);
+  // Off: plain strings, as before.
+  c.prompt_cache = false;
+  a = json::parse(anthropic_request_body(c, r, false));
+  CHECK(a["system"] == "sys");
+  CHECK(a["messages"][4]["content"] == "fb2");
 }
 
 TEST_CASE("llm wire: replies without text, and the reasoning fields of other servers") {

@@ -58,9 +58,13 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
   r->kernel = s.value("kernel", "");
   // 0 and 1 are outcomes (target met, or not); 3 is kforge's or the provider's failure
   // and 128+N a signal: those samples say nothing about the model, and run again.
-  if (exit_code != 0 && exit_code != 1)
-    return fail(r, fmt::format("kforge solve exited {} ({})", exit_code, s.value("message", "")),
-                "");
+  if (exit_code != 0 && exit_code != 1) {
+    std::string why = s.value("message", "");
+    // The samples run at once share the key's rate limit, which one solve cannot know.
+    if (why.rfind("rate_limited:", 0) == 0)
+      why += "; the samples run at once share that limit: lower --jobs";
+    return fail(r, fmt::format("kforge solve exited {} ({})", exit_code, why), "");
+  }
   r->state = "done";
   // No "status": the run ended before any candidate had a verdict.
   sandbox::Verdict verdict;

@@ -116,6 +116,12 @@ TEST_CASE("sweep outcome: kforge's or the provider's failure, a signal, no verdi
   read_outcome(f.dir, 3, "", &r);
   CHECK(r.state == "failed");
   CHECK(r.message.find("http 400") != std::string::npos);
+  // A rate limit: the sweep, which runs samples at once, says to run fewer.
+  f.verdict_json({{"solve",
+                   {{"exit_reason", "llm_error"},
+                    {"message", "rate_limited: rate limited by openai (HTTP 429): wait"}}}});
+  read_outcome(f.dir, 3, "", &r);
+  CHECK(r.message.find("lower --jobs") != std::string::npos);
   f.verdict_json({{"status", "mismatch"}, {"solve", {{"exit_reason", "interrupted"}}}});
   read_outcome(f.dir, 143, "", &r);
   CHECK(r.state == "failed");

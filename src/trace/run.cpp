@@ -23,6 +23,8 @@ ReplyEvent reply_of(const json& e) {
     r.usage_reported = true;
     r.input_tokens = e["usage"].value("input_tokens", int64_t{0});
     r.output_tokens = e["usage"].value("output_tokens", int64_t{0});
+    r.cache_read_tokens = e["usage"].value("cache_read_tokens", int64_t{0});
+    r.cache_write_tokens = e["usage"].value("cache_write_tokens", int64_t{0});
   }
   r.cost_usd = e.value("cost_usd", 0.0);
   r.seconds = e.value("seconds", 0.0);

@@ -25,7 +25,8 @@
 //   budget        turn, budget (max_tokens | max_cost | max_wall), spent, limit, phase,
 //                 note: the budget that ended the run, and where
 //   summary       exit_reason, target_met, best{turn, sha256, status, speedup,
-//                 median_ms, file}, turns, candidates, tokens_in, tokens_out, cost_usd,
+//                 median_ms, file}, turns, candidates, tokens_in, tokens_out,
+//                 tokens_cache_read, tokens_cache_write (parts of tokens_in), cost_usd,
 //                 seconds; budget{name, spent, limit, text} when a budget ended it;
 //                 interrupt{signal, signo, phase} when a signal did
 #pragma once

@@ -10,6 +10,8 @@
 // the first unused step whose TEXT the request's body holds), logs each request as one JSON line
 // (method, path, headers, body; the auth header only as present + a sha256 prefix),
 // and exits when the script is spent or after idle-s seconds without a connection.
+// A step with "cache": true reports the prompt-cache usage the real API would for the
+// request (prompt_cache.h).
 // The script format is in README.md beside this file.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -28,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "prompt_cache.h"
 #include "sha256.h"
 
 using nlohmann::json;
@@ -37,7 +40,8 @@ namespace {
 struct Options {
   std::string script, log, port_file;
   double idle_s = 30;
-  double stall_s = 30;  // the longest a stall step hangs if the client never gives up
+  double stall_s = 30;           // the longest a stall step hangs if the client never gives up
+  long cache_min_tokens = 1024;  // the shortest prefix the prompt cache keeps
 };
 
 bool send_all(int fd, const std::string& s) {
@@ -152,8 +156,9 @@ void hang(int fd, double stall_s) {
   }
 }
 
-// Answers one request as step says.
-void respond(int fd, const json& step, const Options& opt) {
+// Answers one request as step says; `usage` (when not empty) replaces every
+// "$CACHE_USAGE" (quotes included) in the stream's pieces.
+void respond(int fd, const json& step, const Options& opt, const std::string& usage) {
   if (step.value("close", false)) return;  // hang up without a word
   if (int d = step.value("delay_ms", 0); d > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(d));
@@ -163,6 +168,9 @@ void respond(int fd, const json& step, const Options& opt) {
   if (stream) {
     for (const json& c : step["stream"])
       pieces.push_back(c.is_string() ? c.get<std::string>() : unhex(c.value("hex", "")));
+    for (std::string& p : pieces)
+      for (size_t at; !usage.empty() && (at = p.find("\"$CACHE_USAGE\"")) != std::string::npos;)
+        p.replace(at, 14, usage);
   } else if (step.contains("body")) {
     const json& b = step["body"];
     pieces.push_back(b.is_string() ? b.get<std::string>() : b.dump());
@@ -195,6 +203,33 @@ void respond(int fd, const json& step, const Options& opt) {
   if (step.contains("stall_after_bytes")) hang(fd, opt.stall_s);
 }
 
+// A "cache": true step: the usage the API's prompt cache gives the request, merged into
+// the body's usage (a JSON body) and, as *usage, for the stream's "$CACHE_USAGE"; an
+// invalid cache_control turns the step into the API's 400.
+void cache_usage(fake_llm::PromptCache* cache, const std::string& path, const json& body,
+                 json* step, std::string* usage) {
+  bool anthropic = path.size() >= 9 && path.compare(path.size() - 9, 9, "/messages") == 0;
+  json u;
+  std::string error;
+  if (!anthropic) {
+    u = cache->openai_usage(body);
+  } else if (!cache->anthropic_usage(body, &u, &error)) {
+    *step = {
+        {"status", 400},
+        {"body",
+         {{"type", "error"}, {"error", {{"type", "invalid_request_error"}, {"message", error}}}}}};
+    return;
+  }
+  *usage = u.dump();
+  json* b = step->contains("body") ? &(*step)["body"] : nullptr;
+  if (!b || !b->is_object()) return;
+  json& bu = (*b)["usage"];
+  if (!bu.is_object()) bu = json::object();
+  bu.update(u);
+  if (!anthropic)
+    bu["total_tokens"] = bu.value("prompt_tokens", 0) + bu.value("completion_tokens", 0);
+}
+
 bool parse_args(int argc, char** argv, Options* o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
@@ -208,6 +243,8 @@ bool parse_args(int argc, char** argv, Options* o) {
       o->idle_s = std::stod(v);
     else if (a == "--stall-s")
       o->stall_s = std::stod(v);
+    else if (a == "--cache-min-tokens")
+      o->cache_min_tokens = std::stol(v);
     else
       return false;
   }
@@ -221,7 +258,7 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, &opt)) {
     std::fprintf(stderr,
                  "usage: fake_llm_server --script S.json --log L.jsonl "
-                 "[--port-file P] [--idle-s 30] [--stall-s 30]\n");
+                 "[--port-file P] [--idle-s 30] [--stall-s 30] [--cache-min-tokens 1024]\n");
     return 2;
   }
   std::ifstream sin(opt.script);
@@ -256,6 +293,7 @@ int main(int argc, char** argv) {
   std::printf("%d\n", port);
   std::fflush(stdout);
   std::vector<bool> used(script.size(), false);
+  fake_llm::PromptCache cache(opt.cache_min_tokens);
   for (size_t i = 0; i < script.size(); ++i) {
     if (!wait_readable(ls, static_cast<int>(opt.idle_s * 1000))) {
       std::fprintf(stderr, "fake_llm_server: idle for %g s, %zu of %zu steps left\n", opt.idle_s,
@@ -296,7 +334,10 @@ int main(int argc, char** argv) {
                .dump()
         << "\n"
         << std::flush;
-    respond(fd, script[step], opt);
+    json answer = script[step];
+    std::string usage;
+    if (answer.value("cache", false)) cache_usage(&cache, r.path, body, &answer, &usage);
+    respond(fd, answer, opt, usage);
     ::shutdown(fd, SHUT_WR);
     ::close(fd);
   }
