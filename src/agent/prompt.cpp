@@ -9,6 +9,7 @@
 #include "agent/skeleton.h"
 #include "agent/template.h"
 #include "suite/cost.h"
+#include "suite/expr.h"
 #include "suite/instance.h"
 #if __has_include("suite/analysis.h")
 #include "suite/analysis.h"
@@ -37,7 +38,7 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 std::string params_str(const suite::Instance& inst) {
   std::string s;
-  for (auto& [k, v] : inst.params) s += (s.empty() ? "" : ", ") + k + "=" + fmt::format("{:g}", v);
+  for (auto& [k, v] : inst.params) s += (s.empty() ? "" : ", ") + k + "=" + suite::format_number(v);
   for (auto& [k, v] : inst.str_params) s += (s.empty() ? "" : ", ") + k + "=" + v;
   return s;
 }

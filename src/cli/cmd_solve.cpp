@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/live.h"
 #include "cli/solve_context.h"
+#include "cli/solve_text.h"
 #include "kf_build_paths.h"
 #include "llm/config.h"
 #include "llm/replay.h"
@@ -150,7 +151,7 @@ std::string write_kernels(const agent::SolveResult& r, const std::string& out_di
 // two readable lines, and the exit code.
 int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::SolveResult& res,
            const std::string& err, const std::string& trajectory, const std::string& out_dir,
-           const std::string& model) {
+           const std::string& model, LiveView* live) {
   bool ok = err.empty();
   std::string accepted_path;
   std::string best_path =
@@ -200,23 +201,12 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
     print_json_line(result);
     return exit_code;
   }
-  std::string why = res.exit_reason;
-  if (!res.budget.name.empty()) why += " (" + res.budget.text() + ")";
-  if (res.interrupt_signal)
-    why += fmt::format(" (by {} during the {})", sandbox::signal_name(res.interrupt_signal),
-                       res.interrupt_phase);
-  fmt::print("{}: {} after {} turn{}{}\n", res.target_met ? "target met" : "stopped", why,
-             res.turns, res.turns == 1 ? "" : "s",
-             res.has_best ? fmt::format("; best kernel (turn {}): {}", res.best_turn, best_path)
-                          : "; no correct kernel");
-  if (!accepted_path.empty())
-    fmt::print("accepted kernel (turn {}): {}{}\n", res.last_turn, accepted_path,
-               res.last.status == sandbox::Status::correct
-                   ? " (correct)"
-                   : " - NOT correct: " + (res.last.summary.empty()
-                                               ? std::string(sandbox::status_name(res.last.status))
-                                               : res.last.summary));
-  fmt::print("trajectory: {}\n", trajectory);
+  auto lines = solve_end_lines(cfg, res, {best_path, accepted_path, trajectory});
+  if (live) {
+    live->print_end(lines, res.target_met);
+  } else {
+    for (const std::string& l : lines) fmt::print("{}\n", l);
+  }
   return exit_code;
 }
 
@@ -256,6 +246,9 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
   s->add_option("--max-wall", a->max_wall,
                 "seconds of wall time at most; cuts a model call, eval or command still running "
                 "(default: no limit)");
+  s->add_flag("--confirm", a->confirm,
+              "agent mode on a terminal: show each command and wait for you to run, edit or "
+              "reject it");
   s->add_flag("--headless", a->headless,
               "no menu: JSON lines on stdout, best kernel and verdict.json in --out");
   s->add_option("--out,-o", a->out,
@@ -301,6 +294,13 @@ int cmd_solve(const SolveArgs& a) {
   if (!eval::make_request(e, "/dev/null", sandbox::Role::candidate, &probe, &err))
     return fail(kBadInput, "bad_input", err);
 
+  if (a.confirm && a.mode != "agent")
+    return fail(kBadInput, "bad_input",
+                "--confirm asks before each agent command: add --mode agent, or drop --confirm");
+  if (a.confirm && !interactive)
+    return fail(kBadInput, "bad_input",
+                "--confirm needs a person at a terminal (stdin and stdout a tty, no --headless); "
+                "drop it to run the commands unasked");
   cfg.mode = a.mode;
   cfg.target = a.target;
   cfg.max_turns = a.max_turns;
@@ -334,6 +334,14 @@ int cmd_solve(const SolveArgs& a) {
     return fail(kInternal, "internal", err);
   std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
   cfg.workspace = run_dir;
+  LiveView live(stdin, stdout, std::getenv("NO_COLOR") == nullptr, a.confirm);
+  live.set_model(model->name());
+  live.set_agent_mode(cfg.mode == "agent");
+  if (interactive) {
+    std::string title;
+    HeaderRows rows = solve_header(cfg, model->name(), a.confirm, run_dir, &title);
+    live.header(title, rows);
+  }
   cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
   tw.header({{"problem", e.problem.name},
              {"model", model->name()},
@@ -347,14 +355,12 @@ int cmd_solve(const SolveArgs& a) {
                tw.path());
 
   LineObserver lines(a.headless, model->name());
-  LiveView live(stdin, stdout, std::getenv("NO_COLOR") == nullptr);
-  live.set_model(model->name());
   agent::Observer& obs = interactive ? static_cast<agent::Observer&>(live) : lines;
   agent::SolveResult res;
   bool ok = agent::solve(cfg, *model, obs, tw, &res, &err);
   tw.close();
   return report(a, cfg, res, ok ? "" : err, tw.path(), a.out.empty() ? run_dir : a.out,
-                model->name());
+                model->name(), interactive ? &live : nullptr);
 }
 
 }  // namespace cli
