@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "cli/line_diff.h"
 #include "cli/live_screen.h"
 #include "cli/term_text.h"
@@ -321,7 +323,8 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
                                : ev.detail;
     print(fmt::format("turn {}: {}", ev.turn, trim(s)),
           ev.verdict ? status_sgr(ev.verdict->status) : nullptr);
-    if (ev.tokens > 0) print("spent so far" + spend_text(ev.tokens, ev.cost_usd), kDim);
+    if (ev.tokens > 0)
+      print("spent so far: " + spend_text(ev.tokens, ev.cost_usd).substr(std::strlen(" · ")), kDim);
   } else if (p == "hint") {
     hints_.push_back({ev.turn, ev.detail});
     print(fmt::format("hint noted: it goes with the prompt of turn {}", ev.turn), kCyan);

@@ -134,8 +134,7 @@ void LiveScreen::print(const std::vector<std::string>& lines, const char* sgr) {
   erase_locked();
   bool c = color_ && sgr;
   for (const std::string& l : lines)
-    fmt::print(out_, "{}{}{}\n", c && !l.empty() ? sgr : "", l,
-               c && !l.empty() ? "\033[0m" : "");
+    fmt::print(out_, "{}{}{}\n", c && !l.empty() ? sgr : "", l, c && !l.empty() ? "\033[0m" : "");
   if (active_) draw_locked();
   fflush(out_);
 }
