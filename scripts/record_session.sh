@@ -113,7 +113,7 @@ scratch folder.
 EOF
 start_server "$work/direct.json"
 run_solve --max-turns 4
-wait_for "silent 3s"
+wait_for "(silent 3s)"
 screen "The header says what runs where before anything else. The model is writing turn 1; the server has sent part of the reply and then stalled (the loopback server holds the rest back). The last lines of the reply stream above the status line, whose spinner and clock keep moving and which says how long nothing has arrived:"
 touch "$work/release"
 wait_for "Enter: next turn"
@@ -155,7 +155,7 @@ wait_for "run?" 2
 keys e Enter
 wait_for "command (Enter keeps it)>"
 keys 'sed -n 1,4p $KF_INCLUDE/kf/host.h' Enter
-wait_for "silent 3s"
+wait_for "(silent 3s)"
 screen "\`n\` rejected turn 2's command with a reason, which the model gets instead of an output; \`e\` replaced turn 3's command with a shorter one, which ran (the model is told what ran instead). The model is writing turn 4 (held back by the loopback server for this capture):"
 touch "$work/release2"
 wait_for "run?" 3

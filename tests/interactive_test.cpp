@@ -203,7 +203,7 @@ TEST_CASE(
   REQUIRE(running);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the ranks start spinning
   size_t at = term.seen.size();
-  term.type("\x03");  // Ctrl-C: the tty sends SIGINT to kforge
+  term.type("\x03");                            // Ctrl-C: the tty sends SIGINT to kforge
   REQUIRE(term.wait_for(cli::kMenu2, at, 60));  // its first line offers to ask again
   CHECK(term.seen.find("interrupted: the eval of turn 1 was stopped", at) != std::string::npos);
   CHECK(term.seen.find("Enter: ask again", at) != std::string::npos);

@@ -206,7 +206,13 @@ void LiveView::header(const std::string& title, const HeaderRows& rows) {
   size_t label = 0;
   for (auto& [k, v] : rows) label = std::max(label, k.size());
   std::string pad(label + 2, ' ');
-  for (auto& [k, v] : rows) print(k + std::string(label + 2 - k.size(), ' ') + v, nullptr, pad);
+  for (auto& [k, v] : rows) {
+    std::string line = k + std::string(label + 2 - k.size(), ' ') + v;
+    if (v.find(' ') == std::string::npos)
+      screen_->print({printable(line)});  // a path: the terminal wraps it, copyable whole
+    else
+      print(line, nullptr, pad);
+  }
 }
 
 // The first line wrapped; the others name files, which the terminal wraps (a newline in

@@ -92,10 +92,12 @@ void LiveScreen::tick() {
   }
 }
 
+// The clock first, so that a narrow terminal cuts the words rather than the time.
 std::string LiveScreen::status_line_locked() const {
-  std::string s = status_ + " · " + short_duration(seconds_since(step_start_));
+  std::string s = short_duration(seconds_since(step_start_));
   double silent = seconds_since(last_text_);
-  if (streamed_ && silent >= 3) s += " · silent " + short_duration(silent);
+  if (streamed_ && silent >= 3) s += " (silent " + short_duration(silent) + ")";
+  s += " · " + status_;
   s += menu_key_ ? " · menu after this step" : " · m: menu";
   return s;
 }

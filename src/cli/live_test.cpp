@@ -122,7 +122,7 @@ TEST_CASE("live: on_event: a rule per turn, the status line in place, the verdic
   view.on_event(ev);
   std::string s = t.text();
   CHECK(s.find("── turn 1 ─") != std::string::npos);
-  CHECK(s.find("turn 1 · waiting on openai:test-model · 0s") != std::string::npos);
+  CHECK(s.find("0s · turn 1 · waiting on openai:test-model · m: menu") != std::string::npos);
   CHECK(s.find("turn 1 · openai:test-model is writing · 42 tokens") != std::string::npos);
   CHECK(s.find("\033[32mturn 1: correct: 1.10x NCCL\033[0m\n") != std::string::npos);
   CHECK(s.find("spent so far: 1,234 tokens") != std::string::npos);
