@@ -335,13 +335,14 @@ int cmd_solve(const SolveArgs& a) {
     return fail(kInternal, "internal", err);
   std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
   cfg.workspace = run_dir;
-  LiveView live(stdin, stdout, std::getenv("NO_COLOR") == nullptr, a.confirm);
-  live.set_model(model->name());
-  live.set_agent_mode(cfg.mode == "agent");
+  std::unique_ptr<LiveView> live;  // a terminal's: its clock runs in a thread of its own
   if (interactive) {
+    live = std::make_unique<LiveView>(stdin, stdout, std::getenv("NO_COLOR") == nullptr, a.confirm);
+    live->set_model(model->name());
+    live->set_agent_mode(cfg.mode == "agent");
     std::string title;
     HeaderRows rows = solve_header(cfg, model->name(), a.confirm, run_dir, &title);
-    live.header(title, rows);
+    live->header(title, rows);
   }
   cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
   tw.header({{"problem", e.problem.name},
@@ -356,12 +357,12 @@ int cmd_solve(const SolveArgs& a) {
                tw.path());
 
   LineObserver lines(a.headless, model->name());
-  agent::Observer& obs = interactive ? static_cast<agent::Observer&>(live) : lines;
+  agent::Observer& obs = live ? static_cast<agent::Observer&>(*live) : lines;
   agent::SolveResult res;
   bool ok = agent::solve(cfg, *model, obs, tw, &res, &err);
   tw.close();
   return report(a, cfg, res, ok ? "" : err, tw.path(), a.out.empty() ? run_dir : a.out,
-                model->name(), interactive ? &live : nullptr);
+                model->name(), live.get());
 }
 
 }  // namespace cli
