@@ -271,7 +271,11 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
 }
 
 int cmd_solve(const SolveArgs& a) {
-  const bool interactive = !a.headless && isatty(0) && isatty(1);
+  // A terminal that cannot move its cursor (TERM=dumb: an editor's shell) gets the lines
+  // a log gets: the live view redraws its bottom rows in place.
+  const char* term = std::getenv("TERM");
+  const bool interactive =
+      !a.headless && isatty(0) && isatty(1) && !(term && std::string(term) == "dumb");
   auto fail = [&](int code, const std::string& kind, const std::string& msg) {
     fmt::print(stderr, "kforge solve: {}\n", msg);
     if (a.headless)
