@@ -201,11 +201,12 @@ class Run {
   }
 
   void emit(int turn, const std::string& phase, const std::string& detail, int64_t tokens = 0,
-            const sandbox::Verdict* v = nullptr) {
+            const sandbox::Verdict* v = nullptr, const std::string& output = "") {
     TurnEvent e;
     e.turn = turn;
     e.phase = phase;
     e.detail = detail;
+    e.output = output;
     e.tokens = tokens;
     e.verdict = v;
     e.cost_usd = res_.cost_usd;
@@ -309,7 +310,9 @@ class Run {
     if (sandbox::stop_requested())
       return Step::cut;  // its tree is dead; its output is not the model's business
     tw_.event("observation", observation_event(turn, r));
-    emit_observation(turn, r);
+    emit(turn, "observation",
+         fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""), 0, nullptr,
+         r.output);
     std::string extra;
     if (r.submitted) {
       std::string path = env_.workspace() + "/kernel" + eval::kernel_extension(cfg_.eval.backend),
@@ -336,17 +339,6 @@ class Run {
       return Step::fail;
     msgs_.push_back({"user", edited_note + msg});
     return Step::ok;
-  }
-
-  void emit_observation(int turn, const BashResult& r) {
-    TurnEvent e;
-    e.turn = turn;
-    e.phase = "observation";
-    e.detail = fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : "");
-    e.output = r.output;
-    e.cost_usd = res_.cost_usd;
-    e.elapsed_s = elapsed();
-    obs_.on_event(e);
   }
 
   // --confirm: the person rejected the command; it never ran, and the model is told so
