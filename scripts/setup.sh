@@ -40,6 +40,7 @@ need_file libssl-dev /usr/include/openssl/evp.h
 need_file libunistring-dev /usr/include/uniwidth.h
 need_file libsource-highlight-dev /usr/include/srchilite/sourcehighlight.h
 need_cmd pkg-config pkg-config
+need_cmd less less  # the pager of the kernel view (tests/interactive_live_test.cpp)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "kforge setup: installing ${missing[*]}" >&2
   sudo=""

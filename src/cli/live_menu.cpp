@@ -2,6 +2,7 @@
 // between steps, what a Ctrl-C leads to, --confirm's question, and long text through a
 // pager.
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -51,7 +52,8 @@ void LiveView::show_long(const std::string& text) {
     std::string pager = env && *env ? env : "less -R -X";
     if (FILE* p = popen(pager.c_str(), "w")) {
       fputs(text.c_str(), p);
-      if (pclose(p) != -1) return;
+      int st = pclose(p);
+      if (st != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == 127)) return;  // 127: no pager
     }
   }
   fputs(text.c_str(), out_);
