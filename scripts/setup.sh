@@ -36,6 +36,11 @@ need_file libseccomp-dev /usr/include/seccomp.h
 need_file libcli11-dev /usr/include/CLI/CLI.hpp
 need_file libcurl4-openssl-dev /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/curl/curl.h
 need_file libssl-dev /usr/include/openssl/evp.h
+# kforge solve's live view: display widths and line breaks, the kernel's colours.
+need_file libunistring-dev /usr/include/uniwidth.h
+need_file libsource-highlight-dev /usr/include/srchilite/sourcehighlight.h
+need_cmd pkg-config pkg-config
+need_cmd less less  # the pager of the kernel view (tests/interactive_live_test.cpp)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "kforge setup: installing ${missing[*]}" >&2
   sudo=""

@@ -23,149 +23,15 @@
 #include "sandbox/process.h"
 #include "tests/fake_llm/fixtures.h"
 #include "tests/fake_llm/harness.h"
+#include "tests/pty.h"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// A child on the slave side of a pseudo terminal; everything it prints lands in seen.
-class Pty {
- public:
-  ~Pty() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (fd_ >= 0) close(fd_);
-  }
-
-  bool spawn(const std::vector<std::string>& args, const std::vector<std::string>& env,
-             const std::string& cwd, std::string* err) {
-    // Everything the child needs is built before the fork: after it, only exec.
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-    struct winsize ws {};
-    ws.ws_row = 50;
-    ws.ws_col = 160;
-    pid_ = forkpty(&fd_, nullptr, nullptr, &ws);
-    if (pid_ < 0) return (*err = std::string("forkpty: ") + strerror(errno), false);
-    if (pid_ == 0) {
-      if (chdir(cwd.c_str()) != 0) _exit(126);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
-    return true;
-  }
-
-  // Reads until `needle` appears at or after `from` in what was seen, the child closes
-  // the terminal, or timeout_s passes (a guard against a hang, not a measurement).
-  bool wait_for(const std::string& needle, size_t from, double timeout_s) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (seen.find(needle, from) == std::string::npos) {
-      if (eof_ || std::chrono::steady_clock::now() > until) return false;
-      pump(100);
-    }
-    return true;
-  }
-
-  void type(const std::string& s) {
-    size_t off = 0;
-    while (off < s.size()) {
-      ssize_t n = write(fd_, s.data() + off, s.size() - off);
-      if (n <= 0 && errno != EINTR) return;
-      if (n > 0) off += static_cast<size_t>(n);
-    }
-  }
-
-  // Drains the terminal until the child exits; its exit code, or -1 (killed at timeout_s).
-  int wait_exit(double timeout_s) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    for (;;) {
-      int st = 0;
-      if (waitpid(pid_, &st, WNOHANG) == pid_) {
-        pid_ = 0;
-        while (!eof_ && pump(50)) {
-        }
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-      }
-      if (std::chrono::steady_clock::now() > until) return -1;
-      pump(100);
-    }
-  }
-
-  std::string seen;
-  int pid() const { return pid_; }
-
- private:
-  // One poll and read; false when nothing came.
-  bool pump(int ms) {
-    struct pollfd p {
-      fd_, POLLIN, 0
-    };
-    if (poll(&p, 1, ms) <= 0) return false;
-    char buf[4096];
-    ssize_t n = read(fd_, buf, sizeof buf);
-    if (n > 0) {
-      seen.append(buf, static_cast<size_t>(n));
-      return true;
-    }
-    if (n == 0 || errno == EIO) eof_ = true;  // EIO: the slave side is closed
-    return false;
-  }
-
-  int fd_ = -1;
-  pid_t pid_ = 0;
-  bool eof_ = false;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::string fenced(const std::string& path) {
-  return "Here is the kernel.\n\n```cpp\n" + read_text(path) + "```\n";
-}
-
-// The text of a Chat Completions message (a string, or parts with "text").
-std::string message_text(const nlohmann::json& m) {
-  const auto& c = m.value("content", nlohmann::json());
-  if (c.is_string()) return c.get<std::string>();
-  std::string s;
-  if (c.is_array())
-    for (const auto& part : c)
-      if (part.is_object() && part.contains("text")) s += part["text"].get<std::string>();
-  return s;
-}
-
-std::string last_user_text(const nlohmann::json& request) {
-  const auto& msgs = request["body"]["messages"];
-  for (auto it = msgs.rbegin(); it != msgs.rend(); ++it)
-    if ((*it).value("role", "") == "user") return message_text(*it);
-  return "";
-}
-
-// The child's environment: this one without anything key-like, plus the test's key.
-std::vector<std::string> child_env(const std::string& runs) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    std::string name = kv.substr(0, kv.find('='));
-    if (name.find("KEY") != std::string::npos || name.find("TOKEN") != std::string::npos ||
-        name == "KFORGE_RUNS" || name == "TERM" || name == "NO_COLOR")
-      continue;
-    env.push_back(kv);
-  }
-  env.push_back("OPENAI_API_KEY=sk-test");
-  env.push_back("KFORGE_RUNS=" + runs);
-  env.push_back("TERM=xterm-256color");
-  return env;
-}
-
-}  // namespace
+using kf_pty::child_env;
+using kf_pty::fenced;
+using kf_pty::last_user_text;
+using kf_pty::Pty;
+using kf_pty::read_text;
 
 TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   const std::string root = KF_SOURCE_ROOT;
@@ -203,15 +69,28 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   bool menu = term.wait_for(cli::kMenu, 0, 300);
   INFO("terminal:\n" << term.seen);
   REQUIRE(menu);
-  CHECK(term.seen.find("turn 1 · waiting on") != std::string::npos);
-  CHECK(term.seen.find("mismatch") != std::string::npos);
-  // `s` shows the kernel with line numbers, then the menu comes back.
+  // The header says what runs where before the first model call.
+  size_t header = term.seen.find("kforge solve · all_reduce · 2 ranks · host backend");
+  CHECK(header != std::string::npos);
+  CHECK(term.seen.find("model    openai:test-model, direct mode") != std::string::npos);
+  CHECK(term.seen.find("target   a correct kernel") != std::string::npos);
+  CHECK(term.seen.find("budgets  2 turns") != std::string::npos);
+  CHECK(term.seen.find("run      " + dir + "/runs/all_reduce/") != std::string::npos);
+  CHECK(header < term.seen.find("turn 1 · waiting on openai:test-model"));
+  CHECK(term.seen.find("turn 1: mismatch") != std::string::npos);
+  // `s` shows the kernel with line numbers, in colour, then the menu comes back.
   size_t after_menu = term.seen.rfind(cli::kMenu) + 1;
   term.type("s\r");  // Enter on a terminal sends CR; the tty makes it a newline
   REQUIRE(term.wait_for(cli::kMenu, after_menu, 60));
-  CHECK(term.seen.find("1  // Fault (problem all_reduce", after_menu) != std::string::npos);
+  size_t shown = term.seen.find("// Fault (problem all_reduce", after_menu);
+  CHECK(shown != std::string::npos);
+  CHECK(term.seen.find("1:", after_menu) < shown);
+  CHECK(term.seen.find("\033[", after_menu) < shown);
   after_menu = term.seen.rfind(cli::kMenu) + 1;
   term.type("h " + hint + "\r");
+  // Acknowledged at once, and shown again as the turn it goes with opens.
+  CHECK(term.wait_for("hint noted: it goes with the prompt of turn 2", after_menu, 60));
+  CHECK(term.wait_for("with your hint: " + hint, after_menu, 300));
 
   // Turn 2: the correct kernel. A menu after it (if the loop asks again) is answered with
   // accept; either way kforge must end on its own with success.
@@ -324,9 +203,10 @@ TEST_CASE(
   REQUIRE(running);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the ranks start spinning
   size_t at = term.seen.size();
-  term.type("\x03");  // Ctrl-C: the tty sends SIGINT to kforge
-  REQUIRE(term.wait_for(cli::kMenu, at, 60));
+  term.type("\x03");                            // Ctrl-C: the tty sends SIGINT to kforge
+  REQUIRE(term.wait_for(cli::kMenu2, at, 60));  // its first line offers to ask again
   CHECK(term.seen.find("interrupted: the eval of turn 1 was stopped", at) != std::string::npos);
+  CHECK(term.seen.find("Enter: ask again", at) != std::string::npos);
   CHECK_FALSE(anything_left_in(dir, term.pid()));  // the ranks died with the eval, kforge lives on
 
   term.type("\x03");  // at the menu: quit

@@ -65,3 +65,16 @@ TEST_CASE("solve input: a malformed --base-url exits 2 at once with a correct ex
     CHECK(took < 30);                   // a loose sanity bound: three retries took longer
   }
 }
+
+TEST_CASE("solve input: --confirm needs agent mode and a person at a terminal") {
+  Harness h;
+  std::string out;
+  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--headless", "--confirm", "--model",
+                  "openai:x", "--api-key-env", "none"},
+                 &out) == 2);
+  CHECK(has(out, "--confirm asks before each agent command: add --mode agent"));
+  CHECK(h.kforge({"solve", "all_reduce", "--backend", "host", "--headless", "--mode", "agent",
+                  "--confirm", "--model", "openai:x", "--api-key-env", "none"},
+                 &out) == 2);
+  CHECK(has(out, "--confirm needs a person at a terminal"));
+}

@@ -83,6 +83,10 @@ class Run {
   // One model call and what follows it. ok: on to the next turn; end: the run is over
   // (exit_reason set); fail: kforge failed (*err).
   Step one_turn(int turn, std::string* err) {
+    if (turn > 1 && obs_.wants_menu()) {
+      Step s = step_menu(turn, err);
+      if (s != Step::ok) return s;
+    }
     if (!budget_left(turn, "before the model call")) return Step::end;
     res_.turns = turn;
     size_t before = msgs_.size();
@@ -125,11 +129,23 @@ class Run {
       msgs_.resize(before);
     else
       msgs_.push_back({"user", feedback});
+    return decide(turn + 1, d, err);
+  }
+
+  // The menu a person asked for between two steps (before turn's model call): a hint
+  // goes into the prompt about to be sent; accept and quit end the run; next and retry
+  // go on with it.
+  Step step_menu(int turn, std::string* err) {
+    Decision d = obs_.menu_between_steps(turn, res_.last_source, prev_source_);
+    if (sandbox::interrupted()) return end_interrupted(turn, "menu");
+    tw_.event("decision",
+              {{"turn", turn}, {"action", action_name(d.action)}, {"after", "menu_key"}});
     return decide(turn, d, err);
   }
 
-  // Accept and quit end the run; a hint goes into the next prompt (the last message).
-  Step decide(int turn, const Decision& d, std::string* err) {
+  // Accept and quit end the run; a hint goes into the prompt of turn `next_turn` (the
+  // last message).
+  Step decide(int next_turn, const Decision& d, std::string* err) {
     if (d.action == Action::accept) return (res_.exit_reason = "accepted", Step::end);
     if (d.action == Action::quit) return (res_.exit_reason = "quit", Step::end);
     if (d.action == Action::hint && !d.hint.empty()) {
@@ -137,7 +153,8 @@ class Run {
       if (!render_prompt_file(cfg_.prompts_dir, "hint.md", {{"hint", d.hint}}, &h, err))
         return Step::fail;
       msgs_.back().content += h;
-      tw_.event("hint", {{"turn", turn}, {"text", d.hint}});
+      tw_.event("hint", {{"turn", next_turn}, {"text", d.hint}});
+      emit(next_turn, "hint", d.hint);
     }
     return Step::ok;
   }
@@ -164,7 +181,7 @@ class Run {
     tw_.event("decision",
               {{"turn", turn}, {"action", action_name(d.action)}, {"after", "interrupted"}});
     msgs_.resize(before);
-    return decide(turn, d, err);
+    return decide(turn + 1, d, err);
   }
 
   Step end_interrupted(int turn, const std::string& phase) {
@@ -203,11 +220,12 @@ class Run {
   }
 
   void emit(int turn, const std::string& phase, const std::string& detail, int64_t tokens = 0,
-            const sandbox::Verdict* v = nullptr) {
+            const sandbox::Verdict* v = nullptr, const std::string& output = "") {
     TurnEvent e;
     e.turn = turn;
     e.phase = phase;
     e.detail = detail;
+    e.output = output;
     e.tokens = tokens;
     e.verdict = v;
     e.cost_usd = res_.cost_usd;
@@ -228,23 +246,17 @@ class Run {
     req.max_tokens = cfg_.reply_max_tokens;
     req.max_tokens_cap = req_cap_;
     if (cfg_.llm_seed >= 0) req.seed = cfg_.llm_seed;
-    // Streamed progress for the live view: the server's output-token count where it sends
-    // one, else about four characters a token; at most five events a second.
+    // Streamed progress for the live view, every piece as it arrives (the view draws at
+    // its own pace): the text, and the server's output-token count where it sends one,
+    // else about four characters a token.
     int64_t chars = 0, tokens = -1;
-    auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-    auto progress = [&, turn] {
-      auto now = std::chrono::steady_clock::now();
-      if (now - last < std::chrono::milliseconds(200)) return;
-      last = now;
-      emit(turn, "streaming", "", tokens >= 0 ? tokens : chars / 4);
-    };
-    req.on_delta = [&](const std::string& d) {
+    req.on_delta = [&, turn](const std::string& d) {
       chars += static_cast<int64_t>(d.size());
-      progress();
+      emit(turn, "streaming", d, tokens >= 0 ? tokens : chars / 4);
     };
-    req.on_tokens = [&](int64_t t) {
+    req.on_tokens = [&, turn](int64_t t) {
       tokens = t;
-      progress();
+      emit(turn, "streaming", "", t);
     };
     req.on_retry = [&, turn](int attempt, const llm::Error& why) {
       chars = 0;
@@ -268,6 +280,7 @@ class Run {
       return Step::end;
     }
     tw_.event("reply", reply_event(turn, *reply));
+    emit(turn, "reply", reply->text, reply->usage.output_tokens);
     return Step::ok;
   }
 
@@ -299,16 +312,28 @@ class Run {
   }
 
   // Agent mode: runs one command; on a submission, *source is the workspace's kernel.
-  Step command(int turn, const std::string& cmd, std::string* source, bool* submitted,
+  Step command(int turn, const std::string& proposed, std::string* source, bool* submitted,
                std::string* err) {
-    tw_.event("command", {{"turn", turn}, {"command", cmd}});
+    tw_.event("command", {{"turn", turn}, {"command", proposed}});
+    CommandDecision cd = obs_.confirm_command(turn, proposed);
+    if (sandbox::stop_requested()) return Step::cut;
+    if (cd.kind == CommandDecision::reject) return reject_command(turn, cd.reason, err);
+    std::string cmd = proposed, edited_note;
+    if (cd.kind == CommandDecision::edit && cd.command != proposed) {
+      cmd = cd.command;
+      tw_.event("command_edited", {{"turn", turn}, {"command", cmd}});
+      if (!render_prompt_file(cfg_.prompts_dir, "command_edited.md", {{"command", cmd}},
+                              &edited_note, err))
+        return Step::fail;
+    }
     emit(turn, "command", cmd);
     BashResult r = env_.run(cmd);
     if (sandbox::stop_requested())
       return Step::cut;  // its tree is dead; its output is not the model's business
     tw_.event("observation", observation_event(turn, r));
     emit(turn, "observation",
-         fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""));
+         fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""), 0, nullptr,
+         r.output);
     std::string extra;
     if (r.submitted) {
       std::string path = env_.workspace() + "/kernel" + eval::kernel_extension(cfg_.eval.backend),
@@ -332,6 +357,19 @@ class Run {
                                         : "") +
                             extra}},
             &msg, err))
+      return Step::fail;
+    msgs_.push_back({"user", edited_note + msg});
+    return Step::ok;
+  }
+
+  // --confirm: the person rejected the command; it never ran, and the model is told so
+  // (with the person's reason, when one was given) as that turn's observation.
+  Step reject_command(int turn, const std::string& reason, std::string* err) {
+    tw_.event("command_rejected", {{"turn", turn}, {"reason", reason}});
+    emit(turn, "command_rejected", reason);
+    std::string msg;
+    if (!render_prompt_file(cfg_.prompts_dir, "command_rejected.md",
+                            {{"reason", reason.empty() ? "(no reason given)" : reason}}, &msg, err))
       return Step::fail;
     msgs_.push_back({"user", msg});
     return Step::ok;

@@ -28,6 +28,8 @@ class ScriptModel : public agent::Model {
       return false;
     }
     out->text = replies_[requests.size() - 1];
+    size_t half = out->text.size() / 2;  // streamed in two pieces, as a server would
+    if (req.on_delta) req.on_delta(out->text.substr(0, half)), req.on_delta(out->text.substr(half));
     out->usage.input_tokens = input_tokens;
     out->usage.output_tokens = 10;
     out->cost_usd = 0.5;
@@ -160,4 +162,91 @@ TEST_CASE("loop: accept stops with the best so far; the model's error ends the r
   REQUIRE(agent::solve(g.cfg, none, o2, g.tw, &r, &err));
   CHECK(r.exit_reason == "llm_error");
   CHECK(r.llm_error.message == "script spent");
+}
+
+namespace {
+
+// Agent mode's person: answers --confirm from a list, asks for the menu once before
+// turn `menu_at` and gives a hint there; records every event.
+class StepObserver : public agent::Observer {
+ public:
+  std::vector<agent::CommandDecision> answers;
+  int menu_at = 0;
+  std::vector<agent::TurnEvent> events;
+  std::vector<int> menus;
+  int turn = 0;
+
+  void on_event(const agent::TurnEvent& e) override {
+    turn = e.turn;
+    events.push_back(e);
+  }
+  agent::CommandDecision confirm_command(int, const std::string& cmd) override {
+    if (answers.empty()) return {agent::CommandDecision::run, cmd, ""};
+    auto a = answers.front();
+    answers.erase(answers.begin());
+    return a;
+  }
+  bool wants_menu() override { return turn + 1 == menu_at; }
+  agent::Decision menu_between_steps(int t, const std::string&, const std::string&) override {
+    menus.push_back(t);
+    return {agent::Action::hint, "look at the header"};
+  }
+  std::vector<agent::TurnEvent> of(const std::string& phase) const {
+    std::vector<agent::TurnEvent> out;
+    for (auto& e : events)
+      if (e.phase == phase) out.push_back(e);
+    return out;
+  }
+};
+
+std::string bash_reply(const std::string& cmd) {
+  return "Next.\n```bash\n" + cmd + "\n```\n";
+}
+
+}  // namespace
+
+TEST_CASE("loop: agent commands confirmed, rejected or edited; the menu between steps; events") {
+  Fixture f;
+  f.cfg.mode = "agent";
+  f.cfg.max_turns = 4;
+  f.cfg.command_timeout_s = 60;
+  ScriptModel m({bash_reply("echo one"), bash_reply("echo two"), bash_reply("echo three"),
+                 bash_reply("echo four")});
+  StepObserver o;
+  o.answers = {{agent::CommandDecision::run, "echo one", ""},
+               {agent::CommandDecision::reject, "", "not now"},
+               {agent::CommandDecision::edit, "echo edited", ""}};
+  o.menu_at = 4;
+  agent::SolveResult r;
+  std::string err;
+  REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
+  CHECK(r.exit_reason == "max_turns");
+  REQUIRE(m.requests.size() == 4);
+  const std::string& after_reject = m.requests[2].back().content;
+  CHECK(after_reject.find("rejected your last command") != std::string::npos);
+  CHECK(after_reject.find("not now") != std::string::npos);
+  CHECK(after_reject.find("<returncode>") == std::string::npos);  // it never ran
+  const std::string& after_edit = m.requests[3].back().content;
+  CHECK(after_edit.find("```bash\necho edited\n```") != std::string::npos);
+  CHECK(after_edit.find("<output>\nedited\n</output>") != std::string::npos);
+  CHECK(after_edit.find("look at the header") != std::string::npos);  // the menu's hint
+  CHECK(o.menus == std::vector<int>{4});
+
+  // The events a live view draws from: the streamed pieces (the whole reply, in order),
+  // the reply, each command and its output, the rejection and the hint's turn.
+  std::string streamed;
+  for (auto& e : o.of("streaming"))
+    if (e.turn == 1) streamed += e.detail;
+  CHECK(streamed == bash_reply("echo one"));
+  REQUIRE(o.of("reply").size() == 4);
+  CHECK(o.of("reply")[0].detail == bash_reply("echo one"));
+  auto cmds = o.of("command");
+  REQUIRE(cmds.size() == 3);  // one, edited, four: the rejected one never ran
+  CHECK(cmds[1].detail == "echo edited");
+  REQUIRE(o.of("observation").size() == 3);
+  CHECK(o.of("observation")[0].output == "one\n");
+  REQUIRE(o.of("command_rejected").size() == 1);
+  CHECK(o.of("command_rejected")[0].detail == "not now");
+  REQUIRE(o.of("hint").size() == 1);
+  CHECK(o.of("hint")[0].turn == 4);
 }

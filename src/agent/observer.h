@@ -13,10 +13,13 @@ namespace agent {
 
 struct TurnEvent {
   int turn = 0;
-  // waiting_model | streaming | evaluating | verdict | format_error | command |
-  // observation | interrupted | budget | done
+  // waiting_model | streaming | reply | evaluating | verdict | format_error | command |
+  // observation | hint | interrupted | budget | done
   std::string phase;
+  // streaming: the reply's text that arrived since the last streaming event; reply: the
+  // whole reply; observation: "exit N"; hint: the hint's text; else the phase's words.
   std::string detail;
+  std::string output;  // observation: the command's output (head and tail when long)
   int64_t tokens = 0;  // streaming: output tokens so far; verdict/done: tokens so far in the run
   const sandbox::Verdict* verdict = nullptr;  // verdict phase only
   double cost_usd = 0;                        // the run's cost so far
@@ -28,6 +31,13 @@ enum class Action { next, hint, accept, retry, quit };
 struct Decision {
   Action action = Action::next;
   std::string hint;  // Action::hint: appended to the next user prompt, marked as the user's
+};
+
+// Agent mode, --confirm: what a person made of a command before it runs.
+struct CommandDecision {
+  enum Kind { run, edit, reject } kind = run;
+  std::string command;  // edit: the command to run instead
+  std::string reason;   // reject: what the person told the model (may be empty)
 };
 
 class Observer {
@@ -51,6 +61,20 @@ class Observer {
   // a second Ctrl-C) the run ends as interrupted at once. `current` is the kernel being
   // evaluated, if any.
   virtual bool can_resume_after_interrupt() { return false; }
+  // Agent mode: before each command runs (the live view asks with --confirm).
+  virtual CommandDecision confirm_command(int turn, const std::string& command) {
+    (void)turn;
+    return {CommandDecision::run, command, ""};
+  }
+  // Before every model call after the first: a person who asked to step in (the live
+  // view's menu key) gets the menu now, between two steps rather than only after a
+  // verdict; false: go on. `current` is the last candidate evaluated ("" if none).
+  virtual bool wants_menu() { return false; }
+  virtual Decision menu_between_steps(int turn, const std::string& current,
+                                      const std::string& previous) {
+    (void)turn, (void)current, (void)previous;
+    return {};
+  }
   virtual Decision interrupted(int turn, const std::string& phase, const std::string& current,
                                const std::string& previous) {
     (void)turn, (void)phase, (void)current, (void)previous;

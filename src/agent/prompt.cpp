@@ -10,6 +10,7 @@
 #include "agent/skeleton.h"
 #include "agent/template.h"
 #include "suite/cost.h"
+#include "suite/expr.h"
 #include "suite/instance.h"
 #if __has_include("suite/analysis.h")
 #include "suite/analysis.h"
@@ -36,15 +37,9 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return r + "]";
 }
 
-// An integer as one (n=1048576, not 1.04858e+06); anything else in %g.
-std::string number_str(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-  return fmt::format("{:g}", v);
-}
-
 std::string params_str(const suite::Instance& inst) {
   std::string s;
-  for (auto& [k, v] : inst.params) s += (s.empty() ? "" : ", ") + k + "=" + number_str(v);
+  for (auto& [k, v] : inst.params) s += (s.empty() ? "" : ", ") + k + "=" + suite::format_number(v);
   for (auto& [k, v] : inst.str_params) s += (s.empty() ? "" : ", ") + k + "=" + v;
   return s;
 }

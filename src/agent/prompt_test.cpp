@@ -38,6 +38,8 @@ TEST_CASE("prompt: cuda task carries tensors at both sizes, baseline, roofline, 
   CHECK(has(task,
             "- x (input, fp32): [4099] on every rank at small; [1048576] on every rank at full"));
   CHECK(has(task, "ncclAllReduce"));
+  CHECK(has(task, "n=1048576"));  // whole numbers as integers, never 1.04858e+06
+  CHECK_FALSE(has(task, "e+06"));
   CHECK(has(task, "BASELINE-TIME-SENTENCE"));
   CHECK(has(task, "No kernel can beat"));
   CHECK(has(task, "speedup >= 1.25"));

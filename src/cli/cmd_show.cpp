@@ -113,6 +113,11 @@ std::string render_trajectory(const trace::Run& run, bool full, const std::strin
                          e.value("error", "").substr(0, 200));
     } else if (type == "command") {
       out += fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
+    } else if (type == "command_edited") {
+      out += fmt::format("  user edited the command; ran instead: {}\n",
+                         clip(e.value("command", ""), full, 300));
+    } else if (type == "command_rejected") {
+      out += fmt::format("  user rejected the command: {}\n", e.value("reason", ""));
     } else if (type == "observation") {
       out += fmt::format("  exit {}{}\n{}", e.value("returncode", 0),
                          e.value("submitted", false) ? " (submitted)" : "",

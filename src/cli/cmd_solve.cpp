@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/live.h"
 #include "cli/solve_context.h"
+#include "cli/solve_text.h"
 #include "kf_build_paths.h"
 #include "llm/config.h"
 #include "llm/replay.h"
@@ -43,7 +44,8 @@ class LineObserver : public agent::Observer {
  public:
   LineObserver(bool json, std::string model) : json_(json), model_(std::move(model)) {}
   void on_event(const agent::TurnEvent& ev) override {
-    if (ev.phase == "streaming") return;  // a live view's business, not a log's
+    if (ev.phase == "streaming") return;       // a live view's business, not a log's
+    if (ev.phase == "reply" && json_) return;  // the whole text is in the trajectory
     if (!json_) {
       fmt::print("{}\n", status_text(ev, model_));
       std::fflush(stdout);
@@ -172,7 +174,7 @@ std::string write_kernels(const agent::SolveResult& r, const std::string& out_di
 // two readable lines, and the exit code.
 int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::SolveResult& res,
            const std::string& err, const std::string& trajectory, const std::string& out_dir,
-           const std::string& model) {
+           const std::string& model, LiveView* live) {
   bool ok = err.empty();
   std::string accepted_path;
   std::string best_path = write_kernels(
@@ -225,23 +227,12 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
     print_json_line(result);
     return exit_code;
   }
-  std::string why = res.exit_reason;
-  if (!res.budget.name.empty()) why += " (" + res.budget.text() + ")";
-  if (res.interrupt_signal)
-    why += fmt::format(" (by {} during the {})", sandbox::signal_name(res.interrupt_signal),
-                       res.interrupt_phase);
-  fmt::print("{}: {} after {} turn{}{}\n", res.target_met ? "target met" : "stopped", why,
-             res.turns, res.turns == 1 ? "" : "s",
-             res.has_best ? fmt::format("; best kernel (turn {}): {}", res.best_turn, best_path)
-                          : "; no correct kernel");
-  if (!accepted_path.empty())
-    fmt::print("accepted kernel (turn {}): {}{}\n", res.last_turn, accepted_path,
-               res.last.status == sandbox::Status::correct
-                   ? " (correct)"
-                   : " - NOT correct: " + (res.last.summary.empty()
-                                               ? std::string(sandbox::status_name(res.last.status))
-                                               : res.last.summary));
-  fmt::print("trajectory: {}\n", trajectory);
+  auto lines = solve_end_lines(cfg, res, {best_path, accepted_path, trajectory});
+  if (live) {
+    live->print_end(lines, res.target_met);
+  } else {
+    for (const std::string& l : lines) fmt::print("{}\n", l);
+  }
   return exit_code;
 }
 
@@ -281,6 +272,9 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
   s->add_option("--max-wall", a->max_wall,
                 "seconds of wall time at most; cuts a model call, eval or command still running "
                 "(default: no limit)");
+  s->add_flag("--confirm", a->confirm,
+              "agent mode on a terminal: show each command and wait for you to run, edit or "
+              "reject it");
   s->add_flag("--headless", a->headless,
               "no menu: JSON lines on stdout, best kernel and verdict.json in --out");
   s->add_option("--out,-o", a->out,
@@ -302,7 +296,11 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
 }
 
 int cmd_solve(const SolveArgs& a) {
-  const bool interactive = !a.headless && isatty(0) && isatty(1);
+  // A terminal that cannot move its cursor (TERM=dumb: an editor's shell) gets the lines
+  // a log gets: the live view redraws its bottom rows in place.
+  const char* term = std::getenv("TERM");
+  const bool interactive =
+      !a.headless && isatty(0) && isatty(1) && !(term && std::string(term) == "dumb");
   auto fail = [&](int code, const std::string& kind, const std::string& msg) {
     fmt::print(stderr, "kforge solve: {}\n", msg);
     if (a.headless)
@@ -317,6 +315,13 @@ int cmd_solve(const SolveArgs& a) {
   const bool pkb = !a.opt.suite.empty();
   if (!pkb && !native_problem(a, paths, &e, &err)) return fail(kBadInput, "bad_input", err);
 
+  if (a.confirm && a.mode != "agent")
+    return fail(kBadInput, "bad_input",
+                "--confirm asks before each agent command: add --mode agent, or drop --confirm");
+  if (a.confirm && !interactive)
+    return fail(kBadInput, "bad_input",
+                "--confirm needs a person at a terminal (stdin and stdout a tty, no --headless); "
+                "drop it to run the commands unasked");
   cfg.mode = a.mode;
   cfg.target = a.target;
   cfg.max_turns = a.max_turns;
@@ -353,6 +358,15 @@ int cmd_solve(const SolveArgs& a) {
     return fail(kInternal, "internal", err);
   std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
   cfg.workspace = run_dir;
+  std::unique_ptr<LiveView> live;  // a terminal's: its clock runs in a thread of its own
+  if (interactive) {
+    live = std::make_unique<LiveView>(stdin, stdout, std::getenv("NO_COLOR") == nullptr, a.confirm);
+    live->set_model(model->name());
+    live->set_agent_mode(cfg.mode == "agent");
+    std::string title;
+    HeaderRows rows = solve_header(cfg, model->name(), a.confirm, run_dir, &title);
+    live->header(title, rows);
+  }
   // A PKB candidate is timed beside its reference in the same job: no baseline run first.
   if (!pkb) cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
   tw.header({{"problem", problem},
@@ -367,14 +381,12 @@ int cmd_solve(const SolveArgs& a) {
                tw.path());
 
   LineObserver lines(a.headless, model->name());
-  LiveView live(stdin, stdout, std::getenv("NO_COLOR") == nullptr);
-  live.set_model(model->name());
-  agent::Observer& obs = interactive ? static_cast<agent::Observer&>(live) : lines;
+  agent::Observer& obs = live ? static_cast<agent::Observer&>(*live) : lines;
   agent::SolveResult res;
   bool ok = agent::solve(cfg, *model, obs, tw, &res, &err);
   tw.close();
   return report(a, cfg, res, ok ? "" : err, tw.path(), a.out.empty() ? run_dir : a.out,
-                model->name());
+                model->name(), live.get());
 }
 
 }  // namespace cli

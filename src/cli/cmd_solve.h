@@ -29,6 +29,7 @@ struct SolveArgs {
   int64_t max_tokens = 0;
   double max_cost = 0, max_wall = 0;
   bool headless = false;
+  bool confirm = false;  // agent mode: each command waits for the person
   std::string out, topology_file;
   double idle_timeout_s = 0;  // 0: the provider's configured idle time-out
   double command_timeout_s = 120;

@@ -1,18 +1,23 @@
-// cli/live.cpp: see live.h. Only the status line is rewritten in place (\r and "erase
-// line"); everything else is printed once, so the scrollback keeps every turn.
+// cli/live.cpp: see live.h. The events of a run, as the live view prints them; the menu,
+// the confirmation and the pager are in live_menu.cpp.
 #include "cli/live.h"
 
 #include <fmt/format.h>
 
-#include <cctype>
-#include <cstdlib>
+#include <cstring>
 
 #include "cli/line_diff.h"
-#include "sandbox/interrupt.h"
+#include "cli/live_screen.h"
+#include "cli/term_text.h"
 
 namespace cli {
 
 namespace {
+
+const char* kDim = "\033[2m";
+const char* kBold = "\033[1m";
+const char* kYellow = "\033[33m";
+const char* kCyan = "\033[36m";
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -21,15 +26,23 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// The first line, at most `width` characters (a status line must not wrap, or \r would
-// return to its last row only).
+// The first line, at most `width` characters (a log line, one per event).
 std::string one_line(const std::string& s, size_t width = 110) {
-  std::string l = trim(s.substr(0, s.find('\n')));
-  if (l.size() > width) l = l.substr(0, width - 3) + "...";
-  return l;
+  return fit_width(trim(printable(s.substr(0, s.find('\n')))), width);
 }
 
-const char* kReset = "\033[0m";
+// The last `n` lines of text (a partial last line included), empty lines skipped.
+std::vector<std::string> last_lines(const std::string& text, size_t n) {
+  std::vector<std::string> all = split_lines(printable(text)), out;
+  for (auto it = all.rbegin(); it != all.rend() && out.size() < n; ++it)
+    if (!trim(*it).empty()) out.insert(out.begin(), *it);
+  return out;
+}
+
+// "… 1 more line", "… 36 more lines of cpp".
+std::string more_lines(size_t n, const std::string& lang) {
+  return fmt::format("… {} more line{}{}", n, n == 1 ? "" : "s", lang.empty() ? "" : " of " + lang);
+}
 
 }  // namespace
 
@@ -46,6 +59,7 @@ MenuChoice parse_menu(const std::string& raw) {
   if (!rest.empty()) return {MenuChoice::unknown, line};
   if (is("s", "show")) return {MenuChoice::show, ""};
   if (is("d", "diff")) return {MenuChoice::diff, ""};
+  if (is("v", "view")) return {MenuChoice::view, ""};
   if (is("a", "accept")) return {MenuChoice::accept, ""};
   if (is("r", "retry")) return {MenuChoice::retry, ""};
   if (is("q", "quit")) return {MenuChoice::quit, ""};
@@ -70,6 +84,21 @@ std::string number_lines(const std::string& text) {
   return out;
 }
 
+std::string exit_reason_text(const std::string& r) {
+  if (r == "target") return "a kernel met the target";
+  if (r == "max_turns") return "every turn --max-turns allows was used";
+  if (r == "max_tokens") return "the --max-tokens budget was spent";
+  if (r == "max_cost") return "the --max-cost budget was spent";
+  if (r == "max_wall") return "the --max-wall time ran out";
+  if (r == "format_errors") return "the model's replies could not be used three times in a row";
+  if (r == "accepted") return "you accepted a kernel";
+  if (r == "quit") return "you quit";
+  if (r == "interrupted") return "a signal stopped it";
+  if (r == "llm_error") return "the model's provider failed";
+  if (r == "internal_error") return "kforge itself failed";
+  return r;
+}
+
 std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
   std::string head = fmt::format("turn {} · ", ev.turn);
   const std::string& p = ev.phase;
@@ -78,10 +107,11 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
     std::string m = !model.empty() ? model : p == "waiting_model" ? ev.detail : "";
     std::string s = head + "waiting on " + (m.empty() ? "the model" : m);
     if (p == "waiting_model" && !ev.detail.empty() && ev.detail != m)
-      s += " · " + one_line(ev.detail, 80);
+      s += " · " + one_line(ev.detail, 160);
     if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
     return s;
   }
+  if (p == "reply") return head + "reply: " + group_digits(ev.tokens) + " tokens";
   if (p == "evaluating") {
     // A phase of the evaluation ("compiling", "running 2 ranks") as is; else the file.
     std::string d = one_line(ev.detail);
@@ -93,18 +123,61 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
     std::string s = ev.verdict ? (ev.verdict->summary.empty() ? sandbox::summarize(*ev.verdict)
                                                               : ev.verdict->summary)
                                : ev.detail;
-    s = head + one_line(s, 160);
+    s = head + trim(printable(s));
     if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
     if (ev.cost_usd > 0) s += fmt::format(" · ${:.4f}", ev.cost_usd);
     return s;
   }
-  if (p == "format_error") return head + "format error: " + one_line(ev.detail);
+  if (p == "format_error") return head + "the reply could not be used: " + one_line(ev.detail, 160);
   if (p == "command") return head + "$ " + one_line(ev.detail);
+  if (p == "command_rejected") return head + "command rejected: " + one_line(ev.detail);
   if (p == "observation") return head + "→ " + one_line(ev.detail);
+  if (p == "hint") return head + "your hint goes with this turn's prompt: " + one_line(ev.detail);
   if (p == "interrupted") return head + "interrupted: " + one_line(ev.detail);
   if (p == "budget") return head + "budget spent: " + one_line(ev.detail, 160);
-  if (p == "done") return ev.detail.empty() ? "done" : "done: " + one_line(ev.detail, 160);
+  if (p == "done")
+    return "the run ended: " + exit_reason_text(ev.detail.substr(0, ev.detail.find(':'))) +
+           (ev.detail.find(':') == std::string::npos
+                ? ""
+                : " (" + trim(ev.detail.substr(ev.detail.find(':') + 1)) + ")");
   return head + p + (ev.detail.empty() ? "" : " " + one_line(ev.detail));
+}
+
+std::vector<std::string> collapse_reply(const std::string& reply, bool agent_mode, size_t prose,
+                                        size_t code) {
+  std::vector<std::string> out, lines = split_lines(printable(reply));
+  size_t prose_seen = 0, code_seen = 0;
+  bool in_code = false;
+  std::string lang;
+  auto flush_prose = [&] {
+    if (prose_seen > prose) out.push_back(more_lines(prose_seen - prose, ""));
+    prose_seen = 0;
+  };
+  for (const std::string& raw : lines) {
+    std::string t = trim(raw);
+    if (t.rfind("```", 0) == 0) {
+      if (!in_code) {
+        flush_prose();
+        in_code = true, code_seen = 0, lang = trim(t.substr(3));
+        if (!agent_mode) out.push_back(raw);
+      } else {
+        in_code = false;
+        if (!agent_mode && code_seen > code) out.push_back(more_lines(code_seen - code, lang));
+        if (!agent_mode) out.push_back(raw);
+      }
+      continue;
+    }
+    if (in_code) {
+      if (!agent_mode && ++code_seen <= code) out.push_back(raw);
+      continue;
+    }
+    if (t.empty()) continue;
+    if (++prose_seen <= prose) out.push_back(raw);
+  }
+  if (in_code && !agent_mode && code_seen > code)  // an unclosed block: cut off mid-reply
+    out.push_back(more_lines(code_seen - code, lang));
+  flush_prose();
+  return out;
 }
 
 const char* status_sgr(sandbox::Status status) {
@@ -113,122 +186,165 @@ const char* status_sgr(sandbox::Status status) {
   return "\033[31m";
 }
 
-LiveView::LiveView(FILE* in, FILE* out, bool color) : in_(in), out_(out), color_(color) {}
+LiveView::LiveView(FILE* in, FILE* out, bool color, bool confirm)
+    : in_(in),
+      out_(out),
+      color_(color),
+      confirm_(confirm),
+      screen_(std::make_unique<LiveScreen>(in, out, color)) {}
 
-void LiveView::replace_line(const std::string& text, const char* sgr) {
-  bool c = color_ && sgr;
-  fmt::print(out_, "\r\033[2K{}{}{}", c ? sgr : "", text, c ? kReset : "");
-  fflush(out_);
-  open_ = true;
+LiveView::~LiveView() = default;
+
+// Text wrapped to the terminal, continuation lines indented.
+void LiveView::print(const std::string& text, const char* sgr, const std::string& indent) {
+  screen_->print(wrap_text(printable(text), screen_->cols() > 1 ? screen_->cols() - 1 : 1, indent),
+                 sgr);
 }
 
-void LiveView::print_line(const std::string& text, const char* sgr) {
-  bool c = color_ && sgr;
-  fmt::print(out_, "{}{}{}{}\n", open_ ? "\r\033[2K" : "", c ? sgr : "", text, c ? kReset : "");
-  fflush(out_);
-  open_ = false;
+void LiveView::header(const std::string& title, const HeaderRows& rows) {
+  print(title, kBold);
+  size_t label = 0;
+  for (auto& [k, v] : rows) label = std::max(label, k.size());
+  std::string pad(label + 2, ' ');
+  for (auto& [k, v] : rows) {
+    std::string line = k + std::string(label + 2 - k.size(), ' ') + v;
+    if (v.find(' ') == std::string::npos)
+      screen_->print({printable(line)});  // a path: the terminal wraps it, copyable whole
+    else
+      print(line, nullptr, pad);
+  }
+}
+
+// The first line wrapped; the others name files, which the terminal wraps (a newline in
+// the middle of a path would break copying it).
+void LiveView::print_end(const std::vector<std::string>& lines, bool good) {
+  screen_->pause();
+  screen_->print({""});
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == 0)
+      print(lines[i], good ? "\033[1;32m" : kBold, "  ");
+    else
+      screen_->print({printable(lines[i])});
+  }
+}
+
+// " · 1,234 tokens · $0.0123", or "" before anything was spent.
+std::string LiveView::spend_text(int64_t tokens, double cost) const {
+  if (tokens == 0 && cost == 0) return "";
+  std::string s = " · " + group_digits(tokens) + " tokens";
+  if (cost > 0) s += fmt::format(" · ${:.4f}", cost);
+  return s;
+}
+
+// A rule at the start of each turn, and the hints that go with its prompt.
+void LiveView::turn_opens(int turn) {
+  if (turn == turn_) return;
+  turn_ = turn;
+  size_t width = std::min<size_t>(screen_->cols() > 1 ? screen_->cols() - 1 : 1, 72);
+  std::string rule = fmt::format("── turn {} ", turn);
+  while (display_width(rule) < width) rule += "─";
+  screen_->print({"", rule}, kDim);
+  for (auto& [t, h] : hints_)
+    if (t == turn) print("with your hint: " + h, kCyan);
+}
+
+void LiveView::streamed(const agent::TurnEvent& ev) {
+  stream_ += ev.detail;
+  cost_ = ev.cost_usd;
+  screen_->update_status(fmt::format("turn {} · {} is writing{}", ev.turn,
+                                     model_.empty() ? "the model" : model_,
+                                     spend_text(ev.tokens, 0)));
+  if (!ev.detail.empty()) screen_->set_preview(last_lines(stream_, 3));
+}
+
+// "$ " and the command's lines as they are (the terminal wraps them: a newline inserted
+// into a command would change what it reads as), at most `max_lines` of them.
+void LiveView::print_command(const std::string& command, size_t max_lines) {
+  std::vector<std::string> lines = split_lines(printable(trim(command)));
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < lines.size() && i < max_lines; ++i)
+    shown.push_back((i == 0 ? "$ " : "  ") + lines[i]);
+  screen_->print(shown, kBold);
+  if (lines.size() > max_lines) print(more_lines(lines.size() - max_lines, "bash"), kDim);
+}
+
+void LiveView::observed(const agent::TurnEvent& ev) {
+  screen_->end_step();
+  print("→ " + ev.detail, ev.detail == "exit 0" ? kDim : kYellow);
+  std::vector<std::string> all = split_lines(printable(ev.output));
+  while (!all.empty() && trim(all.back()).empty()) all.pop_back();
+  size_t keep = 8, from = all.size() > keep ? all.size() - keep : 0;
+  if (from > 0) print(fmt::format("  … {} lines before these", from), kDim);
+  size_t width = screen_->cols() > 1 ? screen_->cols() - 1 : 1;
+  std::vector<std::string> tail;
+  for (size_t i = from; i < all.size(); ++i) tail.push_back(fit_width("  │ " + all[i], width));
+  screen_->print(tail, kDim);
 }
 
 void LiveView::on_event(const agent::TurnEvent& ev) {
-  // The first wait names the model (later ones may carry a retry's reason instead).
-  if (ev.phase == "waiting_model" && model_.empty() && !ev.detail.empty()) model_ = ev.detail;
-  std::string text = status_text(ev, model_);
   const std::string& p = ev.phase;
-  if (p == "waiting_model" || p == "streaming" || p == "evaluating") {
-    replace_line(text);
-  } else if (p == "verdict") {
-    print_line(text, ev.verdict ? status_sgr(ev.verdict->status) : nullptr);
-  } else if (p == "interrupted") {
-    return;  // interrupted() says it, with what happens next
-  } else if (p == "format_error" || p == "budget") {
-    print_line(text, "\033[33m");
+  if (p == "waiting_model" && model_.empty() && !ev.detail.empty()) model_ = ev.detail;
+  if (p == "waiting_model") {
+    turn_opens(ev.turn);
+    stream_.clear();
+    if (ev.detail != model_) print(status_text(ev, model_), kYellow);  // a retry, and why
+    screen_->start_step(fmt::format("turn {} · waiting on {}{}", ev.turn,
+                                    model_.empty() ? "the model" : model_,
+                                    spend_text(run_tokens_, ev.cost_usd)));
+  } else if (p == "streaming") {
+    streamed(ev);
+  } else if (p == "reply") {
+    screen_->end_step();
+    last_reply_ = ev.detail;
+    cost_ = ev.cost_usd;
+    size_t width = screen_->cols() > 1 ? screen_->cols() - 1 : 1;
+    std::vector<std::string> lines;
+    for (const std::string& l : collapse_reply(ev.detail, agent_))
+      lines.push_back(fit_width("  " + l, width));
+    print(fmt::format("{} replied ({} tokens{})", model_.empty() ? "the model" : model_,
+                      group_digits(ev.tokens), agent_ ? "" : "; v at the menu shows all of it"),
+          kDim);
+    screen_->print(lines);
+  } else if (p == "command") {
+    turn_opens(ev.turn);
+    if (ev.detail != confirmed_) print_command(ev.detail, 12);  // else just shown whole
+    confirmed_.clear();
+    screen_->start_step(fmt::format("turn {} · running the command", ev.turn));
   } else if (p == "observation") {
-    print_line(text, "\033[2m");
+    observed(ev);
+  } else if (p == "command_rejected") {
+    print("rejected; the model is told" + (ev.detail.empty() ? "" : ": " + ev.detail), kYellow);
+  } else if (p == "evaluating") {
+    std::string s = status_text(ev, model_);
+    if (screen_->active())
+      screen_->update_status(s);  // a stage of the same eval: the clock runs on
+    else
+      screen_->start_step(s);
+  } else if (p == "verdict") {
+    screen_->end_step();
+    run_tokens_ = ev.tokens;
+    cost_ = ev.cost_usd;
+    std::string s = ev.verdict ? (ev.verdict->summary.empty() ? sandbox::summarize(*ev.verdict)
+                                                              : ev.verdict->summary)
+                               : ev.detail;
+    print(fmt::format("turn {}: {}", ev.turn, trim(s)),
+          ev.verdict ? status_sgr(ev.verdict->status) : nullptr);
+    if (ev.tokens > 0)
+      print("spent so far: " + spend_text(ev.tokens, ev.cost_usd).substr(std::strlen(" · ")), kDim);
+  } else if (p == "hint") {
+    hints_.push_back({ev.turn, ev.detail});
+    print(fmt::format("hint noted: it goes with the prompt of turn {}", ev.turn), kCyan);
+  } else if (p == "format_error") {
+    screen_->end_step();
+    print("the reply could not be used: " + ev.detail + " (the model is told and asked again)",
+          kYellow);
+  } else if (p == "budget") {
+    screen_->end_step();
+    print("budget spent: " + ev.detail, kYellow);
+  } else if (p == "interrupted" || p == "done") {
+    screen_->end_step();  // interrupted() and the end of the run say it, with what next
   } else {
-    print_line(text, p == "done" ? "\033[1m" : nullptr);
-  }
-}
-
-bool LiveView::read_line(const char* prompt, std::string* line) {
-  fmt::print(out_, "{}", prompt);
-  fflush(out_);
-  line->clear();
-  clearerr(in_);
-  for (;;) {
-    int c = fgetc(in_);
-    if (c == EOF) return !line->empty() && !sandbox::interrupted();
-    if (c == '\n') return true;
-    *line += static_cast<char>(c);
-  }
-}
-
-agent::Decision LiveView::between_turns(const std::string& current, const std::string& previous,
-                                        const std::string& best, const sandbox::Verdict& last) {
-  (void)best, (void)last;
-  if (open_) print_line("");
-  return menu(current, previous);
-}
-
-// A second Ctrl-C before the loop noticed the first: the person wants out.
-bool LiveView::can_resume_after_interrupt() {
-  return sandbox::interrupt_count() <= 1;
-}
-
-agent::Decision LiveView::interrupted(int turn, const std::string& phase,
-                                      const std::string& current, const std::string& previous) {
-  print_line(
-      fmt::format("interrupted: the {} of turn {} was stopped (Ctrl-C again quits)", phase, turn),
-      "\033[33m");
-  return menu(current, previous);
-}
-
-// Read at the menu until a choice that ends it. A Ctrl-C there ends the read (EINTR) and
-// the run with it: the loop sees the pending interrupt.
-agent::Decision LiveView::menu(const std::string& current, const std::string& previous) {
-  for (;;) {
-    fmt::print(out_, "{}{}{}\n", color_ ? "\033[2m" : "", kMenu, color_ ? kReset : "");
-    std::string line;
-    if (!read_line("> ", &line)) {
-      fmt::print(out_, "\n");
-      return {agent::Action::quit, ""};
-    }
-    MenuChoice m = parse_menu(line);
-    switch (m.kind) {
-      case MenuChoice::next:
-        return {agent::Action::next, ""};
-      case MenuChoice::accept:
-        return {agent::Action::accept, ""};
-      case MenuChoice::retry:
-        return {agent::Action::retry, ""};
-      case MenuChoice::quit:
-        return {agent::Action::quit, ""};
-      case MenuChoice::hint:
-        return {agent::Action::hint, m.text};
-      case MenuChoice::ask_hint: {
-        std::string text;
-        if (!read_line("hint> ", &text)) return {agent::Action::quit, ""};
-        text = trim(text);
-        if (!text.empty()) return {agent::Action::hint, text};
-        fmt::print(out_, "(no hint given)\n");
-        break;
-      }
-      case MenuChoice::show:
-        fmt::print(out_, "{}", current.empty() ? "(no kernel yet)\n" : number_lines(current));
-        break;
-      case MenuChoice::diff: {
-        if (previous.empty()) {
-          fmt::print(out_, "(no previous kernel to compare with)\n");
-          break;
-        }
-        std::string d = unified_diff(previous, current, "previous", "current", 3, color_);
-        fmt::print(out_, "{}", d.empty() ? "(the same as the previous kernel)\n" : d);
-        break;
-      }
-      case MenuChoice::unknown:
-        fmt::print(out_, "unknown choice '{}'\n", m.text);
-        break;
-    }
-    fflush(out_);
+    print(status_text(ev, model_));
   }
 }
 

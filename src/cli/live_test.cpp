@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -99,7 +100,7 @@ TEST_CASE("live: status_text per phase") {
   CHECK(cli::status_text(ev, "") == "turn 1 · $ ls -la");
 }
 
-TEST_CASE("live: on_event rewrites the status line in place and colors the verdict") {
+TEST_CASE("live: on_event: a rule per turn, the status line in place, the verdict colored") {
   Term t("");
   cli::LiveView view(t.in, t.out, true);
   agent::TurnEvent ev;
@@ -108,21 +109,83 @@ TEST_CASE("live: on_event rewrites the status line in place and colors the verdi
   ev.detail = "openai:test-model";
   view.on_event(ev);
   ev.phase = "streaming";
-  ev.detail = "";
+  ev.detail = "first line\nsecond";
   ev.tokens = 42;
   view.on_event(ev);
   sandbox::Verdict v;
   v.status = sandbox::Status::correct;
   v.summary = "correct: 1.10x NCCL";
   ev.phase = "verdict";
+  ev.detail = "";
   ev.verdict = &v;
-  ev.tokens = 0;
+  ev.tokens = 1234;
   view.on_event(ev);
   std::string s = t.text();
-  CHECK(s ==
-        "\r\033[2Kturn 1 · waiting on openai:test-model"
-        "\r\033[2Kturn 1 · waiting on openai:test-model · 42 tokens"
-        "\r\033[2K\033[32mturn 1 · correct: 1.10x NCCL\033[0m\n");
+  CHECK(s.find("── turn 1 ─") != std::string::npos);
+  CHECK(s.find("0s · turn 1 · waiting on openai:test-model · m: menu") != std::string::npos);
+  CHECK(s.find("turn 1 · openai:test-model is writing · 42 tokens") != std::string::npos);
+  CHECK(s.find("\033[32mturn 1: correct: 1.10x NCCL\033[0m\n") != std::string::npos);
+  CHECK(s.find("spent so far: 1,234 tokens") != std::string::npos);
+  // The region (status and preview) was erased before the verdict: nothing after the
+  // verdict's line is left of it.
+  CHECK(s.rfind("is writing") < s.find("turn 1: correct"));
+}
+
+TEST_CASE("live: a reply is collapsed to a few lines of prose and of its code block") {
+  std::string reply = "one\ntwo\n\nthree\nfour\n```cpp\n";
+  for (int i = 1; i <= 10; ++i) reply += "line " + std::to_string(i) + "\n";
+  reply += "```\nafter\n";
+  auto lines = cli::collapse_reply(reply, false, 3, 4);
+  std::vector<std::string> want = {
+      "one",    "two",    "three",  "… 1 more line",         "```cpp", "line 1",
+      "line 2", "line 3", "line 4", "… 6 more lines of cpp", "```",    "after"};
+  CHECK(lines == want);
+  // Agent mode: the command is printed as it runs; the reply keeps its prose.
+  auto agent = cli::collapse_reply("Look first.\n```bash\nls\n```\n", true);
+  CHECK(agent == std::vector<std::string>{"Look first."});
+  // A reply's escape sequences never reach the terminal.
+  auto evil = cli::collapse_reply("hi \033[2J\033]0;title\007 there\n", false);
+  REQUIRE(evil.size() == 1);
+  CHECK(evil[0].find('\033') == std::string::npos);
+}
+
+TEST_CASE("live: the end of a run in words") {
+  agent::TurnEvent ev;
+  ev.phase = "done";
+  ev.detail = "max_turns";
+  CHECK(cli::status_text(ev, "") == "the run ended: every turn --max-turns allows was used");
+  ev.detail = "max_cost: $0.0150 of --max-cost $0.015";
+  CHECK(cli::status_text(ev, "") ==
+        "the run ended: the --max-cost budget was spent ($0.0150 of --max-cost $0.015)");
+  CHECK(cli::exit_reason_text("target") == "a kernel met the target");
+}
+
+TEST_CASE("live: --confirm runs, edits or rejects a command as typed") {
+  struct Case {
+    const char* typed;
+    agent::CommandDecision::Kind want;
+    const char* command;
+    const char* reason;
+  } cases[] = {{"\n", agent::CommandDecision::run, "ls", ""},
+               {"y\n", agent::CommandDecision::run, "ls", ""},
+               {"e\nls -la\n", agent::CommandDecision::edit, "ls -la", ""},
+               {"e\n\n", agent::CommandDecision::run, "ls", ""},  // Enter keeps it
+               {"n\nnot that folder\n", agent::CommandDecision::reject, "", "not that folder"},
+               {"what\nn\n\n", agent::CommandDecision::reject, "", ""}};
+  for (auto& c : cases) {
+    Term t(c.typed);
+    cli::LiveView view(t.in, t.out, false, true);
+    CAPTURE(c.typed);
+    auto d = view.confirm_command(3, "ls");
+    CHECK(d.kind == c.want);
+    if (c.want != agent::CommandDecision::reject) CHECK(d.command == c.command);
+    CHECK(d.reason == c.reason);
+    CHECK(t.text().find(cli::kConfirm) != std::string::npos);
+  }
+  Term t("");
+  cli::LiveView unasked(t.in, t.out, false, false);  // without --confirm: runs, asks nothing
+  CHECK(unasked.confirm_command(1, "ls").kind == agent::CommandDecision::run);
+  CHECK(t.text().empty());
 }
 
 TEST_CASE("live: between_turns shows, diffs, then returns the typed hint") {
@@ -135,6 +198,7 @@ TEST_CASE("live: between_turns shows, diffs, then returns the typed hint") {
   std::string s = t.text();
   CHECK(s.find(cli::kMenu) != std::string::npos);
   CHECK(s.find("1  int a;\n2  int b2;\n") != std::string::npos);
+  CHECK(s.find(cli::kMenu2) != std::string::npos);
   CHECK(s.find("-int b;\n+int b2;\n") != std::string::npos);
   CHECK(s.find("unknown choice 'bogus'") != std::string::npos);
   CHECK(s.find("hint> ") != std::string::npos);

@@ -11,13 +11,16 @@
 //   reply         turn, text, thinking, stop_reason, usage{...}, cost_usd, attempts,
 //                 seconds, model, request_id
 //   format_error  turn, error, consecutive
-//   command       turn, command                    (agent mode)
+//   command       turn, command                    (agent mode: the model's)
+//   command_edited   turn, command  (--confirm: the person's command ran instead)
+//   command_rejected turn, reason   (--confirm: the command did not run; no observation)
 //   observation   turn, returncode, output, elided_chars, timed_out, submitted (agent mode)
 //   candidate     turn, file, sha256, source
 //   verdict       turn, sha256, verdict{verdict_json}, seconds
-//   hint          turn, text          (the user's, appended to the next prompt)
+//   hint          turn, text          (the user's, appended to the prompt of `turn`)
 //   decision      turn, action        (next | hint | accept | retry | quit)
-//   decision      (after an interrupt the live view resumed from: after "interrupted")
+//   decision      (after an interrupt the live view resumed from: after "interrupted";
+//                 at the menu the m key asked for before turn's model call: "menu_key")
 //   llm_error     turn, kind, message, http_status, attempts
 //   llm_stopped   turn, kind (interrupted | deadline), message, attempts, seconds
 //   interrupted   turn, signal ("SIGTERM"), signo, phase (model call | compile | eval |

@@ -156,6 +156,13 @@ void hang(int fd, double stall_s) {
   }
 }
 
+// Waits until path exists, or stall_s passes.
+void hold_until(const std::string& path, double stall_s) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(stall_s);
+  while (std::chrono::steady_clock::now() < end && ::access(path.c_str(), F_OK) != 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 // Answers one request as step says; `usage` (when not empty) replaces every
 // "$CACHE_USAGE" (quotes included) in the stream's pieces.
 void respond(int fd, const json& step, const Options& opt, const std::string& usage) {
@@ -190,8 +197,13 @@ void respond(int fd, const json& step, const Options& opt, const std::string& us
                : step.contains("truncate_at")     ? step["truncate_at"].get<long>()
                                                   : -1;
   int gap = step.value("delay_ms_between", 0);
+  // A stall the test ends: before piece hold_before_piece, wait until the file
+  // hold_until_file exists (a test creates it once it has seen what it waits for).
+  long hold_at = step.value("hold_before_piece", -1L);
+  std::string hold_file = step.value("hold_until_file", "");
   size_t sent = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
+    if (static_cast<long>(i) == hold_at && !hold_file.empty()) hold_until(hold_file, opt.stall_s);
     std::string p = pieces[i];
     if (limit >= 0 && sent + p.size() > static_cast<size_t>(limit)) p.resize(limit - sent);
     if (!p.empty() && !send_all(fd, p)) return;
