@@ -5,8 +5,8 @@ utils.input_output_tensors.create_input_tensor, fresh per trial), compares every
 outputs as PKB does (a cast to float32, atol/rtol 1e-2 by default; kforge also requires
 equal dtypes), and times them as PKB does (500 warmup calls, then calls back to back
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
-or as many as fill --min-ms where those are shorter), alternated in ten rounds so that
-both see the same machine, the median of the rounds' means. Each rank writes <out>/rank<R>.json (with its timeline: seconds
+or as many as fill --min-ms where those are shorter), alternated in rounds so that both
+see the same machine. Each rank writes <out>/rank<R>.json (with its timeline: seconds
 since the job started, at each phase); <out>/rank<R>.phase says where it is, for the
 watchdog's report. The C++ side takes the slowest rank. Written for kforge
 (src/pkb/evaluate.h), not taken from PKB.
@@ -18,7 +18,6 @@ With --nproc it starts the ranks itself (see launch()); without, it is one rank 
 torchrun (RANK and WORLD_SIZE from the environment).
 """
 import argparse
-import gc
 import hashlib
 import importlib.util
 import json
@@ -191,35 +190,29 @@ def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
 
 
 def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=10):
-    """ms per call of the reference and the candidate on this rank, each given as (fn,
-    input groups), as PKB times one (calls back to back, inputs cycling through the groups,
-    CUDA events around them, the mean per call) but in `rounds` alternated blocks, which of
+    """Mean ms per call of the reference and the candidate on this rank, each given as
+    (fn, input groups), as PKB times one (calls back to back, inputs cycling through the
+    groups, CUDA events around them, the mean) but in `rounds` alternated blocks, which of
     the two goes first swapped every round, so that both see the same clocks and
-    neighbours, and the median of the blocks' means. Also each round's speedup."""
+    neighbours. Also each round's speedup."""
     for fn, groups in (ref, cand):
         for i in range(warmup):
             fn(*groups[i % len(groups)])
     torch.cuda.synchronize()
     iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
     rounds = max(1, min(rounds, iters))
-    per_call, done, ratios = {"ref": [], "cand": []}, {"ref": 0, "cand": 0}, []
-    gc.disable()  # a collection inside a block is the host's pause, not the kernel's
-    try:
-        for r in range(rounds):
-            n = iters // rounds + (1 if r < iters % rounds else 0)
-            block = {}
-            order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
-            for key, (fn, groups) in order:
-                block[key] = timed_block(torch, dist, fn, groups, n, done[key]) / n
-                per_call[key].append(block[key])
-                done[key] += n
-            if block["cand"] > 0:
-                ratios.append(block["ref"] / block["cand"])
-    finally:
-        gc.enable()
-    # Each round's mean per call, as PKB's; their median, so that one round the host
-    # stalled in (a short call's time is mostly the launch's) does not move the trial.
-    return statistics.median(per_call["ref"]), statistics.median(per_call["cand"]), ratios, iters
+    total, done, ratios = {"ref": 0.0, "cand": 0.0}, {"ref": 0, "cand": 0}, []
+    for r in range(rounds):
+        n = iters // rounds + (1 if r < iters % rounds else 0)
+        block = {}
+        order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
+        for key, (fn, groups) in order:
+            block[key] = timed_block(torch, dist, fn, groups, n, done[key])
+            total[key] += block[key]
+            done[key] += n
+        if block["cand"] > 0:
+            ratios.append(block["ref"] / block["cand"])
+    return total["ref"] / max(done["ref"], 1), total["cand"] / max(done["cand"], 1), ratios, iters
 
 
 def agree_failed(torch, dist, dev, failed):
