@@ -72,7 +72,9 @@ struct Capture {
   size_t half = 1;
   std::string head, tail;
   size_t elided = 0;
+  std::function<void(const char*, size_t)> on_output;
   void add(const char* p, size_t n) {
+    if (on_output) on_output(p, n);
     size_t h = std::min(n, half - std::min(half, head.size()));
     head.append(p, h);
     p += h;
@@ -317,6 +319,7 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
 
   Capture cap;
   cap.half = std::max<size_t>(spec.output_cap / 2, 1);
+  cap.on_output = spec.on_output;
   bool pipe_open = true;
   bool exited = false;
   int status = 0;

@@ -23,6 +23,9 @@ struct ProcessSpec {
   // that no grandchild outlives the run. (A kill by limit or poll uses kill_tree: the
   // group and every descendant, wherever its group.)
   bool kill_group_on_exit = true;
+  // Each piece of output as it arrives, on the caller's thread (a live view's tail of a
+  // command still running); the capture in ProcessResult::output is the same either way.
+  std::function<void(const char* data, size_t n)> on_output;
 };
 
 struct ProcessResult {

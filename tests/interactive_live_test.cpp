@@ -312,3 +312,36 @@ TEST_CASE("interactive: 60 columns, NO_COLOR: no escape colours, no stale fragme
   CHECK(squash(all).find(squash(reason)) != std::string::npos);
   CHECK(all.find("Done after 2 turns") != std::string::npos);
 }
+
+TEST_CASE("interactive: an agent command's output shows while it still runs") {
+  const std::string root = KF_SOURCE_ROOT;
+  TestDir dir("live_cmdout");
+  // The command prints, then waits for a file the test makes in its workspace only once
+  // it has seen that line: the line can only have come from the running command.
+  std::string wait = "echo live-line-17; while [ ! -e go ]; do sleep 0.05; done; echo after-go";
+  std::string write = "cat > kernel.cpp <<'KFEOF'\n" +
+                      kf_pty::read_text(root + "/problems/all_reduce/examples/host.cpp") +
+                      "KFEOF\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
+  json script = json::array({{{"stream", sse_stream(chunks(bash_reply("Wait.", wait)))}},
+                             {{"stream", sse_stream(chunks(bash_reply("Submit.", write)))}}});
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(server.start(script, &err), err);
+  Pty term;
+  REQUIRE_MESSAGE(term.spawn(solve_args(server, {"--mode", "agent"}), env_for(dir.path + "/runs"),
+                             dir.path, &err),
+                  err);
+  bool running = term.wait_for("running the command", 0, 300);
+  INFO("terminal:\n" << term.seen);
+  REQUIRE(running);
+  size_t at = term.seen.find("running the command");
+  REQUIRE(term.wait_for("live-line-17", at, 120));
+  CHECK(term.seen.find("→ exit", at) == std::string::npos);  // still running
+  std::string workspace;
+  for (auto& e : fs::recursive_directory_iterator(dir.path + "/runs"))
+    if (e.is_directory() && e.path().filename() == "agent") workspace = e.path().string();
+  REQUIRE(!workspace.empty());
+  std::ofstream(workspace + "/go") << "go\n";
+  REQUIRE(term.wait_for("│ after-go", at, 120));
+  CHECK(term.wait_exit(300) == 0);
+}

@@ -252,9 +252,11 @@ bool BashEnv::init(const std::string& workspace, const std::vector<std::string>&
   return true;
 }
 
-BashResult BashEnv::run(const std::string& command) {
+BashResult BashEnv::run(const std::string& command,
+                        const std::function<void(const std::string&)>& on_output) {
   BashResult r;
   sandbox::ProcessSpec spec;
+  if (on_output) spec.on_output = [&](const char* p, size_t n) { on_output(std::string(p, n)); };
   spec.argv = {"bash", "-c", command};
   spec.env = env_;
   spec.cwd = workspace_;

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,9 @@ class BashEnv {
   // the sandbox cannot be had (confine.h says how to get it).
   bool init(const std::string& workspace, const std::vector<std::string>& extra_env,
             double timeout_s, std::string* err);
-  BashResult run(const std::string& command);
+  // on_output, when given, gets the output as it comes (the result holds all of it too).
+  BashResult run(const std::string& command,
+                 const std::function<void(const std::string&)>& on_output = {});
   const std::string& workspace() const { return workspace_; }
   // "bwrap: reads only ..." or why not; for the record.
   const std::string& isolation() const { return isolation_; }

@@ -327,7 +327,8 @@ class Run {
         return Step::fail;
     }
     emit(turn, "command", cmd);
-    BashResult r = env_.run(cmd);
+    BashResult r =
+        env_.run(cmd, [&](const std::string& out) { emit(turn, "command_output", out); });
     if (sandbox::stop_requested())
       return Step::cut;  // its tree is dead; its output is not the model's business
     tw_.event("observation", observation_event(turn, r));

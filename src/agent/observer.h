@@ -14,7 +14,8 @@ namespace agent {
 struct TurnEvent {
   int turn = 0;
   // waiting_model | streaming | reply | evaluating | verdict | format_error | command |
-  // observation | hint | interrupted | budget | done
+  // command_output (a piece of a running command's output, in detail) | observation |
+  // hint | interrupted | budget | done
   std::string phase;
   // streaming: the reply's text that arrived since the last streaming event; reply: the
   // whole reply; observation: "exit N"; hint: the hint's text; else the phase's words.

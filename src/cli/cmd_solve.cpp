@@ -44,7 +44,8 @@ class LineObserver : public agent::Observer {
  public:
   LineObserver(bool json, std::string model) : json_(json), model_(std::move(model)) {}
   void on_event(const agent::TurnEvent& ev) override {
-    if (ev.phase == "streaming") return;       // a live view's business, not a log's
+    if (ev.phase == "streaming" || ev.phase == "command_output")
+      return;                                  // a live view's business, not a log's
     if (ev.phase == "reply" && json_) return;  // the whole text is in the trajectory
     if (!json_) {
       fmt::print("{}\n", status_text(ev, model_));

@@ -309,8 +309,14 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
     turn_opens(ev.turn);
     if (ev.detail != confirmed_) print_command(ev.detail, 12);  // else just shown whole
     confirmed_.clear();
+    command_out_.clear();
     screen_->start_step(fmt::format("turn {} · running the command", ev.turn));
+  } else if (p == "command_output") {
+    command_out_ += ev.detail;  // the command's tail, live, above the clock
+    if (command_out_.size() > 65536) command_out_.erase(0, command_out_.size() - 65536);
+    screen_->set_preview(last_lines(command_out_, 3));
   } else if (p == "observation") {
+    command_out_.clear();
     observed(ev);
   } else if (p == "command_rejected") {
     print("rejected; the model is told" + (ev.detail.empty() ? "" : ": " + ev.detail), kYellow);

@@ -109,12 +109,13 @@ class LiveView : public agent::Observer {
   bool agent_ = false;
   std::unique_ptr<LiveScreen> screen_;
   std::string model_;
-  int turn_ = 0;            // the turn whose rule was printed
-  std::string stream_;      // the reply being streamed
-  std::string last_reply_;  // for `v`
-  std::string confirmed_;   // the command --confirm just showed whole and the person ran
-  int64_t run_tokens_ = 0;  // the run's tokens at the last verdict
-  double cost_ = 0;         // the run's cost so far
+  int turn_ = 0;             // the turn whose rule was printed
+  std::string stream_;       // the reply being streamed
+  std::string command_out_;  // the running command's output so far (its last 64 KiB)
+  std::string last_reply_;   // for `v`
+  std::string confirmed_;    // the command --confirm just showed whole and the person ran
+  int64_t run_tokens_ = 0;   // the run's tokens at the last verdict
+  double cost_ = 0;          // the run's cost so far
   std::vector<std::pair<int, std::string>> hints_;  // the turn each hint goes with
 };
 

@@ -11,7 +11,7 @@
 
 namespace cli {
 
-// The header's title ("kforge solve · all_reduce · 2 ranks · host backend") and rows.
+// The header's title ("kforge solve · PROBLEM · 2 ranks · host backend") and rows.
 HeaderRows solve_header(const agent::SolveConfig& cfg, const std::string& model, bool confirm,
                         const std::string& run_dir, std::string* title);
 
