@@ -94,6 +94,7 @@ nlohmann::json solve_config_json(const SolveConfig& c) {
           {"llm_seed", c.llm_seed},
           {"workspace", c.workspace},
           {"command_timeout_s", c.command_timeout_s},
+          {"profile", c.profile},
           {"eval",
            {{"problem", e.problem.name},
             {"backend", e.backend},
