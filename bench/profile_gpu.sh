@@ -3,7 +3,9 @@
 # in one go (issue 14). Builds kforge there (bench/gpu_build.sh), then, by PARTS:
 #   info       the tools' versions and the counters this GPU offers (ncu --query-metrics)
 #   experts    kforge profile of each problem's expert kernel (and its baseline beside
-#              it) at each of WORLDS (world 2 on one GPU is emulation: no speed claims)
+#              it) at each of WORLDS (world 2 on one GPU is emulation: no speed claims);
+#              METRICS picks the set (default: kforge's, time); after a world > 1 that
+#              does not profile, the other problems skip that world
 #   sanitizer  the planted out-of-bounds and race kernels: their verdicts, then
 #              kforge profile --tool memcheck / racecheck
 #   cost       the seconds a profile adds: kforge eval and kforge profile of one kernel
@@ -50,7 +52,7 @@ for k in r.get("kernels", []):
     m = k["metrics"]
     g = lambda n: m.get(n, -1)
     st = sorted(((v, n.split("stalled_")[1].split("_per")[0]) for n, v in m.items() if "issue_stalled" in n), reverse=True)[:3]
-    print(f"   rank {k['rank']} {k['side']:<9} {k['kernel'][:60]:<60} {g('gpu__time_duration.sum')/1e3:9.2f} us "
+    print(f"   rank {k['rank']} {k['side']:<9} {k['kernel'][:60]:<60} {(g('gpu__time_duration.sum') or -1)/1e3:9.2f} us "
           f"SM {g('sm__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% DRAM {g('dram__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
           f"occ {g('sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f}% grid {g('launch__grid_size'):.0f}x{g('launch__block_size'):.0f} "
           f"regs {g('launch__registers_per_thread'):.0f} stalls " + ", ".join(f"{n} {p:.0f}%" for p, n in st))
@@ -63,7 +65,7 @@ PY
 }
 
 # The results so far, packed after every part (a call cut short still brings them back).
-pack() { tar -C "$res" -czf "$out/profile-gpu.tgz" j raw $(cd "$res"; ls solve* 2>/dev/null); }
+pack() { tar -C "$res" -czf "$out/profile-gpu.tgz" j raw $(cd "$res"; ls -d solve* 2>/dev/null); }
 
 if want info; then
   echo "== tools"
@@ -84,10 +86,6 @@ if want experts; then
       [ "$w" -gt 1 ] && [ -n "$skip_w2" ] && { echo "$p-w$w: skipped ($skip_w2)"; continue; }
       prof "$p-w$w" "${PROF_LIMIT:-90}" "$p" "problems/$p/solution.cu" --world "$w" ${METRICS:+--metrics $METRICS}
       st=$(cat "$res/j/$p-w$w.status" 2>/dev/null)
-      if [ "$st" != ran ] && [ "$w" = 1 ] && [ -z "${METRICS:-}" ]; then
-        echo "   (brief failed: the tool's log says:)"; cat "$res/raw/$p-w$w-ncu-rank0.log" 2>/dev/null | head -5
-        METRICS=time; prof "$p-w$w-time" "${PROF_LIMIT:-90}" "$p" "problems/$p/solution.cu" --world "$w" --metrics time
-      fi
       [ "$st" != ran ] && [ "$w" -gt 1 ] && skip_w2="world $w did not profile for $p"
     done
   done

@@ -56,7 +56,16 @@ bool profile_step(const eval::EvalConfig& cfg, ProfileMode mode, int turn, const
   if (!profile_wanted(mode, v, &opt.tool)) return true;
   out->ran = true;
   eval::ProfileReport r;
-  if (!eval::profile_file(cfg, file, sandbox::Role::candidate, opt, &r, err)) return false;
+  r.tool = opt.tool;
+  if (opt.tool == eval::Tool::ncu && v.emulated) {
+    // Seen on the H200: ncu measures one kernel at a time, and a rank's kernel that waits
+    // for a peer's on the same GPU never finishes (kf::wait's deadline ends it).
+    r.note =
+        "the ranks share one GPU, where Nsight Compute, measuring one kernel at a time, stops "
+        "a kernel that waits on a peer's (run with a GPU per rank, or --world 1)";
+  } else if (!eval::profile_file(cfg, file, sandbox::Role::candidate, opt, &r, err)) {
+    return false;
+  }
   std::vector<std::string> lines = eval::feedback_lines(r, 8);
   std::string why = opt.tool == eval::Tool::ncu
                         ? "correct but slower than the goal"

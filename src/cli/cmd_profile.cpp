@@ -48,8 +48,10 @@ CLI::App* add_profile_command(CLI::App& app, ProfileArgs* a) {
                 "racecheck, synccheck (compute-sanitizer over the checks)")
       ->check(CLI::IsMember({"ncu", "memcheck", "racecheck", "synccheck"}));
   s->add_option("--metrics", a->metrics,
-                "ncu: brief (default: one pass: time, throughputs, occupancy, stalls), time, or "
-                "Nsight Compute metric names, comma-separated");
+                "ncu: time (default, one pass: each launch's duration, grid, block, registers), "
+                "brief (adds throughputs, occupancy and stall reasons: several passes, which "
+                "kernels that wait on flags do not survive), peers (brief and NVLink/PCIe bytes), "
+                "or Nsight Compute metric names, comma-separated");
   s->add_option("--rank", a->rank, "the ranks run under the tool: all (default), R, or R,S,...");
   s->add_flag("--json", a->json, "print the report (and the verdict) as JSON");
   add_eval_options(s, &a->opt);

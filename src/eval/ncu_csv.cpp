@@ -1,6 +1,7 @@
 // eval/ncu_csv.cpp: see ncu_csv.h.
 #include "eval/ncu_csv.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -42,7 +43,7 @@ bool parse_metric_number(const std::string& text, double* out) {
   if (digits.empty()) return false;
   char* end = nullptr;
   double v = std::strtod(digits.c_str(), &end);
-  if (end == digits.c_str() || *end != '\0') return false;
+  if (end == digits.c_str() || *end != '\0' || !std::isfinite(v)) return false;
   *out = v;
   return true;
 }

@@ -63,21 +63,21 @@ std::string stall_metric(const std::string& reason) {
 }
 
 std::vector<std::string> metric_set(const std::string& set) {
-  std::vector<std::string> time = {"gpu__time_duration.sum", "launch__grid_size",
-                                   "launch__block_size", "launch__registers_per_thread",
-                                   "device__attribute_multiprocessor_count"};
-  if (set == "time") return time;
-  if (set == "brief") {
-    std::vector<std::string> m = time;
-    m.insert(
-        m.end(),
-        {"sm__throughput.avg.pct_of_peak_sustained_elapsed",
-         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-         "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-         "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__shared_mem_per_block_static",
-         "launch__shared_mem_per_block_dynamic", "launch__waves_per_multiprocessor",
-         "nvltx__bytes.sum", "nvlrx__bytes.sum", "pcie__read_bytes.sum", "pcie__write_bytes.sum"});
+  std::vector<std::string> m = {"gpu__time_duration.sum", "launch__grid_size", "launch__block_size",
+                                "launch__registers_per_thread",
+                                "device__attribute_multiprocessor_count"};
+  if (set == "time") return m;
+  if (set == "brief" || set == "peers") {
+    m.insert(m.end(), {"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                       "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                       "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+                       "sm__warps_active.avg.pct_of_peak_sustained_active",
+                       "launch__shared_mem_per_block_static",
+                       "launch__shared_mem_per_block_dynamic", "launch__waves_per_multiprocessor"});
     for (const char* r : kStallReasons) m.push_back(stall_metric(r));
+    if (set == "peers")
+      m.insert(m.end(), {"nvltx__bytes.sum", "nvlrx__bytes.sum", "pcie__read_bytes.sum",
+                         "pcie__write_bytes.sum"});
     return m;
   }
   std::vector<std::string> list;
@@ -153,9 +153,7 @@ std::vector<std::string> tool_wrapper(Tool tool, const std::string& exe, const s
             "64",
             "-f",
             "-o",
-            dir + "/rank" + rank,
-            "--log-file",
-            dir + "/ncu-rank" + rank + ".log"};
+            dir + "/rank" + rank};
   }
   return {exe,
           "--tool",
@@ -244,21 +242,28 @@ std::string first_error(const std::string& log) {
   return "";
 }
 
-// What ncu's own log says went wrong (no counter access, nothing profiled), or "".
-std::string ncu_log_problem(const std::string& log) {
+// Why a run under ncu profiled nothing, or did not end correct, in words: what the ranks'
+// output says (ncu prints its errors there), and what it means.
+std::string ncu_trouble(const sandbox::Verdict& v, bool one_pass) {
+  const std::string& log = v.log;
   if (log.find("ERR_NVGPUCTRPERM") != std::string::npos)
     return "no access to the GPU's performance counters here (ERR_NVGPUCTRPERM): an "
            "administrator must allow it (NVreg_RestrictProfilingToAdminUsers=0)";
-  std::string lines;
-  std::istringstream in(log);
-  for (std::string l; std::getline(in, l);)
-    if (l.find("==ERROR==") != std::string::npos || l.find("==WARNING==") != std::string::npos)
-      lines += (lines.empty() ? "" : "; ") + l;
-  return lines;
+  std::string s = v.summary + first_error(log);
+  if (log.find("timed out after") != std::string::npos &&
+      log.find("waiting for signal") != std::string::npos)
+    s += one_pass
+             ? ". Nsight Compute measures one kernel at a time (the ranks' too), so a kernel that "
+               "waits on a peer's flag cannot finish under it where the peer's kernel must run "
+               "beside it (ranks sharing one GPU): kf::wait's deadline ended it"
+             : ". This metric set takes several passes, and Nsight Compute replays the kernel for "
+               "each, which a kernel that waits on flags does not survive: kf::wait's deadline "
+               "ended it (--metrics time takes one pass)";
+  return s;
 }
 
 void read_ncu(const std::string& exe, const std::vector<int>& ranks, sandbox::Role judge_side,
-              ProfileReport* out) {
+              bool one_pass, ProfileReport* out) {
   std::vector<std::future<std::pair<std::vector<KernelProfile>, std::string>>> jobs;
   for (int r : ranks)
     jobs.push_back(std::async(std::launch::async, [&, r] {
@@ -272,20 +277,25 @@ void read_ncu(const std::string& exe, const std::vector<int>& ranks, sandbox::Ro
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto [k, note] = jobs[i].get();
     const int r = ranks[i];
-    for (const char* f : {"rank{}.ncu-rep", "rank{}.csv", "ncu-rank{}.log"})
+    for (const char* f : {"rank{}.ncu-rep", "rank{}.csv"})
       if (fs::exists(out->dir + "/" + fmt::format(fmt::runtime(f), r)))
         out->raw_files.push_back(out->dir + "/" + fmt::format(fmt::runtime(f), r));
-    out->kernels.insert(out->kernels.end(), k.begin(), k.end());
-    std::string p = note.empty()
-                        ? ncu_log_problem(read_text(fmt::format("{}/ncu-rank{}.log", out->dir, r)))
-                        : note;
-    if (!p.empty()) problems += fmt::format("{}rank {}: {}", problems.empty() ? "" : "; ", r, p);
+    // A launch the run cut short has no duration: it measured nothing.
+    for (const KernelProfile& kp : k)
+      if (kp.get("gpu__time_duration.sum") >= 0) out->kernels.push_back(kp);
+    if (!note.empty())
+      problems += fmt::format("{}rank {}: {}", problems.empty() ? "" : "; ", r, note);
   }
-  out->status = out->kernels.empty() ? ProfileStatus::failed : ProfileStatus::ran;
-  if (problems.find("ERR_NVGPUCTRPERM") != std::string::npos) out->status = ProfileStatus::skipped;
+  const bool correct = out->verdict.status == sandbox::Status::correct;
+  out->status = correct && !out->kernels.empty() ? ProfileStatus::ran : ProfileStatus::failed;
+  if (out->verdict.log.find("ERR_NVGPUCTRPERM") != std::string::npos)
+    out->status = ProfileStatus::skipped;
+  if (out->status != ProfileStatus::ran)
+    problems += (problems.empty() ? "" : "; ") +
+                std::string(out->kernels.empty() ? "no kernel was profiled: "
+                                                 : "the run under ncu did not end correct: ") +
+                ncu_trouble(out->verdict, one_pass);
   out->note = problems;
-  if (out->kernels.empty() && problems.empty())
-    out->note = "no kernel was profiled: " + out->verdict.summary + first_error(out->verdict.log);
 }
 
 void read_sanitizer(const std::vector<int>& ranks, ProfileReport* out) {
@@ -346,11 +356,14 @@ bool profile_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   out->roofline_ms = req.instances.back().roofline_ms;
   if (!sandbox::evaluate(req, &out->verdict, err)) return false;
   out->emulated = out->verdict.emulated;
+  if (opt.tool == Tool::ncu && out->verdict.timed)
+    out->verdict.notes.push_back(
+        "timed under Nsight Compute (one call, measured): not a speed measurement");
   const std::vector<int> ranks = tool_ranks(opt, cfg.world);
   if (opt.tool == Tool::ncu)
     read_ncu(out->tool_path, ranks,
              role == sandbox::Role::baseline ? sandbox::Role::candidate : sandbox::Role::baseline,
-             out);
+             opt.metrics == "time", out);
   else
     read_sanitizer(ranks, out);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

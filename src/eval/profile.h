@@ -23,13 +23,18 @@ namespace eval {
 struct ProfileOptions {
   Tool tool = Tool::ncu;
   // ncu: a named set (metric_set below) or a comma-separated list of ncu's metric names.
-  std::string metrics = "brief";
+  std::string metrics = "time";
   std::vector<int> ranks;  // the ranks run under the tool; empty: all
 };
 
-// The metric names of a set: "brief" (one pass over the counters: duration,
-// throughputs, occupancy, launch shape, stall reasons), "time" (duration and launch
-// shape only), or the words of a comma-separated list. Empty for an unknown set name.
+// The metric names of a set. "time" (the default): each launch's duration and shape
+// (grid, block, registers, the SMs there are), which Nsight Compute reads in one pass.
+// "brief": those, the SM and DRAM throughputs, achieved occupancy, shared memory and
+// the stall reasons; "peers": brief and the NVLink and PCIe bytes. Both take several
+// passes, and ncu replays the kernel for each, which a kernel that waits on flags (a
+// barrier, a peer's signal) does not survive: on the H200 (2026-12-04) brief ended the
+// expert all_reduce at world 1 by kf::wait's deadline, where time measured it. Else the
+// words of a comma-separated list. Empty for an unknown set name.
 std::vector<std::string> metric_set(const std::string& set);
 
 // The Nsight Compute metric of the share of a kernel's active warp cycles stalled for

@@ -224,7 +224,7 @@ std::string limit_of(const KernelProfile& k) {
         "neither the SMs ({:.0f}%) nor HBM ({:.0f}%) is busy: latency or launch "
         "overhead dominates",
         sm, dram);
-  return "not measured (the metric set has no throughputs)";
+  return "not named by this metric set (--metrics brief adds the throughputs and stall reasons)";
 }
 
 std::vector<std::string> feedback_lines(const ProfileReport& r, size_t max_lines) {

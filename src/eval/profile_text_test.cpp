@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "eval/ncu_csv.h"
 #include "eval/sanitizer_log.h"
 #include "kf_build_paths.h"
 
@@ -101,4 +102,52 @@ TEST_CASE("profile text: the limit named from the counters") {
   REQUIRE(top.size() == 2);
   CHECK(top[0].first == "sleeping");
   CHECK(top[1].first == "long_scoreboard");
+}
+
+TEST_CASE("profile text: real Nsight Compute CSVs of the expert kernels (H200, world 1)") {
+  struct Want {
+    const char* file;
+    const char* kernel;  // the candidate's (the longest)
+    double ns, grid, regs;
+    int baseline_kernels;
+  };
+  const Want wants[] = {
+      {"ncu-all_gather-w1-rank0.csv", "kernel(globals)", 25024, 16, 40, 0},
+      {"ncu-all_reduce-w1-rank0.csv", "void one_shot<float>(globals<T1>)", 17760, 32, 32, 0},
+      {"ncu-all_to_all-w1-rank0.csv", "all_to_all::kernel(all_to_all::globals)", 10624, 32, 58, 1},
+      {"ncu-all_gather_gemm-w1-rank0.csv", "ag_gemm::kernel(ag_gemm::globals)", 16544, 128, 167,
+       2}};
+  for (const Want& w : wants) {
+    CAPTURE(w.file);
+    std::vector<KernelProfile> k;
+    std::string err;
+    REQUIRE_MESSAGE(parse_ncu_csv(data(w.file), 0, sandbox::Role::baseline, &k, &err), err);
+    const KernelProfile* cand = nullptr;
+    int base = 0;
+    for (const KernelProfile& x : k) {
+      if (x.side == sandbox::Role::baseline) ++base;
+      if (x.side == sandbox::Role::candidate && x.process == "kforge-runner") cand = &x;
+    }
+    REQUIRE(cand != nullptr);
+    CHECK(cand->kernel == w.kernel);
+    CHECK(cand->get("gpu__time_duration.sum") == doctest::Approx(w.ns).epsilon(0.01));
+    CHECK(cand->get("launch__grid_size") == w.grid);
+    CHECK(cand->get("launch__registers_per_thread") == w.regs);
+    CHECK(cand->get("device__attribute_multiprocessor_count") == 132);
+    CHECK(base == w.baseline_kernels);
+  }
+  // The model's lines for all_gather: 16 blocks on 132 SMs is what the counters name.
+  ProfileReport r;
+  r.tool = Tool::ncu;
+  r.status = ProfileStatus::ran;
+  r.roofline_ms = 0.00195;
+  std::string err;
+  REQUIRE(parse_ncu_csv(data("ncu-all_gather-w1-rank0.csv"), 0, sandbox::Role::baseline, &r.kernels,
+                        &err));
+  std::string text = joined(feedback_lines(r, 8));
+  INFO(text);
+  CHECK(has(text, "your kernel kernel: 25 us"));
+  CHECK(has(text, "16 blocks of 256 threads on 132 SMs, 40 registers/thread"));
+  CHECK(has(text, "Limit: too few blocks: 16 blocks leave 116 of 132 SMs idle"));
+  CHECK(has(text, "roofline"));
 }
