@@ -3,6 +3,9 @@
 
 #include <fmt/core.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "eval/profile.h"
 #include "eval/profile_text.h"
 
@@ -36,15 +39,18 @@ bool differs_between_calls(const sandbox::Verdict& v) {
 
 }  // namespace
 
-bool profile_wanted(ProfileMode mode, const sandbox::Verdict& v, eval::Tool* tool) {
+bool profile_wanted(ProfileMode mode, const sandbox::Verdict& v, const std::string& source,
+                    eval::Tool* tool) {
   using sandbox::Status;
   if (mode == ProfileMode::never) return false;
   const bool always = mode == ProfileMode::always;
   if (v.status == Status::correct) return (*tool = eval::Tool::ncu, true);
   if (v.status == Status::crash && (always || bad_address(v)))
     return (*tool = eval::Tool::memcheck, true);
+  // racecheck sees shared-memory races: worth a rerun for a kernel that has shared memory.
+  const bool shared = source.find("__shared__") != std::string::npos;
   if (v.status == Status::unstable ||
-      (v.status == Status::mismatch && (always || differs_between_calls(v))))
+      (v.status == Status::mismatch && (always || shared || differs_between_calls(v))))
     return (*tool = eval::Tool::racecheck, true);
   return false;
 }
@@ -53,7 +59,10 @@ bool profile_step(const eval::EvalConfig& cfg, ProfileMode mode, int turn, const
                   const sandbox::Verdict& v, ProfileStep* out, std::string* err) {
   *out = ProfileStep{};
   eval::ProfileOptions opt;
-  if (!profile_wanted(mode, v, &opt.tool)) return true;
+  std::ifstream in(file);
+  std::stringstream source;
+  source << in.rdbuf();
+  if (!profile_wanted(mode, v, source.str(), &opt.tool)) return true;
   out->ran = true;
   eval::ProfileReport r;
   r.tool = opt.tool;

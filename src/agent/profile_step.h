@@ -2,8 +2,9 @@
 // verdict and the model's next prompt. With auto, a correct but slow candidate is run
 // once more under Nsight Compute and the prompt gains a few lines that name what limits
 // it; a crash on an illegal address is rerun under compute-sanitizer memcheck, and a
-// result that differs between calls under racecheck, and the first report (with file
-// and line) goes into the prompt. always: every correct candidate is profiled and every
+// result that differs between calls (or a mismatch of a kernel with shared memory, the
+// races racecheck sees) under racecheck, and the first report (with file and line) goes
+// into the prompt. always: every correct candidate is profiled and every
 // crash and mismatch rerun. never (the default): nothing runs and nothing changes. What
 // ran, what it cost and what it found (or why it could not run: no tool, the host
 // backend) is the trajectory's `profile` event.
@@ -35,8 +36,9 @@ namespace agent {
 
 KF_ENUM_JSON(ProfileMode)
 
-// The tool verdict v calls for under `mode`; false for none.
-bool profile_wanted(ProfileMode mode, const sandbox::Verdict& v, eval::Tool* tool);
+// The tool verdict v of the kernel `source` calls for under `mode`; false for none.
+bool profile_wanted(ProfileMode mode, const sandbox::Verdict& v, const std::string& source,
+                    eval::Tool* tool);
 
 // What one profile step did: the lines for the next prompt ("" when nothing is to be
 // said) and the trajectory's event.

@@ -23,18 +23,18 @@ sandbox::Verdict verdict(sandbox::Status s) {
 TEST_CASE("profile step: never asks for nothing; auto for slow, bad addresses and unstable") {
   eval::Tool t;
   for (auto s : {sandbox::Status::correct, sandbox::Status::crash, sandbox::Status::unstable})
-    CHECK_FALSE(profile_wanted(ProfileMode::never, verdict(s), &t));
-  REQUIRE(profile_wanted(ProfileMode::automatic, verdict(sandbox::Status::correct), &t));
+    CHECK_FALSE(profile_wanted(ProfileMode::never, verdict(s), "", &t));
+  REQUIRE(profile_wanted(ProfileMode::automatic, verdict(sandbox::Status::correct), "", &t));
   CHECK(t == eval::Tool::ncu);
   sandbox::Verdict crash = verdict(sandbox::Status::crash);
   crash.failures.push_back({});
   crash.failures.back().message =
       "CUDA error after kf_run: an illegal memory access was encountered";
-  REQUIRE(profile_wanted(ProfileMode::automatic, crash, &t));
+  REQUIRE(profile_wanted(ProfileMode::automatic, crash, "", &t));
   CHECK(t == eval::Tool::memcheck);
-  CHECK_FALSE(profile_wanted(ProfileMode::automatic, verdict(sandbox::Status::crash), &t));
-  CHECK(profile_wanted(ProfileMode::always, verdict(sandbox::Status::crash), &t));
-  REQUIRE(profile_wanted(ProfileMode::automatic, verdict(sandbox::Status::unstable), &t));
+  CHECK_FALSE(profile_wanted(ProfileMode::automatic, verdict(sandbox::Status::crash), "", &t));
+  CHECK(profile_wanted(ProfileMode::always, verdict(sandbox::Status::crash), "", &t));
+  REQUIRE(profile_wanted(ProfileMode::automatic, verdict(sandbox::Status::unstable), "", &t));
   CHECK(t == eval::Tool::racecheck);
   // A mismatch: only when its failures differ between calls (or always).
   sandbox::Verdict mm = verdict(sandbox::Status::mismatch);
@@ -44,11 +44,14 @@ TEST_CASE("profile step: never asks for nothing; auto for slow, bad addresses an
   f.bad_count = 3;
   mm.failures = {f, f};
   mm.failure_ranks = {0, 0};
-  CHECK_FALSE(profile_wanted(ProfileMode::automatic, mm, &t));
+  CHECK_FALSE(profile_wanted(ProfileMode::automatic, mm, "", &t));
   mm.failures[1].bad_count = 736;
-  CHECK(profile_wanted(ProfileMode::automatic, mm, &t));
-  CHECK(profile_wanted(ProfileMode::always, verdict(sandbox::Status::mismatch), &t));
-  CHECK_FALSE(profile_wanted(ProfileMode::always, verdict(sandbox::Status::timeout), &t));
+  CHECK(profile_wanted(ProfileMode::automatic, mm, "", &t));
+  mm.failures[1].bad_count = 3;  // the same every call, but the kernel has shared memory
+  CHECK(profile_wanted(ProfileMode::automatic, mm, "__shared__ float tile[256];", &t));
+  CHECK(t == eval::Tool::racecheck);
+  CHECK(profile_wanted(ProfileMode::always, verdict(sandbox::Status::mismatch), "", &t));
+  CHECK_FALSE(profile_wanted(ProfileMode::always, verdict(sandbox::Status::timeout), "", &t));
 }
 
 TEST_CASE("profile step: a missing ncu is a note in the event, and nothing for the model") {
