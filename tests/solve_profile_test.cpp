@@ -36,4 +36,8 @@ TEST_CASE("solve --profile: never changes nothing; always notes the skipped tool
   CHECK((*ev[0])["tool"] == "racecheck");
   CHECK((*ev[0])["status"] == "skipped");
   CHECK((*ev[0])["note"].get<std::string>().find("host backend") != std::string::npos);
+  // kforge show says so too.
+  std::string shown;
+  CHECK(h.kforge({"show", always.trajectory_path}, &shown) == 0);
+  CHECK(shown.find("profile: racecheck skipped (0.0 s): the host backend") != std::string::npos);
 }

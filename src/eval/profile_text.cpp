@@ -213,7 +213,8 @@ std::string limit_of(const KernelProfile& k) {
   auto stalls = top_stalls(k, 1);
   if (dram >= 60) return fmt::format("HBM bandwidth (DRAM at {:.0f}% of peak)", dram);
   if (sm >= 60) return fmt::format("the SMs' throughput ({:.0f}% of peak)", sm);
-  if (sms > 0 && blocks > 0 && blocks < sms)
+  // Under half the SMs busy is a launch-shape limit whatever else holds.
+  if (sms > 0 && blocks > 0 && 2 * blocks <= sms)
     return fmt::format("too few blocks: {:.0f} blocks leave {:.0f} of {:.0f} SMs idle", blocks,
                        sms - blocks, sms);
   if (!stalls.empty() && stalls[0].second >= 30)
