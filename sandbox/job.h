@@ -117,6 +117,14 @@ struct Job {
   // file before loading them (rank/build_gate.h).
   std::string build_gate;
   Limits limits;
+  // Under a tool (kforge profile, a sanitizer rerun: src/eval/profile.h). `profile`: the
+  // timing phase runs its warm-up, then exactly one timed iteration, each side's call
+  // inside an NVTX range named kf_profile, the only calls Nsight Compute is told to
+  // profile. `under_tool`: the ranks run inside ncu or compute-sanitizer, whose injected
+  // library needs the candidate's process to write the sandbox's private /tmp and open
+  // local sockets (rank/harden.h: the runner is otherwise denied both).
+  bool profile = false;
+  bool under_tool = false;
 };
 
 // A failure seen by one rank. `kind` is a verdict name of DESIGN.md.
@@ -207,7 +215,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, di
                                                 params, str_params, tensors, seed, fixed_inputs,
                                                 trials, calls, stagger_ms, race_calls, time, timing,
                                                 warmup, iters, verify_every, l2_flush_bytes,
-                                                workspace_bytes, shm_prefix, build_gate, limits)
+                                                workspace_bytes, shm_prefix, build_gate, limits,
+                                                profile, under_tool)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
                                                 max_ms, off_stream, unconfirmed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,

@@ -103,16 +103,30 @@ std::vector<std::string> scrubbed_env(const std::string& scratch, bool allow_mul
 }
 
 std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchOptions& opt) {
-  std::vector<std::string> a = {opt.mpirun,        "-np",       std::to_string(jobs.at(0).world),
-                                "--oversubscribe", "--bind-to", "none"};
+  std::vector<std::string> a = {opt.mpirun, "--oversubscribe", "--bind-to", "none"};
   for (auto& [k, v] : opt.mca) {
     a.push_back("--mca");
     a.push_back(k);
     a.push_back(v);
   }
   a.insert(a.end(), opt.extra_args.begin(), opt.extra_args.end());
-  a.push_back(opt.rank_binary);
-  for (const Job& job : jobs) a.push_back(job.dir + "/job.json");
+  // Under a wrapper for some ranks only: one MPMD segment per run of ranks started alike
+  // (`-np 1 ncu ... kforge-rank J : -np 1 kforge-rank J`); MPI numbers them in order.
+  const int world = jobs.at(0).world;
+  const auto& w = opt.wrapped_ranks;
+  auto wrapped = [&](int r) {
+    return !opt.rank_wrapper.empty() && (w.empty() || std::find(w.begin(), w.end(), r) != w.end());
+  };
+  for (int r = 0; r < world;) {
+    int n = 1;
+    while (r + n < world && wrapped(r + n) == wrapped(r)) ++n;
+    if (r > 0) a.push_back(":");
+    a.insert(a.end(), {"-np", std::to_string(n)});
+    if (wrapped(r)) a.insert(a.end(), opt.rank_wrapper.begin(), opt.rank_wrapper.end());
+    a.push_back(opt.rank_binary);
+    for (const Job& job : jobs) a.push_back(job.dir + "/job.json");
+    r += n;
+  }
   return a;
 }
 
@@ -268,6 +282,7 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
   std::string runner_binary =
       o.rank_binary.substr(0, o.rank_binary.rfind('/') + 1) + "kforge-runner";
   jail.read_only = {o.rank_binary, runner_binary};
+  jail.read_only.insert(jail.read_only.end(), o.read_only.begin(), o.read_only.end());
   if (!job.build_gate.empty()) {
     // The libraries are not built yet: their folder, which kforge fills from outside.
     jail.read_only.push_back(fs::path(job.build_gate).parent_path().string());
@@ -300,6 +315,7 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   if (!jobs[0].build_gate.empty()) dog.total_s += jobs[0].limits.build_s;
   dog.binary_name = fs::path(opt.rank_binary).filename().string();
   dog.kill_ranks = !private_shm;
+  if (opt.linger_s > 0) dog.linger_s = opt.linger_s;
   dog.out = &last;
   LaunchOptions o = opt;
   const std::string shm_name = place_mpi_segments(jobs[0], private_shm, &o);

@@ -39,6 +39,15 @@ struct LaunchOptions {
   uint64_t memory_bytes = default_job_memory();
   int max_pids = 4096;  // threads count: a CUDA rank has dozens
   static uint64_t default_job_memory();
+  // A program every rank runs under (Nsight Compute, compute-sanitizer: src/eval/
+  // profile.h): its command line up to the rank program, which follows it. Only the
+  // ranks in wrapped_ranks (all when empty) run under it; the others start as always.
+  std::vector<std::string> rank_wrapper;
+  std::vector<int> wrapped_ranks;
+  std::vector<std::string> read_only;  // more paths the sandbox shows (the tool's folder)
+  // How long the launch may stay up after every rank is done (0: the watchdog's own,
+  // kLingerS): a tool writes its report then.
+  double linger_s = 0;
 };
 
 // A rank's last status file (status/rank<R>).

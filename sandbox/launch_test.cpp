@@ -91,11 +91,34 @@ TEST_CASE("launch: mpirun command line") {
   o.rank_binary = "/bin/kforge-rank";
   auto a = mpirun_argv({j}, o);
   CHECK(a[0] == "mpirun");
-  CHECK(a[1] == "-np");
-  CHECK(a[2] == "4");
+  auto np = std::find(a.begin(), a.end(), "-np");
+  REQUIRE(np + 1 < a.end());
+  CHECK(np[1] == "4");
+  CHECK(std::find(a.begin(), a.end(), ":") == a.end());
   CHECK(std::find(a.begin(), a.end(), "--oversubscribe") != a.end());
   CHECK(a[a.size() - 2] == "/bin/kforge-rank");
   CHECK(a.back() == "/r/job.json");
+}
+
+TEST_CASE("launch: a wrapper on some ranks makes one MPMD segment per run of ranks") {
+  Job j;
+  j.world = 4;
+  j.dir = "/r";
+  LaunchOptions o;
+  o.rank_binary = "/bin/kforge-rank";
+  o.rank_wrapper = {"/t/ncu", "-o", "x"};
+  o.wrapped_ranks = {1, 2};
+  auto a = mpirun_argv({j}, o);
+  std::string line;
+  for (auto& w : a) line += w + " ";
+  CHECK(line.find("-np 1 /bin/kforge-rank /r/job.json : -np 2 /t/ncu -o x /bin/kforge-rank "
+                  "/r/job.json : -np 1 /bin/kforge-rank /r/job.json ") != std::string::npos);
+  o.wrapped_ranks.clear();  // every rank
+  a = mpirun_argv({j}, o);
+  line.clear();
+  for (auto& w : a) line += w + " ";
+  CHECK(line.find("-np 4 /t/ncu -o x /bin/kforge-rank /r/job.json ") != std::string::npos);
+  CHECK(line.find(" : ") == std::string::npos);
 }
 
 TEST_CASE("launch: a missing rank program is an error") {

@@ -64,7 +64,7 @@ bool Watchdog::operator()(std::string* reason) {
   for (auto& s : all)
     done_since =
         s.present && s.phase == "done" && done_since >= 0 ? std::max(done_since, s.since_ms) : -1;
-  if (done_since > 0 && nms - done_since > 1000 * kLingerS) {
+  if (done_since > 0 && nms - done_since > 1000 * linger_s) {
     out->lingering = true;
     *reason = fmt::format(
         "every rank had finished {:.1f} s before, but a process the candidate started "

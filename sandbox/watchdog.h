@@ -21,11 +21,12 @@ constexpr double kLingerS = 3.0;
 struct Watchdog {
   std::vector<std::string> dirs;  // the jobs' folders, in launch order
   int world = 1;
-  double bootstrap_s = 0;    // a rank with no status file after this long is stuck
-  double total_s = 0;        // the launch's limit (0: none)
-  std::string binary_name;   // kforge-rank: a pid is killed only when it still runs it
-  bool kill_ranks = true;    // false when the pids in status files are not ours (bwrap)
-  RunResult* out = nullptr;  // gets stuck, limit_s, lingering
+  double bootstrap_s = 0;      // a rank with no status file after this long is stuck
+  double total_s = 0;          // the launch's limit (0: none)
+  std::string binary_name;     // kforge-rank: a pid is killed only when it still runs it
+  bool kill_ranks = true;      // false when the pids in status files are not ours (bwrap)
+  RunResult* out = nullptr;    // gets stuck, limit_s, lingering
+  double linger_s = kLingerS;  // longer under a tool that writes its report after the ranks
 
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_check = t0 - std::chrono::seconds(1);

@@ -178,7 +178,7 @@ TEST_CASE(
   // A fresh cache: each source really goes through nvcc on this machine.
   std::string cache = temp_dir("cache");
   std::string env = "KFORGE_CACHE=" + cache;
-  for (const char* f : {"deadlock.cu", "deadline.cu"}) {
+  for (const char* f : {"deadlock.cu", "deadline.cu", "oob.cu", "race.cu"}) {
     Run dl =
         kforge("eval all_reduce " + kRoot + "/tests/kernels/cuda/" + f + " --compile-only", env);
     CHECK_MESSAGE(dl.code == 0, f, ": ", dl.out);

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "profile_range.h"
 #include "status.h"
 
 namespace sandbox::rank {
@@ -29,6 +30,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
   q.calls = calls;
   q.timed = timed ? 1 : 0;
   q.bump_used = c.bump.used;
+  q.profile = c.profile_call ? 1 : 0;
   RunnerCall rc = call_runner(c, q);
   if (!rc.replied && rc.signal > 0) {
     // The crash file, as when the candidate ran in this process: "signal 11 (SIGSEGV) in
@@ -92,9 +94,12 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
     return kFatal;
   }
   int rc = 0;
-  for (int i = 0; i < calls && rc == 0; ++i) {
-    fresh();
-    rc = fn(c.comm_call, c.tensors);
+  {
+    ProfileRange range(c.profile_call);
+    for (int i = 0; i < calls && rc == 0; ++i) {
+      fresh();
+      rc = fn(c.comm_call, c.tensors);
+    }
   }
   bool ok = timed ? c.be->timer_stop(timed, &err) : c.be->synchronize(&err);
   if (ok && timed) timed->ms /= calls;

@@ -67,6 +67,9 @@ struct Ctx {
   RunReport run;  // rank 0 only
   Outcome outcome = kOk;
   bool crashed = false;  // the runner died by a signal: the crash file tells it
+  // The call being made is the one a profile is of (job.h `profile`): inside the NVTX
+  // range kf_profile (rank/profile_range.h), in this process or the runner.
+  bool profile_call = false;
 
   const JobTensor& jt(size_t i) const { return job.tensors[i]; }
   const std::vector<int64_t>& shape(size_t i, int r) const {

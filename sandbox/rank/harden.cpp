@@ -169,6 +169,9 @@ void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes) {
       break;
     }
   }
+  // Under ncu or compute-sanitizer (job.h `under_tool`) their injected library keeps its
+  // files in the sandbox's private /tmp.
+  if (jobs.at(0).under_tool) writable.push_back("/tmp");
   harden_process(jobs.at(0).dir + "/scratch", cpu_s, writable, false, notes);
 }
 

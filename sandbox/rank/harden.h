@@ -13,7 +13,8 @@ namespace sandbox::rank {
 //  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU the jobs' limits.total_s + 60 s (a
 //    backstop behind the host side's watchdog);
 //  - Landlock (best effort, Linux >= 5.13): writes only beneath each job's <dir>, /dev (device
-//    nodes, /dev/shm) and OpenMPI's session directory; reads stay allowed everywhere.
+//    nodes, /dev/shm) and OpenMPI's session directory (and the sandbox's private /tmp
+//    under a tool: job.h `under_tool`); reads stay allowed everywhere.
 //    It binds this thread and the threads and processes it starts from here on (the
 //    candidate runs on this thread), not threads MPI or CUDA started earlier.
 //  - a seccomp filter on every thread (seccomp.cpp): no exec, no new process (threads

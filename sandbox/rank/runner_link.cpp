@@ -157,6 +157,7 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   in.candidate_lib = c.job.candidate_lib;
   in.scratch = c.job.dir + "/scratch";
   in.cpu_limit_s = (c.job.limits.total_s > 0 ? c.job.limits.total_s : 600) + 60;
+  in.under_tool = c.job.under_tool;
   std::string text = nlohmann::json(in).dump();
   iovec iov{text.data(), text.size()};
   msghdr m{};

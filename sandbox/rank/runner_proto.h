@@ -59,6 +59,7 @@ struct Request {
   int32_t calls = 1;
   int32_t timed = 0;
   uint64_t bump_used = 0;
+  int32_t profile = 0;  // kRun: inside the NVTX range kf_profile (job.h `profile`)
 };
 
 struct Reply {
@@ -99,10 +100,11 @@ struct Init {
   std::string candidate_lib;
   std::string scratch;  // the only place the runner may write files
   double cpu_limit_s = 660;
+  bool under_tool = false;  // job.h: /tmp writable and local sockets allowed
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Init, backend, rank, world, local_rank, emulated, heap_bytes,
                                    ipc_handles, tensors, params, workspace_offset, workspace_bytes,
-                                   candidate_lib, scratch, cpu_limit_s)
+                                   candidate_lib, scratch, cpu_limit_s, under_tool)
 
 // One datagram from `fd` into buf. With spin_ms > 0 it polls that long before it sleeps
 // in recv: a process woken from a long sleep is late by tens of microseconds (30-40 us

@@ -22,6 +22,7 @@
 #include "fatal_signals.h"
 #include "harden.h"
 #include "lib.h"
+#include "profile_range.h"
 #include "runner_proto.h"
 
 namespace sandbox::runner {
@@ -87,10 +88,14 @@ bool receive_init(Init* init, std::vector<int>* fds, std::string* err) {
 // Everything the candidate never needs, given up before it is loaded: the judge's steps
 // (rank/harden.h), with writes only beneath scratch and /dev (CUDA opens device nodes
 // read-write as it goes) and no socket at all. What could not be applied is said on
-// stderr, which mpirun passes on.
+// stderr, which mpirun passes on. Under ncu or compute-sanitizer their injected library,
+// which lives in this process, keeps files in the sandbox's private /tmp and talks to its
+// front end over a local socket: those two stay allowed then (job.h `under_tool`).
 void harden(const Init& init) {
   std::vector<std::string> notes;
-  rank::harden_process(init.scratch, init.cpu_limit_s, {init.scratch, "/dev"}, true, &notes);
+  std::vector<std::string> writable = {init.scratch, "/dev"};
+  if (init.under_tool) writable.push_back("/tmp");
+  rank::harden_process(init.scratch, init.cpu_limit_s, writable, !init.under_tool, &notes);
   for (const std::string& n : notes)
     if (n.find("unavailable") != std::string::npos || n.find("cannot") != std::string::npos ||
         n.find("failed") != std::string::npos)
@@ -184,6 +189,7 @@ Reply serve(Runner& r, const Request& q) {
     int calls = setup || q.calls < 1 ? 1 : q.calls;
     if (setup) r.bump.used = q.bump_used;
     if (fn && q.timed) ok = r.dev->timer_start(&err);
+    rank::ProfileRange range(q.profile != 0);
     for (int i = 0; ok && fn && i < calls && rep.rc == 0; ++i) {
       // Fresh copies before every call: one that scribbles on its structs cannot break
       // the next.

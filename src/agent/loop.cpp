@@ -121,6 +121,8 @@ class Run {
     }
     std::string feedback;
     if (!render_feedback(cfg_.prompts_dir, v, turn, cfg_.target, &feedback, err)) return Step::fail;
+    if (!profile(turn, v, &feedback, err)) return Step::fail;
+    if (sandbox::stop_requested()) return after_cut(turn, "eval", before, source, err);
     Decision d = obs_.between_turns(source, prev_source_, res_.best_source, v);
     prev_source_ = source;
     if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // Ctrl-C at the menu
@@ -420,6 +422,24 @@ class Run {
     }
     emit(turn, "verdict", v->summary, res_.tokens_in + res_.tokens_out, v);
     return Step::ok;
+  }
+
+  // --profile: the candidate once more under the tool its verdict calls for; what it found
+  // joins the feedback, what ran and what it cost goes to the trajectory.
+  bool profile(int turn, const sandbox::Verdict& v, std::string* feedback, std::string* err) {
+    if (cfg_.profile == ProfileMode::never || cfg_.foreign) return true;  // kforge's ABI only
+    std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn,
+                                   eval::kernel_extension(cfg_.eval.backend));
+    ProfileStep step;
+    if (!profile_step(cfg_.eval, cfg_.profile, turn, fs::absolute(file).string(), v, &step, err))
+      return (tw_.event("internal_error", {{"turn", turn}, {"message", *err}}), false);
+    if (!step.ran || sandbox::stop_requested()) return true;
+    tw_.event("profile", step.event);
+    emit(turn, "profile",
+         fmt::format("{} {} ({:.1f} s)", step.event["tool"].get<std::string>(),
+                     step.event["status"].get<std::string>(), step.event["seconds"].get<double>()));
+    *feedback += step.feedback;
+    return true;
   }
 
   void finish() {

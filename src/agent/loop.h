@@ -15,6 +15,7 @@
 #include "agent/model.h"
 #include "agent/observer.h"
 #include "agent/reply.h"
+#include "agent/profile_step.h"
 #include "eval/eval.h"
 #include "sandbox/verdict.h"
 #include "suite/topology.h"
@@ -53,6 +54,8 @@ struct SolveConfig {
   std::string baseline_time;           // for the task prompt: measured, or why not
   double command_timeout_s = 120;      // agent mode: one command
   std::vector<std::string> agent_env;  // agent mode: extra "K=V" for the commands
+  // What a verdict sends under a GPU tool before the next prompt (agent/profile_step.h).
+  ProfileMode profile = ProfileMode::never;
 };
 
 struct SolveResult {

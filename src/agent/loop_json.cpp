@@ -95,7 +95,8 @@ nlohmann::json solve_config_json(const SolveConfig& c) {
             {"reply_max_tokens", c.reply_max_tokens},
             {"llm_seed", c.llm_seed},
             {"workspace", c.workspace},
-            {"command_timeout_s", c.command_timeout_s}};
+            {"command_timeout_s", c.command_timeout_s},
+            {"profile", c.profile}};
   if (c.foreign) {  // the suite's evaluator has its own options; the header names the suite
     j["suite"] = c.foreign->suite;
     j["eval"] = {{"problem", c.foreign->problem}, {"world", e.world}};

@@ -63,6 +63,16 @@ std::string summary_text(const json& e) {
   return out;
 }
 
+// A --profile event: the tool, how it went and what it cost, then its lines for the model.
+std::string profile_text(const json& e) {
+  std::string s = fmt::format("  profile: {} {} ({:.1f} s){}\n", e.value("tool", ""),
+                              e.value("status", ""), e.value("seconds", 0.0),
+                              e.value("note", "").empty() ? "" : ": " + e.value("note", ""));
+  if (e.value("status", "") == "ran" && e.contains("lines"))
+    for (const auto& l : e["lines"]) s += "    " + l.get<std::string>() + "\n";
+  return s;
+}
+
 }  // namespace
 
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a) {
@@ -144,6 +154,8 @@ std::string render_trajectory(const trace::Run& run, bool full, const std::strin
     } else if (type == "budget") {
       out += fmt::format("  budget spent: {} ({}; during the {})\n", e.value("budget", ""),
                          e.value("note", ""), e.value("phase", ""));
+    } else if (type == "profile") {
+      out += profile_text(e);
     } else if (type == "internal_error") {
       out += fmt::format("  kforge error: {}\n", e.value("message", ""));
     } else if (type == "summary") {

@@ -292,6 +292,11 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
                 "the model's sampling seed, sent with every request (OpenAI-compatible servers; "
                 "kforge sweep passes each sample's index)")
       ->check(CLI::NonNegativeNumber);
+  s->add_option("--profile", a->profile,
+                "never (default), auto (a correct but slow candidate under Nsight Compute, a "
+                "crash on a bad address or a result that differs between calls under "
+                "compute-sanitizer; what it finds goes into the next prompt), or always")
+      ->check(CLI::IsMember({"never", "auto", "always"}));
   add_eval_options(s, &a->opt);
   return s;
 }
@@ -332,6 +337,7 @@ int cmd_solve(const SolveArgs& a) {
   cfg.reply_max_tokens = a.reply_max_tokens;
   cfg.llm_seed = a.llm_seed;
   cfg.command_timeout_s = a.command_timeout_s;
+  sandbox::parse_enum(a.profile, &cfg.profile);  // CLI11 checked the word
   cfg.prompts_dir = agent::default_prompts_dir();
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -35,6 +35,7 @@ struct SolveArgs {
   double command_timeout_s = 120;
   int reply_max_tokens = 0;
   int64_t llm_seed = -1;  // >= 0: the model's sampling seed (kforge sweep: the sample's index)
+  std::string profile = "never";  // never | auto | always (agent/profile_step.h)
 };
 
 // Adds the `solve` subcommand to app.

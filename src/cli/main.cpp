@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cli/cmd_profile.h"
 #include "cli/cmd_replay.h"
 #include "cli/cmd_show.h"
 #include "cli/cmd_solve.h"
@@ -84,6 +85,8 @@ int dispatch(int argc, char** argv) {
 
   cli::SolveArgs solve_args;
   CLI::App* solve = cli::add_solve_command(app, &solve_args);
+  cli::ProfileArgs profile_args;
+  CLI::App* profile = cli::add_profile_command(app, &profile_args);
   cli::ReplayArgs replay_args;
   CLI::App* replay = cli::add_replay_command(app, &replay_args);
   cli::ShowArgs show_args;
@@ -130,6 +133,7 @@ int dispatch(int argc, char** argv) {
   if (problems->parsed()) return cli::cmd_problems(problems_args);
   if (solve->parsed()) return cli::cmd_solve(solve_args);
   if (replay->parsed()) return cli::cmd_replay(replay_args);
+  if (profile->parsed()) return cli::cmd_profile(profile_args);
   if (show->parsed()) return cli::cmd_show(show_args);
   if (tune->parsed()) return cli::cmd_tune(tune_args);
   if (sweep.status->parsed()) return cli::cmd_sweep_status(sweep_args);

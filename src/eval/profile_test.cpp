@@ -1,0 +1,104 @@
+// eval/profile_test.cpp: what runs under which tool, and what happens where a tool is
+// missing (no GPU needed: nothing here launches a rank).
+#include "eval/profile.h"
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "kf_build_paths.h"
+#include "suite/paths.h"
+
+using namespace eval;
+
+namespace {
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// Sets an environment variable for the test's scope.
+struct EnvVar {
+  std::string name;
+  EnvVar(const std::string& n, const std::string& v) : name(n) { setenv(n.c_str(), v.c_str(), 1); }
+  ~EnvVar() { unsetenv(name.c_str()); }
+};
+
+}  // namespace
+
+TEST_CASE("profile: the metric sets; a word that is no set and no metric is none") {
+  auto brief = metric_set("brief");
+  CHECK(std::count(brief.begin(), brief.end(), "gpu__time_duration.sum") == 1);
+  CHECK(std::count(brief.begin(), brief.end(), stall_metric("sleeping")) == 1);
+  CHECK(metric_set("time").size() < brief.size());
+  CHECK(metric_set("a__b.sum,c__d.max") == std::vector<std::string>{"a__b.sum", "c__d.max"});
+  CHECK(metric_set("bogus").empty());
+}
+
+TEST_CASE("profile: ncu's command line profiles only the kf_profile range, one report per rank") {
+  auto w = tool_wrapper(Tool::ncu, "/t/ncu", "/r/full/profile", {"m1", "m2"});
+  std::string line;
+  for (auto& a : w) line += a + " ";
+  CHECK(w[0] == "/t/ncu");
+  CHECK(has(line, "--clock-control none"));
+  CHECK(has(line, "--target-processes all"));
+  CHECK(has(line, "--nvtx --nvtx-include kf_profile]"));
+  CHECK(has(line, "--metrics m1,m2"));
+  CHECK(has(line, "-o /r/full/profile/rank%q{OMPI_COMM_WORLD_RANK}"));
+  auto s = tool_wrapper(Tool::racecheck, "/t/compute-sanitizer", "/r/small/profile", {});
+  line.clear();
+  for (auto& a : s) line += a + " ";
+  CHECK(has(line, "--tool racecheck"));
+  CHECK(has(line, "--log-file /r/small/profile/sanitizer-rank%q{OMPI_COMM_WORLD_RANK}.log"));
+}
+
+TEST_CASE("profile: a tool named by its variable but missing says which and what to do") {
+  EnvVar v("KFORGE_NCU", "/nonexistent/ncu");
+  std::string why;
+  CHECK(find_tool(Tool::ncu, &why).empty());
+  CHECK(has(why, "KFORGE_NCU=/nonexistent/ncu is not an executable file"));
+}
+
+TEST_CASE("profile: where no ncu is installed, the note names the places looked in") {
+  // Only meaningful on a machine without Nsight Compute (CI's); elsewhere find_tool finds it.
+  const std::string cuda_bin = std::string(KF_NVCC).substr(0, std::string(KF_NVCC).rfind('/'));
+  if (access((cuda_bin + "/ncu").c_str(), X_OK) == 0 || access("/opt/nvidia", F_OK) == 0 ||
+      access("/usr/local/cuda/bin/ncu", X_OK) == 0)
+    return;
+  EnvVar path("PATH", "/nonexistent");
+  std::string why;
+  CHECK(find_tool(Tool::ncu, &why).empty());
+  CHECK(has(why, "ncu not found"));
+  CHECK(has(why, "KFORGE_NCU"));
+}
+
+TEST_CASE("profile: a missing tool or the host backend skips the run with a note, not a failure") {
+  EvalConfig cfg;
+  cfg.paths = suite::default_paths();
+  std::string err;
+  REQUIRE(suite::load_problem(cfg.paths.problems_dir + "/all_reduce", &cfg.problem, &err));
+  cfg.backend = sandbox::Backend::cuda;
+  ProfileReport r;
+  {
+    EnvVar v("KFORGE_NCU", "/nonexistent/ncu");
+    REQUIRE(profile_file(cfg, cfg.problem.dir + "/solution.cu", sandbox::Role::candidate, {}, &r,
+                         &err));
+  }
+  CHECK(r.status == ProfileStatus::skipped);
+  CHECK(has(r.note, "KFORGE_NCU"));
+  CHECK(r.dir.empty());  // nothing ran
+  cfg.backend = sandbox::Backend::host;
+  ProfileOptions memcheck;
+  memcheck.tool = Tool::memcheck;
+  REQUIRE(profile_file(cfg, cfg.problem.dir + "/examples/host.cpp", sandbox::Role::candidate,
+                       memcheck, &r, &err));
+  CHECK(r.status == ProfileStatus::skipped);
+  CHECK(has(r.note, "host backend"));
+  ProfileOptions bad;
+  bad.metrics = "bogus";
+  CHECK_FALSE(profile_file(cfg, cfg.problem.dir + "/examples/host.cpp", sandbox::Role::candidate,
+                           bad, &r, &err));
+  CHECK(has(err, "--metrics bogus"));
+}
