@@ -32,8 +32,8 @@ struct ProfileOptions {
 // "brief": those, the SM and DRAM throughputs, achieved occupancy, shared memory and
 // the stall reasons; "peers": brief and the NVLink and PCIe bytes. Both take several
 // passes, and ncu replays the kernel for each, which a kernel that waits on flags (a
-// barrier, a peer's signal) does not survive: on the H200 (2026-12-04) brief ended the
-// expert all_reduce at world 1 by kf::wait's deadline, where time measured it. Else the
+// barrier, a peer's signal) does not survive: on the H200 (2026-12-04) brief ended an
+// expert collective at world 1 by kf::wait's deadline, where time measured it. Else the
 // words of a comma-separated list. Empty for an unknown set name.
 std::vector<std::string> metric_set(const std::string& set);
 
