@@ -143,6 +143,26 @@ bool native_problem(const SolveArgs& a, const suite::Paths& paths, eval::EvalCon
   return eval::make_request(*e, "/dev/null", sandbox::Role::candidate, &probe, err);
 }
 
+// The loop's own options from the command line: mode, target, budgets, profile, prompts,
+// and what agent-mode commands are told of kforge.
+void loop_options(const SolveArgs& a, const suite::Paths& paths, agent::SolveConfig* cfg) {
+  cfg->mode = a.mode;
+  cfg->target = a.target;
+  cfg->max_turns = a.max_turns;
+  cfg->max_tokens = a.max_tokens;
+  cfg->max_cost_usd = a.max_cost;
+  cfg->max_wall_s = a.max_wall;
+  cfg->reply_max_tokens = a.reply_max_tokens;
+  cfg->llm_seed = a.llm_seed;
+  cfg->command_timeout_s = a.command_timeout_s;
+  sandbox::parse_enum(a.profile, &cfg->profile);  // CLI11 checked the word
+  cfg->prompts_dir = agent::default_prompts_dir();
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) cfg->agent_env.push_back("KFORGE_BIN=" + std::string(self, static_cast<size_t>(n)));
+  cfg->agent_env.push_back("KFORGE_ROOT=" + paths.source_root);
+}
+
 // The exit code of a finished run: 128+N after signal N, else by how it ended.
 int exit_code_of(const agent::SolveResult& r, bool ok) {
   if (r.exit_reason == "interrupted" && r.interrupt_signal)
@@ -328,21 +348,7 @@ int cmd_solve(const SolveArgs& a) {
     return fail(kBadInput, "bad_input",
                 "--confirm needs a person at a terminal (stdin and stdout a tty, no --headless); "
                 "drop it to run the commands unasked");
-  cfg.mode = a.mode;
-  cfg.target = a.target;
-  cfg.max_turns = a.max_turns;
-  cfg.max_tokens = a.max_tokens;
-  cfg.max_cost_usd = a.max_cost;
-  cfg.max_wall_s = a.max_wall;
-  cfg.reply_max_tokens = a.reply_max_tokens;
-  cfg.llm_seed = a.llm_seed;
-  cfg.command_timeout_s = a.command_timeout_s;
-  sandbox::parse_enum(a.profile, &cfg.profile);  // CLI11 checked the word
-  cfg.prompts_dir = agent::default_prompts_dir();
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) cfg.agent_env.push_back("KFORGE_BIN=" + std::string(self, static_cast<size_t>(n)));
-  cfg.agent_env.push_back("KFORGE_ROOT=" + paths.source_root);
+  loop_options(a, paths, &cfg);
 
   if (!choose_topology(a.topology_file, pkb ? sandbox::Backend::cuda : e.backend, &cfg.topology,
                        &err) ||

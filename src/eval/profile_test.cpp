@@ -19,11 +19,21 @@ bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-// Sets an environment variable for the test's scope.
+// Sets an environment variable for the test's scope, and puts back what it was (PATH
+// unset for the rest of the process broke every later test that runs a compiler).
 struct EnvVar {
-  std::string name;
-  EnvVar(const std::string& n, const std::string& v) : name(n) { setenv(n.c_str(), v.c_str(), 1); }
-  ~EnvVar() { unsetenv(name.c_str()); }
+  std::string name, before;
+  bool had = false;
+  EnvVar(const std::string& n, const std::string& v) : name(n) {
+    if (const char* b = std::getenv(n.c_str())) had = true, before = b;
+    setenv(n.c_str(), v.c_str(), 1);
+  }
+  ~EnvVar() {
+    if (had)
+      setenv(name.c_str(), before.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
 };
 
 }  // namespace
