@@ -116,8 +116,7 @@ TEST_CASE("pkb solve: what it refuses, saying what to do instead") {
   CHECK(has(out, "give a model for a PKB problem"));
   CHECK(s.h.kforge({"solve", "--suite", suite, "3", "--mode", "agent", "--headless"}, &out) == 2);
   CHECK(has(out, "direct mode only"));
-  CHECK(s.h.kforge({"solve", "--suite", suite, "3", "--profile", "auto", "--headless"}, &out) ==
-        2);
+  CHECK(s.h.kforge({"solve", "--suite", suite, "3", "--profile", "auto", "--headless"}, &out) == 2);
   CHECK(has(out, "a PKB solution (a Python module) is not profiled"));
   CHECK(s.h.kforge({"solve", "--suite", suite, "999", "--headless"}, &out) == 2);
   CHECK(has(out, "'999'"));

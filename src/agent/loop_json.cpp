@@ -46,6 +46,22 @@ json prompt_event(int turn, const std::vector<llm::Message>& logged,
   return {{"turn", turn}, {"keep", keep}, {"messages", msgs.size()}, {"new", added}};
 }
 
+namespace {
+
+// What a run has spent so far: turns, candidates, tokens (cached ones apart) and cost;
+// both summaries carry it.
+json spent_json(const SolveResult& r) {
+  return {{"turns", r.turns},
+          {"candidates", r.candidates},
+          {"tokens_in", r.tokens_in},
+          {"tokens_out", r.tokens_out},
+          {"tokens_cache_read", r.tokens_cache_read},
+          {"tokens_cache_write", r.tokens_cache_write},
+          {"cost_usd", r.cost_usd}};
+}
+
+}  // namespace
+
 json summary_json(const SolveResult& r, const std::string& best_hash, std::string* detail) {
   json best = nullptr;
   if (r.has_best)
@@ -55,17 +71,11 @@ json summary_json(const SolveResult& r, const std::string& best_hash, std::strin
             {"speedup", r.best.speedup},
             {"median_ms", r.best.candidate_time.median_ms},
             {"file", r.best_file}};
-  json sum = {{"exit_reason", r.exit_reason},
+  json sum = spent_json(r);
+  sum.update({{"exit_reason", r.exit_reason},
               {"target_met", r.target_met},
               {"best", best},
-              {"turns", r.turns},
-              {"candidates", r.candidates},
-              {"tokens_in", r.tokens_in},
-              {"tokens_out", r.tokens_out},
-              {"tokens_cache_read", r.tokens_cache_read},
-              {"tokens_cache_write", r.tokens_cache_write},
-              {"cost_usd", r.cost_usd},
-              {"seconds", r.seconds}};
+              {"seconds", r.seconds}});
   *detail = r.exit_reason;
   if (!r.budget.name.empty()) {
     sum["budget"] = {{"name", r.budget.name},
@@ -147,16 +157,9 @@ json observation_event(int turn, const BashResult& r) {
 }
 
 json failed_summary_json(const SolveResult& r, const std::string& message) {
-  return {{"exit_reason", r.exit_reason},
-          {"target_met", false},
-          {"message", message},
-          {"turns", r.turns},
-          {"candidates", r.candidates},
-          {"tokens_in", r.tokens_in},
-          {"tokens_out", r.tokens_out},
-          {"tokens_cache_read", r.tokens_cache_read},
-          {"tokens_cache_write", r.tokens_cache_write},
-          {"cost_usd", r.cost_usd}};
+  json sum = spent_json(r);
+  sum.update({{"exit_reason", r.exit_reason}, {"target_met", false}, {"message", message}});
+  return sum;
 }
 
 }  // namespace agent
