@@ -8,11 +8,6 @@ namespace agent {
 
 namespace {
 
-struct Block {
-  std::string tag;  // lower-cased info string's first word
-  std::string body;
-};
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -24,9 +19,33 @@ bool is_close(std::string t) {
   return t.size() >= 3 && t.find_first_not_of('`') == std::string::npos;
 }
 
-// Fenced blocks: a line starting with ``` (after optional spaces) opens one, the next
-// line that is only ``` (and spaces) closes it. An unclosed block counts as one when it
-// is the last thing in the reply (a reply cut at max_tokens is still reported as such).
+bool is_kernel_tag(const std::string& t) {
+  return t.empty() || t == "cuda" || t == "cu" || t == "cpp" || t == "c++" || t == "c" ||
+         t == "cxx" || t == "cc";
+}
+
+std::string direct_format(sandbox::Backend backend) {
+  bool host = backend == sandbox::Backend::host;
+  std::string tag = host ? "cpp" : "cuda";
+  return "Answer with the complete kernel source in one fenced code block tagged " + tag +
+         (host ? " (this run is on the host backend: plain C++, no CUDA)" : "") + ", e.g.\n```" +
+         tag + "\n#include <kf/" + (host ? "kf.h" : "kf.cuh") +
+         ">\n...\nextern \"C\" int kf_run(kf::Comm& comm, kf::Tensors& t) { ... }\n```\nThe "
+         "last such block in your reply is taken as the whole file.";
+}
+
+std::string agent_format(sandbox::Backend backend) {
+  std::string kernel = backend == sandbox::Backend::host ? "kernel.cpp" : "kernel.cu";
+  return "Answer with exactly one fenced code block tagged bash holding the one command to run "
+         "next, e.g.\n```bash\nkforge eval $KF_PROBLEM " +
+         kernel +
+         "\n```\nTo submit, write the kernel to the workspace and run a command whose first "
+         "output line is COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT (e.g. `echo "
+         "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`).";
+}
+
+}  // namespace
+
 std::vector<Block> fenced_blocks(const std::string& text, bool* unclosed) {
   std::vector<Block> out;
   *unclosed = false;
@@ -59,33 +78,6 @@ std::vector<Block> fenced_blocks(const std::string& text, bool* unclosed) {
   if (in) *unclosed = true;
   return out;
 }
-
-bool is_kernel_tag(const std::string& t) {
-  return t.empty() || t == "cuda" || t == "cu" || t == "cpp" || t == "c++" || t == "c" ||
-         t == "cxx" || t == "cc";
-}
-
-std::string direct_format(sandbox::Backend backend) {
-  bool host = backend == sandbox::Backend::host;
-  std::string tag = host ? "cpp" : "cuda";
-  return "Answer with the complete kernel source in one fenced code block tagged " + tag +
-         (host ? " (this run is on the host backend: plain C++, no CUDA)" : "") + ", e.g.\n```" +
-         tag + "\n#include <kf/" + (host ? "kf.h" : "kf.cuh") +
-         ">\n...\nextern \"C\" int kf_run(kf::Comm& comm, kf::Tensors& t) { ... }\n```\nThe "
-         "last such block in your reply is taken as the whole file.";
-}
-
-std::string agent_format(sandbox::Backend backend) {
-  std::string kernel = backend == sandbox::Backend::host ? "kernel.cpp" : "kernel.cu";
-  return "Answer with exactly one fenced code block tagged bash holding the one command to run "
-         "next, e.g.\n```bash\nkforge eval $KF_PROBLEM " +
-         kernel +
-         "\n```\nTo submit, write the kernel to the workspace and run a command whose first "
-         "output line is COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT (e.g. `echo "
-         "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`).";
-}
-
-}  // namespace
 
 ParsedReply parse_direct_reply(const std::string& text, sandbox::Backend backend) {
   ParsedReply r;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sandbox/job_enums.h"
 
@@ -15,6 +16,16 @@ struct ParsedReply {
   std::string code;   // direct: the kernel source; agent: the bash command
   std::string error;  // !ok: what was wrong and what the format is
 };
+
+struct Block {
+  std::string tag;  // lower-cased info string's first word
+  std::string body;
+};
+
+// The closed fenced blocks of a reply, in order: a line starting with ``` (after optional
+// spaces) opens one, the next line that is only ``` (and spaces) closes it. *unclosed:
+// the reply ends inside a block (a reply cut at max_tokens), which is not returned.
+std::vector<Block> fenced_blocks(const std::string& text, bool* unclosed);
 
 // backend: what the format reminder of an error shows (a cuda block with <kf/kf.cuh>, or
 // on the host backend a cpp block with <kf/kf.h>; kernel.cu or kernel.cpp).

@@ -43,10 +43,6 @@ void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
   spec->python = o.python;
 }
 
-bool is_pkb_suite(const std::string& suite) {
-  return suite.rfind("pkb:", 0) == 0 && suite.size() > 4;
-}
-
 int cmd_pkb_problems(const ProblemsArgs& a) {
   pkb::Checkout c;
   std::string err;

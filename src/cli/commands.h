@@ -32,7 +32,6 @@ int cmd_eval(const EvalArgs& a);
 
 // --suite pkb:PATH (cmd_pkb.cpp): the problems of a ParallelKernelBench checkout, and the
 // eval of one candidate (PROBLEM SOLUTION.py).
-bool is_pkb_suite(const std::string& suite);
 int cmd_pkb_problems(const ProblemsArgs& a);
 int cmd_pkb_eval(const EvalArgs& a);
 

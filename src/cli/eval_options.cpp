@@ -51,11 +51,9 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
       ->group(g);
 }
 
-namespace {
-bool is_pkb_path(const std::string& suite) {
+bool is_pkb_suite(const std::string& suite) {
   return suite.rfind("pkb:", 0) == 0 && suite.size() > 4;
 }
-}  // namespace
 
 std::vector<std::string> eval_option_args(const EvalOptions& o) {
   const EvalOptions d;
@@ -72,7 +70,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   if (o.no_time) a.push_back("--no-time");
   if (o.call_limit_s != d.call_limit_s) a.insert(a.end(), {"--call-limit", num(o.call_limit_s)});
   if (!o.machine_file.empty()) a.insert(a.end(), {"--machine", o.machine_file});
-  if (is_pkb_path(o.suite))  // the children may not share this folder
+  if (is_pkb_suite(o.suite))  // the children may not share this folder
     a.insert(a.end(), {"--suite", "pkb:" + std::filesystem::absolute(o.suite.substr(4)).string()});
   else if (!o.suite.empty())
     a.insert(a.end(), {"--suite", o.suite});

@@ -32,6 +32,9 @@ struct EvalOptions {
   std::string python;  // pkb: the python3 with torch (default $KF_PYTHON, else PATH's)
 };
 
+// Whether --suite names a ParallelKernelBench checkout (pkb:PATH, PATH not empty).
+bool is_pkb_suite(const std::string& suite);
+
 // Adds the options to `app`, in a group named "Evaluation".
 void add_eval_options(CLI::App* app, EvalOptions* o);
 

@@ -11,38 +11,6 @@ namespace pkb {
 
 namespace {
 
-struct Block {
-  std::string tag, body;
-  bool closed = false;
-};
-
-// Fenced blocks in order (the info string's first word as tag, lower-cased).
-std::vector<Block> blocks_of(const std::string& text) {
-  std::vector<Block> out;
-  std::istringstream in(text);
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    size_t s = line.find_first_not_of(" \t");
-    std::string t = s == std::string::npos ? "" : line.substr(s);
-    if (!inside && t.rfind("```", 0) == 0) {
-      std::string info = t.substr(3);
-      std::istringstream w(info);
-      Block b;
-      w >> b.tag;
-      for (char& c : b.tag) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      out.push_back(b);
-      inside = true;
-    } else if (inside && t.find_first_not_of('`') == std::string::npos && t.size() >= 3) {
-      out.back().closed = true;
-      inside = false;
-    } else if (inside) {
-      out.back().body += line + "\n";
-    }
-  }
-  return out;
-}
-
 bool defines_solution(const std::string& body) {
   std::istringstream in(body);
   for (std::string line; std::getline(in, line);)
@@ -60,13 +28,13 @@ const char* kFormat =
 
 agent::ParsedReply parse_solution_reply(const std::string& text) {
   agent::ParsedReply r;
-  std::vector<Block> blocks = blocks_of(text);
-  bool python = false, unclosed = false;
+  bool unclosed = false;
+  std::vector<agent::Block> blocks = agent::fenced_blocks(text, &unclosed);
+  bool python = false;
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     bool tagged = it->tag.empty() || it->tag == "python" || it->tag == "py" || it->tag == "python3";
     python |= tagged;
-    unclosed |= !it->closed;
-    if (tagged && it->closed && defines_solution(it->body)) {
+    if (tagged && defines_solution(it->body)) {
       r.ok = true;
       r.code = it->body;
       return r;
