@@ -30,6 +30,10 @@ packages=(
   libhogweed6 libp11-kit0 libtasn1-6 libgmp10 libssl3 libdb5.3
   # OpenSSL's libcrypto headers: SHA-256 (sandbox/sha256.cpp)
   libssl-dev
+  # solve's live view: libunistring (display widths), GNU Source-highlight (the kernel in
+  # colour; its headers include Boost's), and pkg-config, which CMake finds it with
+  libunistring-dev libsource-highlight-dev libsource-highlight4v5 libsource-highlight-common
+  libboost-regex1.74.0 libboost-regex1.74-dev libboost1.74-dev pkgconf pkgconf-bin libpkgconf3
 )
 
 if [ "${1:-}" = "--fetch" ]; then
@@ -43,7 +47,8 @@ fi
 dir="${1:?usage: bench/gpu_deps.sh DIR (a folder of .deb files; see --fetch)}"
 if command -v mpirun >/dev/null 2>&1 && [ -e /usr/include/nlohmann/json.hpp ] &&
    [ -e /usr/include/fmt/core.h ] && [ -e /usr/include/CLI/CLI.hpp ] && command -v bwrap >/dev/null 2>&1 &&
-   [ -e /usr/include/seccomp.h ]; then
+   [ -e /usr/include/seccomp.h ] && [ -e /usr/include/uniwidth.h ] &&
+   [ -e /usr/include/srchilite/sourcehighlight.h ] && command -v pkg-config >/dev/null 2>&1; then
   echo "gpu_deps: this machine has what kforge needs; nothing unpacked"
   exit 0
 fi

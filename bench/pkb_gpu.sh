@@ -13,7 +13,9 @@
 #     with each rank's timeline (seconds since the driver started, at each phase);
 #  4. parity: bench/pkb_parity.py on bench/pkb_solutions (problems PARITY5 at five trials,
 #     PARITY2 at two: PKB's harness takes about 20 s a trial; "-" skips one).
-# PARTS="p1 refs overhead parity" picks the parts; FROM=N starts part 2 at problem N.
+#  5. spread: kforge's five-trial eval of the hand-written solutions of SPREAD (default
+#     "1 3 13 18"), twice each, with the per-trial speedups and their spread.
+# PARTS="p1 refs overhead parity spread" picks the parts; FROM=N starts part 2 at problem N.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
 pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
@@ -43,7 +45,7 @@ line = f"{label:<44} {v['status']:<13} wall {float(wall):6.1f}s  speedup {v.get(
 dirs = sorted(glob.glob(os.path.join(evals, "*")), key=os.path.getmtime)
 try:
     trials = json.load(open(os.path.join(dirs[-1], "rank0.json")))["trials"]
-    s = [t["ref_ms"] / t["cand_ms"] for t in trials if t.get("cand_ms")]
+    s = [t.get("speedup") or t["ref_ms"] / t["cand_ms"] for t in trials if t.get("cand_ms")]
     if len(s) > 1:
         line += f"  per trial {min(s):.3f}-{max(s):.3f} (spread {100 * (max(s) - min(s)) / statistics.median(s):.1f}%)"
 except Exception:
@@ -97,6 +99,18 @@ echo "== parity: PKB's run_local.py and kforge's evaluator on the same hand-writ
   --out "$out/pkb/parity-5" --python "$py" --only "${PARITY5:-1}" --trials 5 --kforge-runs 2
 [ "${PARITY2:-3,7,13,18}" = - ] || "$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --solutions bench/pkb_solutions \
   --out "$out/pkb/parity-2" --python "$py" --only "${PARITY2:-3,7,13,18}" --trials 2
+fi
+
+if [[ "$parts" == *" spread "* ]]; then
+echo "== per-trial spread: kforge's five-trial eval of the hand-written solutions, twice each"
+for p in ${SPREAD:-1 3 13 18}; do
+  f=$(ls bench/pkb_solutions/${p}_*_cuda.py | head -1)
+  for i in 1 2; do
+    t0=$(date +%s.%N)
+    "$K" eval --suite "pkb:$pkb" "$p" "$f" --world 1 --json >"$out/pkb/spread-$p-$i.json" 2>"$out/pkb/spread-$p-$i.err"
+    summary "$out/pkb/spread-$p-$i.json" "kforge eval $(basename "$f") #$i" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
+  done
+done
 fi
 
 [[ "$parts" == *" refs "* ]] || exit 0

@@ -44,7 +44,7 @@ def run_kforge(a, number, solution):
     per_trial, timeline = [], []
     try:
         rank0 = json.load(open(os.path.join(evals[-1], "rank0.json")))
-        per_trial = [t["ref_ms"] / t["cand_ms"] for t in rank0.get("trials", []) if t.get("cand_ms")]
+        per_trial = [t.get("speedup") or t["ref_ms"] / t["cand_ms"] for t in rank0.get("trials", []) if t.get("cand_ms")]
         timeline = rank0.get("timeline", [])
     except (IndexError, OSError, ValueError):
         pass

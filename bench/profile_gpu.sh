@@ -11,6 +11,10 @@
 #   cost       the seconds a profile adds: kforge eval and kforge profile of one kernel
 #   rank       kforge profile --rank 1 at world 2 (only rank 1 under ncu)
 #   solve      kforge solve --model builtin --world 1 --profile auto (the trajectory)
+#   replay     why the several-pass sets fail: --metrics brief at world 1 on the expert
+#              all_reduce and on bench/profile_kernels/plain_sum.cu (no flags), under each
+#              of ncu's replay modes (REPLAYS, default "kernel application range"); each
+#              run's verdict log and profile folder are kept
 # Everything lands in $OUT/profile-gpu.tgz (JSON, the tools' raw CSV and logs) beside the
 # console log. On the lent machine:
 #   bash bench/gpu_deps.sh .debs && PARTS="info experts" bash bench/profile_gpu.sh
@@ -117,6 +121,32 @@ fi
 if want rank && [ "$(cat "$res/j/all_reduce-w2.status" 2>/dev/null)" = ran ]; then
   echo "== only rank 1 under ncu, world 2 (emulated)"
   prof all_reduce-w2-rank1 "${PROF_LIMIT:-90}" all_reduce problems/all_reduce/solution.cu --world 2 --rank 1
+  pack
+fi
+
+if want replay; then
+  echo "== --metrics brief at world 1, by ncu's replay mode: the expert all_reduce and a kernel with no flags"
+  for mode in ${REPLAYS:-kernel application range}; do
+    for k in expert plain; do
+      kern=problems/all_reduce/solution.cu
+      [ "$k" = plain ] && kern=bench/profile_kernels/plain_sum.cu
+      prof "replay-$mode-$k" "${PROF_LIMIT:-90}" all_reduce "$kern" --world 1 --metrics brief "--tool-args=--replay-mode $mode"
+      python3 - "$res/j/replay-$mode-$k.json" "$res/raw/replay-$mode-$k" <<'PY'
+import json, os, shutil, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception:
+    sys.exit()
+log = r.get("verdict", {}).get("log", "")
+tail = [l for l in log.splitlines() if l.strip()][-12:]
+print("   log:", "\n        ".join(l[:200] for l in tail))
+d = r.get("dir", "")
+if d and os.path.isdir(d):
+    shutil.copytree(d, sys.argv[2], ignore=shutil.ignore_patterns("*.ncu-rep"), dirs_exist_ok=True)
+PY
+    done
+  done
+  dmesg 2>/dev/null | tail -5
   pack
 fi
 

@@ -6,10 +6,11 @@ outputs as PKB does (a cast to float32, atol/rtol 1e-2 by default; kforge also r
 equal dtypes), and times them as PKB does (500 warmup calls, then calls back to back
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
 or as many as fill --min-ms where those are shorter), alternated in rounds so that both
-see the same machine. Each rank writes <out>/rank<R>.json (with its timeline: seconds
-since the job started, at each phase); <out>/rank<R>.phase says where it is, for the
-watchdog's report. The C++ side takes the slowest rank. Written for kforge
-(src/pkb/evaluate.h), not taken from PKB.
+see the same machine. A trial's times are the medians of its rounds' means on the
+slowest rank, its speedup the median of its rounds' speedups. Each rank writes
+<out>/rank<R>.json (with its timeline: seconds since the job started, at each phase);
+<out>/rank<R>.phase says where it is, for the watchdog's report. The C++ side takes the
+median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
   --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 50 --atol 1e-2 --rtol 1e-2
@@ -18,6 +19,7 @@ With --nproc it starts the ranks itself (see launch()); without, it is one rank 
 torchrun (RANK and WORLD_SIZE from the environment).
 """
 import argparse
+import gc
 import hashlib
 import importlib.util
 import json
@@ -190,29 +192,49 @@ def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
 
 
 def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=10):
-    """Mean ms per call of the reference and the candidate on this rank, each given as
-    (fn, input groups), as PKB times one (calls back to back, inputs cycling through the
-    groups, CUDA events around them, the mean) but in `rounds` alternated blocks, which of
-    the two goes first swapped every round, so that both see the same clocks and
-    neighbours. Also each round's speedup."""
+    """The reference and the candidate, each given as (fn, input groups), timed as PKB
+    times one (calls back to back, inputs cycling through the groups, CUDA events around
+    them, the mean per call) but in `rounds` alternated blocks, which of the two goes
+    first swapped every round, so that both see the same clocks and neighbours. Returns
+    the slowest rank's ms per call of each (the median over the rounds), each round's
+    speedup (of the slowest rank's blocks), their median, and the calls made of each."""
     for fn, groups in (ref, cand):
         for i in range(warmup):
             fn(*groups[i % len(groups)])
     torch.cuda.synchronize()
     iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
     rounds = max(1, min(rounds, iters))
-    total, done, ratios = {"ref": 0.0, "cand": 0.0}, {"ref": 0, "cand": 0}, []
-    for r in range(rounds):
-        n = iters // rounds + (1 if r < iters % rounds else 0)
-        block = {}
-        order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
-        for key, (fn, groups) in order:
-            block[key] = timed_block(torch, dist, fn, groups, n, done[key])
-            total[key] += block[key]
-            done[key] += n
-        if block["cand"] > 0:
-            ratios.append(block["ref"] / block["cand"])
-    return total["ref"] / max(done["ref"], 1), total["cand"] / max(done["cand"], 1), ratios, iters
+    per_call, done = {"ref": [], "cand": []}, {"ref": 0, "cand": 0}
+    # Python's collector pausing in the middle of a block of 40 us launches is one of the
+    # outliers a mean per block carries; it runs between the rounds instead.
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            n = iters // rounds + (1 if r < iters % rounds else 0)
+            block = {}
+            order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
+            for key, (fn, groups) in order:
+                block[key] = timed_block(torch, dist, fn, groups, n, done[key])
+                per_call[key].append(block[key] / n)
+                done[key] += n
+            gc.collect()
+    finally:
+        if gc_was_on:
+            gc.enable()
+    # Every rank the slowest rank's rounds (once, after the timing: a collective between
+    # blocks would be timed with them).
+    slowest = torch.tensor([per_call["ref"], per_call["cand"]], device=dev, dtype=torch.float64)
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    ref_ms, cand_ms = slowest.tolist()
+    # Medians: one round disturbed by the host (a launch queue that stalls, a page fault)
+    # moves a mean of all calls, not these. The speedup is the median of the rounds' own,
+    # each of a reference block and the candidate block beside it: a shift of the clocks
+    # between rounds (a 40 us call's time doubled from one trial to the next on the H200)
+    # cancels in each.
+    ratios = [r / c for r, c in zip(ref_ms, cand_ms) if c > 0]
+    speedup = statistics.median(ratios) if ratios else 0.0
+    return statistics.median(ref_ms), statistics.median(cand_ms), ratios, speedup, iters
 
 
 def agree_failed(torch, dist, dev, failed):
@@ -292,11 +314,11 @@ def run(args, rep, rank, world):
         l2 = l2_bytes(torch, dev)
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
-        ref_ms, cand_ms, ratios, calls = time_alternated(
+        ref_ms, cand_ms, ratios, speedup, calls = time_alternated(
             torch, dist, dev, (ref_fn, input_groups(torch, ref_x, l2)), (cand_fn, input_groups(torch, cand_x, l2)),
             warm, args.iters, args.min_ms)
-        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "calls": calls,
-                                   "round_speedups": [round(r, 4) for r in ratios]})
+        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "speedup": speedup,
+                                   "calls": calls, "round_speedups": [round(r, 4) for r in ratios]})
     rep.finish("correct")
     dist.barrier()
     dist.destroy_process_group()

@@ -48,11 +48,14 @@ CLI::App* add_profile_command(CLI::App& app, ProfileArgs* a) {
                 "racecheck, synccheck (compute-sanitizer over the checks)")
       ->check(CLI::IsMember({"ncu", "memcheck", "racecheck", "synccheck"}));
   s->add_option("--metrics", a->metrics,
-                "ncu: time (default, one pass: each launch's duration, grid, block, registers), "
-                "brief (adds throughputs, occupancy and stall reasons: several passes, which "
-                "kernels that wait on flags do not survive), peers (brief and NVLink/PCIe bytes), "
-                "or Nsight Compute metric names, comma-separated");
+                "ncu: brief (default: duration, launch shape, SM and DRAM throughputs, occupancy, "
+                "stall reasons; several passes, and the one-pass set again where those profile "
+                "nothing), time (one pass: duration, grid, block, registers), peers (brief and "
+                "NVLink/PCIe bytes), or Nsight Compute metric names, comma-separated");
   s->add_option("--rank", a->rank, "the ranks run under the tool: all (default), R, or R,S,...");
+  s->add_option("--tool-args", a->tool_args,
+                "more of the tool's own options, split at spaces, put before kforge's "
+                "(e.g. --tool-args=\"--replay-mode application\")");
   s->add_flag("--json", a->json, "print the report (and the verdict) as JSON");
   add_eval_options(s, &a->opt);
   return s;
@@ -90,6 +93,8 @@ int cmd_profile(const ProfileArgs& a) {
       !parse_ranks(a.rank, cfg.world, &opt.ranks, &err))
     return fmt::print(stderr, "kforge profile: {}\n", err), kBadInput;
   opt.metrics = a.metrics;
+  std::istringstream words(a.tool_args);
+  for (std::string w; words >> w;) opt.tool_args.push_back(w);
   eval::ProfileReport r;
   bool ok = eval::profile_file(cfg, kernel, sandbox::Role::candidate, opt, &r, &err);
   // Without the tool, the kernel's verdict still: the eval it would have been.

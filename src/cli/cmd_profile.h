@@ -21,9 +21,10 @@ namespace cli {
 struct ProfileArgs {
   std::vector<std::string> positionals;  // PROBLEM, then the kernel file, then PARAM=V
   EvalOptions opt;
-  std::string tool = "ncu";      // ncu | memcheck | racecheck | synccheck
-  std::string metrics = "time";  // a set (time, brief, peers) or ncu metric names, comma-separated
-  std::string rank = "all";      // all | R | R,S,...
+  std::string tool = "ncu";       // ncu | memcheck | racecheck | synccheck
+  std::string metrics = "brief";  // a set (brief, time, peers) or ncu metric names, comma-separated
+  std::string rank = "all";       // all | R | R,S,...
+  std::string tool_args;          // more of the tool's options, split at spaces
   bool json = false;
 };
 

@@ -23,18 +23,20 @@ namespace eval {
 struct ProfileOptions {
   Tool tool = Tool::ncu;
   // ncu: a named set (metric_set below) or a comma-separated list of ncu's metric names.
-  std::string metrics = "time";
+  std::string metrics = "brief";
   std::vector<int> ranks;  // the ranks run under the tool; empty: all
+  // More of the tool's own options, put before kforge's (e.g. {"--replay-mode",
+  // "application"} for ncu): what kforge does not choose for a person who knows the tool.
+  std::vector<std::string> tool_args;
 };
 
-// The metric names of a set. "time" (the default): each launch's duration and shape
-// (grid, block, registers, the SMs there are), which Nsight Compute reads in one pass.
-// "brief": those, the SM and DRAM throughputs, achieved occupancy, shared memory and
+// The metric names of a set. "time": each launch's duration and shape (grid, block,
+// registers, the SMs there are), which Nsight Compute reads in one pass. "brief" (the
+// default): those, the SM and DRAM throughputs, achieved occupancy, shared memory and
 // the stall reasons; "peers": brief and the NVLink and PCIe bytes. Both take several
-// passes, and ncu replays the kernel for each, which a kernel that waits on flags (a
-// barrier, a peer's signal) does not survive: on the H200 (2026-12-04) brief ended an
-// expert collective at world 1 by kf::wait's deadline, where time measured it. Else the
-// words of a comma-separated list. Empty for an unknown set name.
+// passes: ncu replays the kernel for each, restoring memory in between, which the expert
+// kernels (flag waits included) survive at world 1 on the H200. Else the words of a
+// comma-separated list. Empty for an unknown set name.
 std::vector<std::string> metric_set(const std::string& set);
 
 // The Nsight Compute metric of the share of a kernel's active warp cycles stalled for
@@ -47,12 +49,16 @@ std::string stall_metric(const std::string& reason);
 std::string find_tool(Tool tool, std::string* why);
 
 // The command line a rank starts under: the tool and its options, up to the rank program.
+// `extra`: ProfileOptions::tool_args, put right after the program.
 std::vector<std::string> tool_wrapper(Tool tool, const std::string& exe, const std::string& dir,
-                                      const std::vector<std::string>& metrics);
+                                      const std::vector<std::string>& metrics,
+                                      const std::vector<std::string>& extra = {});
 
 // Runs `kernel` (role: the candidate, or a problem's baseline) under the tool. *out is
 // filled in every case (status skipped or failed with a note); false only when kforge
-// itself failed (bad input to the request, a run folder that cannot be made).
+// itself failed (bad input to the request, a run folder that cannot be made). Where a
+// several-pass set profiles no kernel at all, it is launched once more with the one-pass
+// set ("time"), and the note says so.
 bool profile_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                   const ProfileOptions& opt, ProfileReport* out, std::string* err);
 

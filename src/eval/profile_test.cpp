@@ -62,6 +62,11 @@ TEST_CASE("profile: ncu's command line profiles only the kf_profile range, one r
   for (auto& a : s) line += a + " ";
   CHECK(has(line, "--tool racecheck"));
   CHECK(has(line, "--log-file /r/small/profile/sanitizer-rank%q{OMPI_COMM_WORLD_RANK}.log"));
+  // A person's own options go right after the program, before kforge's.
+  auto e = tool_wrapper(Tool::ncu, "/t/ncu", "/r", {"m1"}, {"--replay-mode", "application"});
+  CHECK(e[1] == "--replay-mode");
+  CHECK(e[2] == "application");
+  CHECK(e[3] == "--clock-control");
 }
 
 TEST_CASE("profile: a tool named by its variable but missing says which and what to do") {

@@ -82,11 +82,13 @@ void add_rank(const nlohmann::json& j, int rank, sandbox::Verdict* v, Status* wo
   }
 }
 
-// The times of a correct run: per trial the slowest rank's medians; their medians.
+// The times of a correct run: per trial the slowest rank's medians; their medians. The
+// speedup: the median of the trials' own (the driver's median of paired rounds, the same
+// on every rank), or, from a driver that gives none, the ratio of the medians.
 void add_times(const std::vector<nlohmann::json>& ranks, sandbox::Verdict* v) {
-  std::vector<double> ref, cand;
+  std::vector<double> ref, cand, speedups;
   for (size_t t = 0;; ++t) {
-    double r = 0, c = 0;
+    double r = 0, c = 0, s = -1;
     bool any = false;
     for (auto& j : ranks) {
       auto& trials = j["trials"];
@@ -94,15 +96,19 @@ void add_times(const std::vector<nlohmann::json>& ranks, sandbox::Verdict* v) {
       any = true;
       r = std::max(r, trials[t].value("ref_ms", 0.0));
       c = std::max(c, trials[t].value("cand_ms", 0.0));
+      s = std::max(s, trials[t].value("speedup", -1.0));
     }
     if (!any) break;
     ref.push_back(r), cand.push_back(c);
+    if (s > 0) speedups.push_back(s);
   }
   if (cand.empty()) return;
   v->timed = true;
   v->baseline_time = stats_of(ref);
   v->candidate_time = stats_of(cand);
-  if (v->candidate_time.median_ms > 0)
+  if (speedups.size() == cand.size())
+    v->speedup = stats_of(speedups).median_ms;
+  else if (v->candidate_time.median_ms > 0)
     v->speedup = v->baseline_time.median_ms / v->candidate_time.median_ms;
 }
 

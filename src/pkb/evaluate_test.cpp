@@ -89,6 +89,20 @@ TEST_CASE("pkb eval: correct, with the slowest rank's times and the speedup") {
   CHECK(v.summary.find("vs the reference 2") != std::string::npos);  // not "vs NCCL"
 }
 
+TEST_CASE("pkb eval: the trials' own speedups (paired rounds) win over the ratio of medians") {
+  // Three trials whose clocks shifted between them: the times double, the pairs agree.
+  Fixture x(
+      "echo '{\"rank\":0,\"status\":\"correct\",\"trials\":["
+      "{\"trial\":0,\"ref_ms\":0.03,\"cand_ms\":0.02,\"speedup\":1.5},"
+      "{\"trial\":1,\"ref_ms\":0.06,\"cand_ms\":0.04,\"speedup\":1.4},"
+      "{\"trial\":2,\"ref_ms\":0.03,\"cand_ms\":0.04,\"speedup\":1.6}]}' > $out/rank0.json",
+      1);
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(v.speedup == doctest::Approx(1.5));  // the median of 1.5, 1.4, 1.6; not 0.03/0.04
+  CHECK(v.candidate_time.median_ms == doctest::Approx(0.04));
+}
+
 TEST_CASE("pkb eval: a hang is a timeout, and its processes are gone") {
   Fixture x("echo 'check trial 0' > $out/rank0.phase\nsleep 300 & echo $! > $out/child.pid\nwait");
   x.spec.timeout_s = 1;
