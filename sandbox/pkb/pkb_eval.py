@@ -13,7 +13,7 @@ slowest rank, its speedup the median of its rounds' speedups. Each rank writes
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
-  --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 50 --atol 1e-2 --rtol 1e-2
+  --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 200 --atol 1e-2 --rtol 1e-2
   --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR]
 With --nproc it starts the ranks itself (see launch()); without, it is one rank under
 torchrun (RANK and WORLD_SIZE from the environment).
@@ -51,7 +51,7 @@ def parse_args(argv=None):
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--ext-cache", default="")
     p.add_argument("--nproc", type=int, default=0, help="start this many ranks (else: a rank under torchrun)")
-    p.add_argument("--min-ms", type=float, default=50.0,
+    p.add_argument("--min-ms", type=float, default=200.0,
                    help="at least this long per side and trial: more calls than --iters where one is short")
     return p.parse_args(argv)
 
@@ -191,7 +191,7 @@ def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
     return int(count.item())
 
 
-def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=10):
+def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20):
     """The reference and the candidate, each given as (fn, input groups), timed as PKB
     times one (calls back to back, inputs cycling through the groups, CUDA events around
     them, the mean per call) but in `rounds` alternated blocks, which of the two goes
