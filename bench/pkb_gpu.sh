@@ -15,7 +15,8 @@
 #     PARITY2 at two: PKB's harness takes about 20 s a trial; "-" skips one).
 #  5. spread: kforge's five-trial eval of the hand-written solutions of SPREAD (default
 #     "1 3 13 18"), twice each, with the per-trial speedups and their spread.
-# PARTS="p1 refs overhead parity spread" picks the parts; FROM=N starts part 2 at problem N.
+# PARTS="p1 refs overhead parity spread" picks the parts; FROM=N starts part 2 at problem N,
+# ONLY="48 68" runs only those problems in it (a rerun).
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
 pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
@@ -66,7 +67,7 @@ done
 sol="$out/pkb/solutions"
 mkdir -p "$sol"
 cp "$ref1" "$sol/1_allreduce_cuda.py"
-for trials in 5 1; do
+for trials in ${P1_PKB_TRIALS:-5 1}; do
   t0=$(date +%s.%N)
   (cd "$pkb" && timeout 300 "$py" run_local.py --mode eval --problem 1 --solution cuda \
     --solutions-dir "$sol" --nproc-per-node 1 --measure-perf --trials "$trials" \
@@ -117,7 +118,8 @@ fi
 echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
 export K pkb out
 t0=$(date +%s)
-ls "$pkb"/reference/[0-9]*_*.py | sort -V | awk -F/ -v from="${FROM:-1}" '{ split($NF, a, "_"); if (a[1] + 0 >= from) print }' |
+ls "$pkb"/reference/[0-9]*_*.py | sort -V |
+  awk -F/ -v from="${FROM:-1}" -v only=" ${ONLY:-} " '{ split($NF, a, "_"); if (a[1] + 0 >= from && (only == "  " || index(only, " " a[1] " "))) print }' |
   timeout "${PART2_S:-300}" xargs -P "${JOBS:-4}" -I{} sh -c '
     f={}; stem=$(basename "$f" .py)
     timeout 180 "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --json \

@@ -145,12 +145,17 @@ def input_groups(torch, x, l2_bytes):
     """PKB's cold-cache convention (its utils/performance.py, here in kforge's words): the
     first tensor argument is cloned into groups that the timed calls cycle through, as many
     as it takes to cover three times the L2 (at most 128), one when it is that large
-    itself. Returns the argument tuples, one per group."""
+    itself. Returns the argument tuples, one per group. One group is the arguments
+    themselves, not a clone as in PKB: kforge holds the reference's inputs and the
+    candidate's in one job, and a clone of each would double that (problem 68's first
+    tensor is 53 GiB on the H200)."""
     idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
     if idx is None:
         return [tuple(x)]
     nbytes = x[idx].element_size() * x[idx].numel()
     groups = 1 if nbytes <= 0 or nbytes >= 3 * l2_bytes else min(max(2, 3 * l2_bytes // nbytes + 1), 128)
+    if groups == 1:
+        return [tuple(x)]
     out = []
     for _ in range(groups):
         args = list(x)
@@ -206,7 +211,7 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     rounds = max(1, min(rounds, iters))
     per_call, done = {"ref": [], "cand": []}, {"ref": 0, "cand": 0}
     # Python's collector pausing in the middle of a block of 40 us launches is one of the
-    # outliers a mean per block carries; it runs between the rounds instead.
+    # outliers a mean per block carries; it runs once the rounds are done instead.
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
@@ -218,10 +223,10 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
                 block[key] = timed_block(torch, dist, fn, groups, n, done[key])
                 per_call[key].append(block[key] / n)
                 done[key] += n
-            gc.collect()
     finally:
         if gc_was_on:
             gc.enable()
+    gc.collect()
     # Every rank the slowest rank's rounds (once, after the timing: a collective between
     # blocks would be timed with them).
     slowest = torch.tensor([per_call["ref"], per_call["cand"]], device=dev, dtype=torch.float64)
@@ -308,6 +313,7 @@ def run(args, rep, rank, world):
             else:  # another rank failed: it reports why
                 rep.finish("correct", note="stopped at trial %d: another rank failed" % trial)
             return False
+        want = got = None  # the outputs checked: their memory is the timed calls' now
         if args.iters <= 0:
             continue
         rep.phase("time trial %d" % trial)
