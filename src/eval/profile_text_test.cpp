@@ -151,3 +151,46 @@ TEST_CASE("profile text: real Nsight Compute CSVs of the expert kernels (H200, w
   CHECK(has(text, "Limit: too few blocks: 16 blocks leave 116 of 132 SMs idle"));
   CHECK(has(text, "roofline"));
 }
+
+TEST_CASE("profile text: real brief CSVs (H200, world 1): throughputs, occupancy, stalls") {
+  ProfileReport r;
+  r.tool = Tool::ncu;
+  r.status = ProfileStatus::ran;
+  r.roofline_ms = 0.00195;
+  std::string err;
+  REQUIRE(parse_ncu_csv(data("ncu-brief-all_reduce-w1-rank0.csv"), 0, sandbox::Role::baseline,
+                        &r.kernels, &err));
+  REQUIRE(r.kernels.size() == 1);
+  const KernelProfile& k = r.kernels[0];
+  CHECK(k.get("sm__throughput.avg.pct_of_peak_sustained_elapsed") ==
+        doctest::Approx(2.6).epsilon(0.1));
+  CHECK(k.get("dram__throughput.avg.pct_of_peak_sustained_elapsed") ==
+        doctest::Approx(5.0).epsilon(0.1));
+  CHECK(k.get("sm__warps_active.avg.pct_of_peak_sustained_active") ==
+        doctest::Approx(25).epsilon(0.05));
+  auto top = top_stalls(k, 3);
+  REQUIRE(top.size() == 3);
+  CHECK(top[0].first == "long_scoreboard");  // 41%, then the barrier (27%) and membar (14%)
+  CHECK(top[1].first == "barrier");
+  CHECK(top[2].first == "membar");
+  std::string text = joined(feedback_lines(r, 8));
+  INFO(text);
+  CHECK(has(text, "your kernel void one_shot<float>: 17.4 us; SM throughput 3%, DRAM 5%"));
+  CHECK(has(text, "warps stalled: 41% waiting on global or peer memory loads (long scoreboard)"));
+  CHECK(has(text, "Limit: too few blocks: 32 blocks leave 100 of 132 SMs idle"));
+
+  // The fused problem: the candidate beside the baseline's two kernels (a copy, cuBLAS).
+  ProfileReport g;
+  g.tool = Tool::ncu;
+  g.status = ProfileStatus::ran;
+  REQUIRE(parse_ncu_csv(data("ncu-brief-all_gather_gemm-w1-rank0.csv"), 0,
+                        sandbox::Role::baseline, &g.kernels, &err));
+  int baseline = 0;
+  for (const KernelProfile& x : g.kernels) baseline += x.side == sandbox::Role::baseline;
+  CHECK(baseline == 2);
+  std::string fused = joined(feedback_lines(g, 8));
+  INFO(fused);
+  CHECK(has(fused, "your kernel ag_gemm::kernel: 16.4 us"));
+  CHECK(has(fused, "Limit: latency: 46% of warp cycles on fixed-latency dependencies (wait)"));
+  CHECK(has(fused, "for comparison, the baseline's kernel nvjet_sm90"));
+}
