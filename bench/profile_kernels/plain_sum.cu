@@ -19,7 +19,9 @@ __global__ void sum_kernel(kf::Peers<const float> x, float* y, int64_t n, int wo
 
 }  // namespace
 
-extern "C" int kf_setup(kf::Comm&, kf::Tensors&) { return 0; }
+extern "C" int kf_setup(kf::Comm&, kf::Tensors&) {
+  return 0;
+}
 
 extern "C" int kf_run(kf::Comm& comm, kf::Tensors& t) {
   const int64_t n = t["y"].numel;

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <cctype>
 #include <sstream>
 #include <vector>
 
@@ -104,8 +105,20 @@ std::string times_text(const sandbox::Verdict& v) {
                        v.baseline_busbw_gbps);
   }
   for (auto& f : v.flags) s += "- flag: " + f + "\n";
-  for (auto& n : v.notes) s += "- note: " + n + "\n";
+  // The sandbox's own notes (how the run was confined, where it could write) are for the
+  // person reading the verdict; to the model they are noise and host paths.
+  for (auto& n : v.notes)
+    if (n.rfind("sandbox:", 0) != 0 && n.rfind("isolation:", 0) != 0) s += "- note: " + n + "\n";
   return s;
+}
+
+// A suite's advice on a kind of failure, <prompts_dir>/advice_<what>.md ("" where the
+// suite has none), as a paragraph.
+std::string advice(const std::string& prompts_dir, const std::string& what) {
+  std::string text, err;
+  if (!read_text_file(prompts_dir + "/advice_" + what + ".md", &text, &err)) return "";
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  return text.empty() ? "" : text + "\n\n";
 }
 
 }  // namespace
@@ -184,25 +197,13 @@ bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, 
     vars["failures"] = failures_text(v, summary);
     bool modified = false;
     for (auto& f : v.failures) modified |= f.input_modified;
-    std::string advice;
-    if (modified)
-      advice +=
-          "kf_run must not write its inputs: keep intermediates in workspace from comm.alloc.\n\n";
+    std::string text;
+    if (modified) text += advice(prompts_dir, "input_modified");
     if (st == sandbox::Status::unstable)
-      advice +=
-          "Repeated calls must agree: flags and counters in the workspace are not reset between "
-          "calls, so "
-          "wait for your peers and reuse signals with values that only grow.\n\n";
+      text += advice(prompts_dir, "unstable");
     else if (!modified)
-      advice +=
-          "Compare the bad indices with what you expected: wrong everywhere points at the formula, "
-          "wrong "
-          "near the end at the tail handling (sizes need not be multiples of anything), wrong on "
-          "some "
-          "ranks at peer indexing; NaN means a value was read before a peer wrote it (outputs are "
-          "poisoned "
-          "with NaN before every call).\n\n";
-    vars["advice"] = advice;
+      text += advice(prompts_dir, "mismatch");
+    vars["advice"] = text;
   } else if (st == sandbox::Status::correct) {
     vars["times"] = times_text(v);
   } else {

@@ -50,6 +50,15 @@ TEST_CASE("feedback: mismatch names rank, tensor and indices; timeout the stuck 
   v.failure_ranks = {2};
   std::string s = render(v);
   CHECK(has(s, "rank 2, tensor y, 3 of 10 elements wrong; first bad: y[7] = 2 (want 1)"));
+  CHECK(has(s, "poisoned with NaN"));  // the native suite's advice (prompts/advice_mismatch.md)
+  // A PKB mismatch gets PKB's advice: its outputs are not poisoned, there is no kf_run.
+  std::string pkb, err;
+  REQUIRE_MESSAGE(
+      agent::render_feedback(agent::default_prompts_dir() + "/pkb", v, 3, 1.0, &pkb, &err), err);
+  CHECK(has(pkb, "rank 2"));
+  CHECK(has(pkb, "cast to float32"));
+  CHECK_FALSE(has(pkb, "NaN"));
+  CHECK_FALSE(has(pkb, "kf_run"));
   sandbox::Verdict t = base(sandbox::Status::timeout);
   t.stuck = {{1, "check", "trial 0 call 1", 10.5, true}};
   t.others = {{0, "check", "trial 0 call 2", 0.1, false}};
@@ -111,8 +120,13 @@ TEST_CASE("feedback: correct against the target; best and target rules") {
   v.baseline_time.median_ms = 1.0;
   v.roofline_ms = 0.5;
   v.pct_roofline = 40;
+  v.notes = {"sandbox: bwrap (own mount, PID and network namespaces)",
+             "isolation: writes only beneath /dev, /tmp/runs/evals/x/full", "the size was small"};
   std::string s = render(v);
   CHECK(has(s, "speedup: 0.80x"));
+  CHECK(has(s, "- note: the size was small"));
+  CHECK_FALSE(has(s, "bwrap"));  // the sandbox's notes are the person's, not the model's
+  CHECK_FALSE(has(s, "writes only beneath"));
   CHECK(has(s, "not fast enough yet"));
   CHECK_FALSE(agent::target_met(v, 1.0));
   CHECK(agent::target_met(v, 0.75));

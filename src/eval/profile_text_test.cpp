@@ -183,8 +183,8 @@ TEST_CASE("profile text: real brief CSVs (H200, world 1): throughputs, occupancy
   ProfileReport g;
   g.tool = Tool::ncu;
   g.status = ProfileStatus::ran;
-  REQUIRE(parse_ncu_csv(data("ncu-brief-all_gather_gemm-w1-rank0.csv"), 0,
-                        sandbox::Role::baseline, &g.kernels, &err));
+  REQUIRE(parse_ncu_csv(data("ncu-brief-all_gather_gemm-w1-rank0.csv"), 0, sandbox::Role::baseline,
+                        &g.kernels, &err));
   int baseline = 0;
   for (const KernelProfile& x : g.kernels) baseline += x.side == sandbox::Role::baseline;
   CHECK(baseline == 2);
