@@ -1,5 +1,5 @@
 // eval/profile_test.cpp: what runs under which tool, and what happens where a tool is
-// missing (no GPU needed: nothing here launches a rank).
+// missing or profiles nothing (no GPU needed: no rank gets as far as the GPU).
 #include "eval/profile.h"
 
 #include <doctest/doctest.h>
@@ -10,6 +10,7 @@
 
 #include "kf_build_paths.h"
 #include "suite/paths.h"
+#include "suite/test_util.h"
 
 using namespace eval;
 
@@ -116,4 +117,33 @@ TEST_CASE("profile: a missing tool or the host backend skips the run with a note
   CHECK_FALSE(profile_file(cfg, cfg.problem.dir + "/examples/host.cpp", sandbox::Role::candidate,
                            bad, &r, &err));
   CHECK(has(err, "--metrics bogus"));
+}
+
+TEST_CASE("profile: a several-pass set that profiles nothing is launched again with one pass") {
+  // A stand-in ncu that starts no rank (/bin/true): every launch under it profiles nothing,
+  // as a kernel that does not survive ncu's replays would.
+  if (access("/bin/true", X_OK) != 0) return;
+  suite::test::TempDir runs;
+  EvalConfig cfg;
+  cfg.paths = suite::default_paths();
+  cfg.paths.runs_dir = runs.path;
+  std::string err;
+  REQUIRE(suite::load_problem(cfg.paths.problems_dir + "/all_reduce", &cfg.problem, &err));
+  cfg.backend = sandbox::Backend::cuda;
+  cfg.world = 1;
+  EnvVar ncu("KFORGE_NCU", "/bin/true");
+  ProfileReport r;
+  REQUIRE_MESSAGE(
+      profile_file(cfg, cfg.problem.dir + "/solution.cu", sandbox::Role::candidate, {}, &r, &err),
+      err);
+  INFO(r.note);
+  CHECK(r.status == ProfileStatus::failed);
+  CHECK(has(r.note, "--metrics brief profiled nothing (no kernel was profiled"));
+  CHECK(has(r.note, "measured again with the one-pass set (time): no kernel was profiled"));
+  ProfileOptions one_pass;
+  one_pass.metrics = "time";
+  REQUIRE(profile_file(cfg, cfg.problem.dir + "/solution.cu", sandbox::Role::candidate, one_pass,
+                       &r, &err));
+  CHECK(r.status == ProfileStatus::failed);
+  CHECK_FALSE(has(r.note, "measured again"));  // one pass already: nothing to fall back to
 }
