@@ -363,7 +363,10 @@ bool profile_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   if (!profile_once(cfg, kernel, role, opt, out, err)) return false;
   const bool several_passes =
       opt.tool == Tool::ncu && metric_set(opt.metrics).size() > metric_set("time").size();
-  if (!several_passes || out->status != ProfileStatus::failed || !out->kernels.empty()) return true;
+  // Ranks sharing one GPU fail under ncu with one pass too (ncu_trouble says why).
+  if (!several_passes || out->status != ProfileStatus::failed || !out->kernels.empty() ||
+      out->emulated)
+    return true;
   // A kernel that does not survive ncu's replays still has a duration and a shape, which
   // one pass measures: the second launch costs what the first did, and says so.
   ProfileOptions one_pass = opt;
