@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Tests of pkb_eval.py's timing and input groups against a stand-in torch (no GPU, no
+torch needed): a clock that the timed calls advance, CUDA events that read it, and an
+all-reduce that merges in another rank's values. Run by ctest (CMakeLists.txt)."""
+import gc
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pkb_eval  # noqa: E402
+
+
+class Tensor:
+    """A tensor of `nbytes` bytes, or one holding (nested) values."""
+
+    def __init__(self, nbytes=0, values=None):
+        self.nbytes, self.values, self.clones = nbytes, values, 0
+
+    def element_size(self):
+        return 1
+
+    def numel(self):
+        return self.nbytes
+
+    def clone(self):
+        self.clones += 1
+        return Tensor(self.nbytes)
+
+    def tolist(self):
+        return self.values
+
+    def item(self):
+        return self.values[0]
+
+
+class Torch:
+    """What pkb_eval's timing uses of torch: events on a clock the calls advance."""
+
+    Tensor = Tensor
+    float64 = int64 = int32 = "dtype"
+
+    def __init__(self):
+        self.now_ms = 0.0
+        torch = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = torch.now_ms
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, end):
+                return end.at - self.at
+
+        class Cuda:
+            @staticmethod
+            def synchronize():
+                pass
+
+        Cuda.Event = Event
+        self.cuda = Cuda
+
+    def tensor(self, values, device=None, dtype=None):
+        return Tensor(values=values)
+
+
+class Dist:
+    """One rank's view of the process group; all_reduce(MAX) of the rounds' times (a 2-D
+    tensor) merges `other`, the rows another rank would bring (None: a world of one)."""
+
+    class ReduceOp:
+        MAX = "max"
+
+    def __init__(self, other=None):
+        self.other = other
+
+    def barrier(self):
+        pass
+
+    def all_reduce(self, t, op=None):
+        if self.other is None or op != self.ReduceOp.MAX or not isinstance(t.values[0], list):
+            return
+        t.values = [[max(a, b) for a, b in zip(row, orow)] for row, orow in zip(t.values, self.other)]
+
+
+def costly(torch, ms, log):
+    """A call that takes `ms` on the clock, times the slowdown of the moment, and notes
+    whether Python's collector was on while it ran."""
+
+    def fn(*args):
+        torch.now_ms += ms * torch.slowdown
+        log.append(gc.isenabled())
+
+    return fn
+
+
+class InputGroups(unittest.TestCase):
+    def test_a_tensor_as_large_as_three_l2s_is_timed_as_it_is(self):
+        big = Tensor(300)
+        groups = pkb_eval.input_groups(Torch(), (big, 7), l2_bytes=100)
+        self.assertEqual(len(groups), 1)
+        self.assertIs(groups[0][0], big)  # no clone: kforge's job holds both sides' inputs
+        self.assertEqual(big.clones, 0)
+
+    def test_a_small_tensor_is_cloned_into_groups_that_cover_three_l2s(self):
+        small = Tensor(10)
+        groups = pkb_eval.input_groups(Torch(), (small, 7), l2_bytes=100)
+        self.assertEqual(len(groups), 31)  # 3 * 100 // 10 + 1
+        self.assertEqual(small.clones, 31)
+        self.assertTrue(all(g[1] == 7 for g in groups))
+
+    def test_no_tensor_argument_is_one_group(self):
+        self.assertEqual(pkb_eval.input_groups(Torch(), (1, 2), l2_bytes=100), [(1, 2)])
+
+
+class TimeAlternated(unittest.TestCase):
+    def run_timing(self, dist, slowdown_per_block=None, ref_ms=2.0, cand_ms=1.0):
+        torch = Torch()
+        torch.slowdown = 1.0
+        log = []
+        ref, cand = costly(torch, ref_ms, log), costly(torch, cand_ms, log)
+        if slowdown_per_block:  # the clocks shift between rounds: each round slower than the last
+            blocks = [0]
+            real = pkb_eval.timed_block
+
+            def shifting(*args):
+                blocks[0] += 1
+                torch.slowdown = 1.0 + 0.5 * ((blocks[0] - 1) // 2)
+                return real(*args)
+
+            pkb_eval.timed_block = shifting
+        try:
+            result = pkb_eval.time_alternated(torch, dist, "dev", (ref, [()]), (cand, [()]), warmup=3,
+                                              iters=100, min_ms=0, rounds=10)
+        finally:
+            if slowdown_per_block:
+                pkb_eval.timed_block = real
+        return result, log
+
+    def test_paired_rounds_cancel_a_shift_of_the_clocks(self):
+        (ref, cand, ratios, speedup, calls), _ = self.run_timing(Dist(), slowdown_per_block=True)
+        self.assertEqual(calls, 100)
+        self.assertEqual(len(ratios), 10)
+        for r in ratios:
+            self.assertAlmostEqual(r, 2.0)
+        self.assertAlmostEqual(speedup, 2.0)
+        # The times are the medians of the rounds' means: between the slowest and fastest.
+        self.assertTrue(2.0 < ref < 2.0 * 5.5)
+        self.assertAlmostEqual(ref / cand, 2.0)
+
+    def test_the_slowest_rank_sets_each_round(self):
+        # Another rank whose candidate took 4 ms a call in every round: the candidate's time
+        # and every round's speedup are that rank's.
+        other = [[1.0] * 10, [4.0] * 10]
+        (ref, cand, ratios, speedup, _), _ = self.run_timing(Dist(other=other))
+        self.assertAlmostEqual(ref, 2.0)
+        self.assertAlmostEqual(cand, 4.0)
+        self.assertAlmostEqual(speedup, 0.5)
+
+    def test_the_collector_is_off_while_timing_and_on_afterwards(self):
+        self.assertTrue(gc.isenabled())
+        _, log = self.run_timing(Dist())
+        timed = log[16:]  # after 3 + 3 warmup calls and 5 + 5 that size the trial
+        self.assertTrue(timed)
+        self.assertFalse(any(timed))
+        self.assertTrue(gc.isenabled())
+
+
+if __name__ == "__main__":
+    unittest.main()
