@@ -42,6 +42,7 @@ class Torch:
 
     def __init__(self):
         self.now_ms = 0.0
+        self.slowdown = 1.0  # what a call's cost is multiplied by at the moment
         torch = self
 
         class Event:
@@ -119,12 +120,11 @@ class InputGroups(unittest.TestCase):
 
 
 class TimeAlternated(unittest.TestCase):
-    def run_timing(self, dist, slowdown_per_block=None, ref_ms=2.0, cand_ms=1.0):
+    def run_timing(self, dist, shifting_clocks=False, ref_ms=2.0, cand_ms=1.0):
         torch = Torch()
-        torch.slowdown = 1.0
         log = []
         ref, cand = costly(torch, ref_ms, log), costly(torch, cand_ms, log)
-        if slowdown_per_block:  # the clocks shift between rounds: each round slower than the last
+        if shifting_clocks:  # each round (two blocks) slower than the last
             blocks = [0]
             real = pkb_eval.timed_block
 
@@ -138,12 +138,12 @@ class TimeAlternated(unittest.TestCase):
             result = pkb_eval.time_alternated(torch, dist, "dev", (ref, [()]), (cand, [()]), warmup=3,
                                               iters=100, min_ms=0, rounds=10)
         finally:
-            if slowdown_per_block:
+            if shifting_clocks:
                 pkb_eval.timed_block = real
         return result, log
 
     def test_paired_rounds_cancel_a_shift_of_the_clocks(self):
-        (ref, cand, ratios, speedup, calls), _ = self.run_timing(Dist(), slowdown_per_block=True)
+        (ref, cand, ratios, speedup, calls), _ = self.run_timing(Dist(), shifting_clocks=True)
         self.assertEqual(calls, 100)
         self.assertEqual(len(ratios), 10)
         for r in ratios:
