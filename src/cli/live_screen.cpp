@@ -81,7 +81,11 @@ void LiveScreen::tick() {
     pollfd p{reading ? fileno(in_) : -1, POLLIN, 0};
     int ready = poll(&p, 1, 100);
     std::lock_guard<std::mutex> lock(mu_);
-    if (ready > 0 && active_ && raw_ && (p.revents & POLLIN)) {
+    // Ask again under the lock: while this thread polled, a menu may have come and gone
+    // and read what was typed; a blocking read here would hold the lock until the next key.
+    pollfd again{fileno(in_), POLLIN, 0};
+    if (ready > 0 && active_ && raw_ && (p.revents & POLLIN) && poll(&again, 1, 0) > 0 &&
+        (again.revents & POLLIN)) {
       char c = 0;
       if (read(fileno(in_), &c, 1) == 1 && (c == 'm' || c == 'M')) menu_key_ = true;
     }
