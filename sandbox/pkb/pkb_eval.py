@@ -7,7 +7,8 @@ equal dtypes), and times them as PKB does (500 warmup calls, then calls back to 
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
 or as many as fill --min-ms where those are shorter), alternated in rounds so that both
 see the same machine. A trial's times are the medians of its rounds' means on the
-slowest rank, its speedup the median of its rounds' speedups. Each rank writes
+slowest rank, its speedup the median of its rounds' speedups. Process groups that the
+calls make and drop are destroyed between blocks (DroppedGroups). Each rank writes
 <out>/rank<R>.json (with its timeline: seconds since the job started, at each phase);
 <out>/rank<R>.phase says where it is, for the watchdog's report. The C++ side takes the
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
@@ -171,6 +172,54 @@ def l2_bytes(torch, dev):
         return 50 << 20
 
 
+class DroppedGroups:
+    """The process groups that the timed calls make and then drop, destroyed between calls
+    and blocks (never inside a timed block). PKB's 48_fsdp_and_tp makes two new groups on
+    every call and frees none; PKB times each side in a job of its own, while kforge's one
+    job makes both sides' calls, and their NCCL communicators filled the H200 ("Failed to
+    CUDA calloc async"). A group that anything outside torch.distributed still refers to
+    (a function's cache, as 51_moe_ep_narrow keeps) is left alone: only what no one can
+    use again is destroyed, once the device is idle (sync: torch.cuda.synchronize).
+    Without watch(), free() does nothing."""
+
+    def __init__(self, dist, sync):
+        self.dist, self.sync, self.made = dist, sync, []
+
+    def watch(self):
+        real = self.dist.new_group
+        not_member = getattr(getattr(self.dist, "GroupMember", None), "NON_GROUP_MEMBER", None)
+
+        def new_group(*args, **kwargs):
+            entry = [real(*args, **kwargs), 0]
+            if entry[0] is not None and entry[0] is not not_member:
+                entry[1] = self.references(entry)  # torch.distributed's own, and entry's
+                self.made.append(entry)
+            return entry[0]
+
+        self.dist.new_group = new_group
+
+    @staticmethod
+    def references(entry):
+        """Counted the same way when the group is made and when it may be freed, so that
+        only references added since (a caller that kept it) make a difference."""
+        return sys.getrefcount(entry[0])
+
+    def free(self):
+        kept, idle = [], False
+        for entry in self.made:
+            if self.references(entry) > entry[1]:
+                kept.append(entry)
+                continue
+            if not idle:  # no communicator is shut down under work still queued on it
+                self.sync()
+                idle = True
+            self.dist.destroy_process_group(entry[0])
+        self.made = kept
+
+    def held(self):
+        return len(self.made)
+
+
 def timed_block(torch, dist, fn, groups, n, start):
     """ms for n calls back to back, inputs cycling through the groups from index start;
     the ranks start it together."""
@@ -196,18 +245,23 @@ def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
     return int(count.item())
 
 
-def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20):
+def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None):
     """The reference and the candidate, each given as (fn, input groups), timed as PKB
     times one (calls back to back, inputs cycling through the groups, CUDA events around
     them, the mean per call) but in `rounds` alternated blocks, which of the two goes
     first swapped every round, so that both see the same clocks and neighbours. Returns
     the slowest rank's ms per call of each (the median over the rounds), each round's
-    speedup (of the slowest rank's blocks), their median, and the calls made of each."""
+    speedup (of the slowest rank's blocks), their median, and the calls made of each.
+    `dropped` (a DroppedGroups) frees the groups the calls dropped, after each call of the
+    warmup and after each block."""
+    free = dropped.free if dropped is not None else (lambda: None)
     for fn, groups in (ref, cand):
         for i in range(warmup):
             fn(*groups[i % len(groups)])
+            free()
     torch.cuda.synchronize()
     iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
+    free()
     rounds = max(1, min(rounds, iters))
     per_call, done = {"ref": [], "cand": []}, {"ref": 0, "cand": 0}
     # Python's collector pausing in the middle of a block of 40 us launches is one of the
@@ -222,6 +276,7 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
             for key, (fn, groups) in order:
                 block[key] = timed_block(torch, dist, fn, groups, n, done[key])
                 per_call[key].append(block[key] / n)
+                free()
                 done[key] += n
     finally:
         if gc_was_on:
@@ -276,6 +331,8 @@ def run(args, rep, rank, world):
     dev = torch.device("cuda", local)
     rep.phase("init process group")
     dist.init_process_group("nccl", device_id=dev)
+    dropped = DroppedGroups(dist, torch.cuda.synchronize)
+    dropped.watch()  # from here: a reference may make groups at import
     rep.phase("load reference")
     ref_fn = load_module(args.reference, "pkb_reference")
     rep.phase("load candidate")
@@ -314,6 +371,7 @@ def run(args, rep, rank, world):
                 rep.finish("correct", note="stopped at trial %d: another rank failed" % trial)
             return False
         want = got = None  # the outputs checked: their memory is the timed calls' now
+        dropped.free()
         if args.iters <= 0:
             continue
         rep.phase("time trial %d" % trial)
@@ -322,7 +380,7 @@ def run(args, rep, rank, world):
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
         ref_ms, cand_ms, ratios, speedup, calls = time_alternated(
             torch, dist, dev, (ref_fn, input_groups(torch, ref_x, l2)), (cand_fn, input_groups(torch, cand_x, l2)),
-            warm, args.iters, args.min_ms)
+            warm, args.iters, args.min_ms, dropped=dropped)
         rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "speedup": speedup,
                                    "calls": calls, "round_speedups": [round(r, 4) for r in ratios]})
     rep.finish("correct")

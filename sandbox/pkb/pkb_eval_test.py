@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Tests of pkb_eval.py's timing and input groups against a stand-in torch (no GPU, no
-torch needed): a clock that the timed calls advance, CUDA events that read it, and an
-all-reduce that merges in another rank's values. Run by ctest (CMakeLists.txt)."""
+"""Tests of pkb_eval.py's timing, input groups and freeing of dropped process groups
+against a stand-in torch (no GPU, no torch needed): a clock that the timed calls advance,
+CUDA events that read it, an all-reduce that merges in another rank's values, and a group
+registry. Run by ctest (CMakeLists.txt)."""
 import gc
 import os
 import sys
@@ -89,6 +90,33 @@ class Dist:
         t.values = [[max(a, b) for a, b in zip(row, orow)] for row, orow in zip(t.values, self.other)]
 
 
+class GroupingDist(Dist):
+    """A process group API with torch.distributed's own bookkeeping: every group it makes
+    sits in its registry until destroyed; `synced` counts the syncs free() asked for."""
+
+    class GroupMember:
+        NON_GROUP_MEMBER = object()
+
+    class Group:
+        destroyed = False
+
+    def __init__(self):
+        super().__init__()
+        self.registry, self.destroyed = {}, 0
+
+    def new_group(self, ranks):
+        if ranks == "not me":
+            return self.GroupMember.NON_GROUP_MEMBER
+        g = self.Group()
+        self.registry[g] = ranks
+        return g
+
+    def destroy_process_group(self, g):
+        g.destroyed = True
+        del self.registry[g]
+        self.destroyed += 1
+
+
 def costly(torch, ms, log):
     """A call that takes `ms` on the clock, times the slowdown of the moment, and notes
     whether Python's collector was on while it ran."""
@@ -169,6 +197,60 @@ class TimeAlternated(unittest.TestCase):
         self.assertTrue(timed)
         self.assertFalse(any(timed))
         self.assertTrue(gc.isenabled())
+
+
+class FreeingDroppedGroups(unittest.TestCase):
+    """48_fsdp_and_tp makes two groups a call and drops them; a candidate may keep one."""
+
+    def setUp(self):
+        self.torch, self.dist = Torch(), GroupingDist()
+        self.syncs = []
+        self.dropped = pkb_eval.DroppedGroups(self.dist, lambda: self.syncs.append(len(self.dist.registry)))
+        self.dropped.watch()
+        self.live_at_call = []
+        self.cache = {}
+
+        def leaky():  # as 48's reference: new groups each call, none kept
+            self.live_at_call.append(len(self.dist.registry))
+            self.dist.new_group([0])
+            self.dist.new_group("not me")
+            self.dist.new_group([0])
+            self.torch.now_ms += 1.0
+
+        def cached():  # as a candidate that makes its group once
+            if "g" not in self.cache:
+                self.cache["g"] = self.dist.new_group([0])
+            self.assertFalse(self.cache["g"].destroyed)
+            self.torch.now_ms += 0.5
+
+        self.leaky, self.cached = leaky, cached
+
+    def test_groups_dropped_by_the_calls_are_destroyed_between_blocks_and_kept_ones_stay(self):
+        pkb_eval.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
+                                 warmup=50, iters=100, min_ms=0, rounds=10, dropped=self.dropped)
+        self.assertEqual(self.dropped.held(), 1)  # the candidate's, still in use
+        self.assertEqual(list(self.dist.registry), [self.cache["g"]])
+        self.assertEqual(self.dist.destroyed, 2 * (50 + 5 + 100))
+        # In the warmup, what a call made is gone before the next; in a block of 10 calls the
+        # groups pile up (none destroyed under the timing) and go after it.
+        self.assertEqual(max(self.live_at_call[:50]), 0)
+        self.assertEqual(max(self.live_at_call), 2 * 9 + 1)
+        self.assertTrue(self.syncs)  # the device idle before each batch of destroys
+
+    def test_a_kept_group_dropped_later_is_destroyed_then(self):
+        self.cached()
+        self.dropped.free()
+        self.assertEqual(self.dist.destroyed, 0)
+        self.cache.clear()
+        self.dropped.free()
+        self.assertEqual(self.dist.destroyed, 1)
+        self.assertEqual(self.dropped.held(), 0)
+
+    def test_without_dropped_nothing_is_destroyed(self):
+        pkb_eval.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
+                                 warmup=5, iters=10, min_ms=0, rounds=2)
+        self.assertEqual(self.dist.destroyed, 0)
+        self.assertEqual(len(self.dist.registry), 2 * (5 + 5 + 10) + 1)
 
 
 if __name__ == "__main__":
