@@ -179,8 +179,10 @@ class DroppedGroups:
     job makes both sides' calls, and their NCCL communicators filled the H200 ("Failed to
     CUDA calloc async"). A group that anything outside torch.distributed still refers to
     (a function's cache, as 51_moe_ep_narrow keeps) is left alone: only what no one can
-    use again is destroyed, once the device is idle (sync: torch.cuda.synchronize).
-    Without watch(), free() does nothing."""
+    use again is destroyed, once the device is idle (sync: torch.cuda.synchronize). Only
+    calls through torch.distributed.new_group are seen: torch's own DeviceMesh binds c10d's
+    new_group and keeps its groups by name, so its groups are never touched. Without
+    watch(), free() does nothing."""
 
     def __init__(self, dist, sync):
         self.dist, self.sync, self.made = dist, sync, []
