@@ -218,9 +218,6 @@ class DroppedGroups:
             self.dist.destroy_process_group(entry[0])
         self.made = kept
 
-    def held(self):
-        return len(self.made)
-
 
 def timed_block(torch, dist, fn, groups, n, start):
     """ms for n calls back to back, inputs cycling through the groups from index start;
@@ -273,11 +270,9 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     try:
         for r in range(rounds):
             n = iters // rounds + (1 if r < iters % rounds else 0)
-            block = {}
             order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
             for key, (fn, groups) in order:
-                block[key] = timed_block(torch, dist, fn, groups, n, done[key])
-                per_call[key].append(block[key] / n)
+                per_call[key].append(timed_block(torch, dist, fn, groups, n, done[key]) / n)
                 free()
                 done[key] += n
     finally:

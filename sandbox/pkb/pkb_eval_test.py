@@ -228,7 +228,7 @@ class FreeingDroppedGroups(unittest.TestCase):
     def test_groups_dropped_by_the_calls_are_destroyed_between_blocks_and_kept_ones_stay(self):
         pkb_eval.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
                                  warmup=50, iters=100, min_ms=0, rounds=10, dropped=self.dropped)
-        self.assertEqual(self.dropped.held(), 1)  # the candidate's, still in use
+        self.assertEqual(len(self.dropped.made), 1)  # the candidate's, still in use
         self.assertEqual(list(self.dist.registry), [self.cache["g"]])
         self.assertEqual(self.dist.destroyed, 2 * (50 + 5 + 100))
         # In the warmup, what a call made is gone before the next; in a block of 10 calls the
@@ -244,7 +244,7 @@ class FreeingDroppedGroups(unittest.TestCase):
         self.cache.clear()
         self.dropped.free()
         self.assertEqual(self.dist.destroyed, 1)
-        self.assertEqual(self.dropped.held(), 0)
+        self.assertEqual(len(self.dropped.made), 0)
 
     def test_without_dropped_nothing_is_destroyed(self):
         pkb_eval.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
