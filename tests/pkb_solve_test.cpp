@@ -162,3 +162,46 @@ TEST_CASE("pkb sweep: two problems x 2 samples through solve --suite, with pass@
   CHECK(all["speed_measured"] == true);  // timed beside the reference on the same GPU
   CHECK(all["geomean_speedup"].get<double>() == doctest::Approx(2.0));
 }
+
+TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a sweep stops at once") {
+  PkbSolve s;
+  s.f.write("python",
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=\"$2\"; shift; done\n"
+            "echo '{\"rank\":0,\"status\":\"environment\",\"python\":\"/venv/bin/python3\","
+            "\"message\":\"import torch: ModuleNotFoundError: No module named torch\"}' > "
+            "$out/rank0.json\n");
+  Result r = s.solve(json::array({openai_ok(module("    return tensor\n"))}));
+  INFO(r.output);
+  CHECK(r.code == 2);
+  REQUIRE(r.result.is_object());
+  CHECK(r.result["error"] == "bad_input");
+  CHECK(has(r.result["message"], "rank 0 says import torch: ModuleNotFoundError"));
+  CHECK(has(r.result["message"], "--python or KF_PYTHON"));
+  CHECK(verdict_statuses(r.run).empty());  // no candidate's verdict
+  CHECK(r.traj.of_type("setup_error").size() == 1);
+  REQUIRE(r.traj.summary());
+  CHECK((*r.traj.summary())["exit_reason"] == "setup_error");
+  // A sweep: every sample would fail alike, so the first one's error ends it.
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(server.start(json::array({openai_ok(module("    return tensor\n")),
+                                            openai_ok(module("    return tensor\n"))}),
+                               &err),
+                  err);
+  std::string text;
+  int code = s.h.kforge({"sweep",       "2-3",
+                         "--suite",     "pkb:" + s.f.root,
+                         "--world",     "1",
+                         "--python",    s.f.root + "/python",
+                         "--samples",   "2",
+                         "--jobs",      "1",
+                         "--model",     "openai:test-model",
+                         "--base-url",  server.url() + "/v1",
+                         "--max-turns", "1",
+                         "--out",       s.h.dir() + "/sweep"},
+                        &text, 600);
+  INFO(text);
+  CHECK(code == 2);
+  CHECK(has(text, "No module named torch"));
+  CHECK(server.requests().size() == 1);
+}

@@ -7,8 +7,11 @@ equal dtypes), and times them as PKB does (500 warmup calls, then calls back to 
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
 or as many as fill --min-ms where those are shorter), alternated in rounds so that both
 see the same machine. A trial's times are the medians of its rounds' means on the
-slowest rank, its speedup the median of its rounds' speedups. Process groups that the
-calls make and drop are destroyed between blocks (DroppedGroups). Each rank writes
+slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Process
+groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
+candidate that replaces what the reference, the check or the timer call is rejected
+(pkb_tamper.py). A setup that cannot run the job (no torch, no CUDA, fewer GPUs than
+ranks) is reported as "environment", no verdict. Each rank writes
 <out>/rank<R>.json (with its timeline: seconds since the job started, at each phase);
 <out>/rank<R>.phase says where it is, for the watchdog's report. The C++ side takes the
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
@@ -20,17 +23,19 @@ With --nproc it starts the ranks itself (see launch()); without, it is one rank 
 torchrun (RANK and WORLD_SIZE from the environment).
 """
 import argparse
-import gc
 import hashlib
 import importlib.util
 import json
 import os
 import signal
 import socket
-import statistics
 import sys
 import time
 import traceback
+
+import pkb_tamper
+import pkb_timing
+from pkb_timing import DroppedGroups, input_groups, l2_bytes, time_alternated
 
 STARTED = time.time()  # before torch is imported: the timeline's zero
 
@@ -62,7 +67,8 @@ class Report:
 
     def __init__(self, out, rank, world):
         self.out, self.rank = out, rank
-        self.data = {"rank": rank, "world": world, "status": "crash", "phase": "start", "trials": []}
+        self.data = {"rank": rank, "world": world, "status": "crash", "phase": "start", "trials": [],
+                     "python": sys.executable}
 
     def phase(self, name):
         self.data["phase"] = name
@@ -142,164 +148,31 @@ def load_module(path, name):
     return mod.solution
 
 
-def input_groups(torch, x, l2_bytes):
-    """PKB's cold-cache convention (its utils/performance.py, here in kforge's words): the
-    first tensor argument is cloned into groups that the timed calls cycle through, as many
-    as it takes to cover three times the L2 (at most 128), one when it is that large
-    itself. Returns the argument tuples, one per group. One group is the arguments
-    themselves, not a clone as in PKB: kforge holds the reference's inputs and the
-    candidate's in one job, and a clone of each would double that (problem 68's first
-    tensor is 53 GiB on the H200)."""
-    idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
-    if idx is None:
-        return [tuple(x)]
-    nbytes = x[idx].element_size() * x[idx].numel()
-    groups = 1 if nbytes <= 0 or nbytes >= 3 * l2_bytes else min(max(2, 3 * l2_bytes // nbytes + 1), 128)
-    if groups == 1:
-        return [tuple(x)]
-    out = []
-    for _ in range(groups):
-        args = list(x)
-        args[idx] = x[idx].clone()
-        out.append(tuple(args))
-    return out
-
-
-def l2_bytes(torch, dev):
-    try:
-        return int(torch.cuda.get_device_properties(dev).l2_cache_size) or 50 << 20
-    except Exception:
-        return 50 << 20
-
-
-class DroppedGroups:
-    """The process groups that the timed calls make and then drop, destroyed between calls
-    and blocks (never inside a timed block). PKB's 48_fsdp_and_tp makes two new groups on
-    every call and frees none; PKB times each side in a job of its own, while kforge's one
-    job makes both sides' calls, and their NCCL communicators filled the H200 ("Failed to
-    CUDA calloc async"). A group that anything outside torch.distributed still refers to
-    (a function's cache, as 51_moe_ep_narrow keeps) is left alone: only what no one can
-    use again is destroyed, once the device is idle (sync: torch.cuda.synchronize). Only
-    calls through torch.distributed.new_group are seen: torch's own DeviceMesh binds c10d's
-    new_group and keeps its groups by name, so its groups are never touched. Without
-    watch(), free() does nothing."""
-
-    def __init__(self, dist, sync):
-        self.dist, self.sync, self.made = dist, sync, []
-
-    def watch(self):
-        real = self.dist.new_group
-        not_member = getattr(getattr(self.dist, "GroupMember", None), "NON_GROUP_MEMBER", None)
-
-        def new_group(*args, **kwargs):
-            entry = [real(*args, **kwargs), 0]
-            if entry[0] is not None and entry[0] is not not_member:
-                entry[1] = self.references(entry)  # torch.distributed's own, and entry's
-                self.made.append(entry)
-            return entry[0]
-
-        self.dist.new_group = new_group
-
-    @staticmethod
-    def references(entry):
-        """Counted the same way when the group is made and when it may be freed, so that
-        only references added since (a caller that kept it) make a difference."""
-        return sys.getrefcount(entry[0])
-
-    def free(self):
-        kept, idle = [], False
-        for entry in self.made:
-            if self.references(entry) > entry[1]:
-                kept.append(entry)
-                continue
-            if not idle:  # no communicator is shut down under work still queued on it
-                self.sync()
-                idle = True
-            self.dist.destroy_process_group(entry[0])
-        self.made = kept
-
-
-def timed_block(torch, dist, fn, groups, n, start):
-    """ms for n calls back to back, inputs cycling through the groups from index start;
-    the ranks start it together."""
-    dist.barrier()
-    torch.cuda.synchronize()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for i in range(n):
-        fn(*groups[(start + i) % len(groups)])
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end)
-
-
-def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
-    """PKB's `iters` calls, or more where that many take under min_ms (a 40 us operation's
-    100 calls are 4 ms, where the clocks' and the launches' jitter is several percent);
-    the same count on every rank, since each call may be a collective."""
-    per_call = max(timed_block(torch, dist, fn, groups, 5, 0) / 5 for fn, groups in fns)
-    n = iters if per_call <= 0 else max(iters, min(int(min_ms / per_call) + 1, 20000))
-    count = torch.tensor([n], device=dev, dtype=torch.int64)
-    dist.all_reduce(count, op=dist.ReduceOp.MAX)
-    return int(count.item())
-
-
-def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None):
-    """The reference and the candidate, each given as (fn, input groups), timed as PKB
-    times one (calls back to back, inputs cycling through the groups, CUDA events around
-    them, the mean per call) but in `rounds` alternated blocks, which of the two goes
-    first swapped every round, so that both see the same clocks and neighbours. Returns
-    the slowest rank's ms per call of each (the median over the rounds), each round's
-    speedup (of the slowest rank's blocks), their median, and the calls made of each.
-    `dropped` (a DroppedGroups) frees the groups the calls dropped, after each call of the
-    warmup and after each block."""
-    free = dropped.free if dropped is not None else (lambda: None)
-    for fn, groups in (ref, cand):
-        for i in range(warmup):
-            fn(*groups[i % len(groups)])
-            free()
-    torch.cuda.synchronize()
-    iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
-    free()
-    rounds = max(1, min(rounds, iters))
-    per_call, done = {"ref": [], "cand": []}, {"ref": 0, "cand": 0}
-    # Python's collector pausing in the middle of a block of 40 us launches is one of the
-    # outliers a mean per block carries; it runs once the rounds are done instead.
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
-        for r in range(rounds):
-            n = iters // rounds + (1 if r < iters % rounds else 0)
-            order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
-            for key, (fn, groups) in order:
-                per_call[key].append(timed_block(torch, dist, fn, groups, n, done[key]) / n)
-                free()
-                done[key] += n
-    finally:
-        if gc_was_on:
-            gc.enable()
-    gc.collect()
-    # Every rank the slowest rank's rounds (once, after the timing: a collective between
-    # blocks would be timed with them).
-    slowest = torch.tensor([per_call["ref"], per_call["cand"]], device=dev, dtype=torch.float64)
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
-    ref_ms, cand_ms = slowest.tolist()
-    # Medians: one round disturbed by the host (a launch queue that stalls, a page fault)
-    # moves a mean of all calls, not these. The speedup is the median of the rounds' own,
-    # each of a reference block and the candidate block beside it: a shift of the clocks
-    # between rounds (a 40 us call's time doubled from one trial to the next on the H200)
-    # cancels in each.
-    ratios = [r / c for r, c in zip(ref_ms, cand_ms) if c > 0]
-    speedup = statistics.median(ratios) if ratios else 0.0
-    return statistics.median(ref_ms), statistics.median(cand_ms), ratios, speedup, iters
-
-
 def agree_failed(torch, dist, dev, failed):
     """True when this rank or any other failed: all stop at the same point, none waits on
     a collective a failed peer never joins."""
     flag = torch.tensor([1 if failed else 0], device=dev, dtype=torch.int32)
     dist.all_reduce(flag)
     return int(flag.item()) != 0
+
+
+def last_line():
+    """The exception being handled, as Python's last traceback line says it."""
+    return traceback.format_exception_only(*sys.exc_info()[:2])[-1].strip()
+
+
+def cuda_unfit(torch, local_world):
+    """Why this machine cannot run local_world ranks of a PKB job (NCCL takes one GPU a
+    rank), or None. Every rank asks, so that all stop, none waits for a peer; this is the
+    user's setup, not the candidate's doing (kforge reports it as an error, no verdict)."""
+    if not torch.cuda.is_available():
+        return "torch %s sees no CUDA device (built for CUDA %s; CUDA_VISIBLE_DEVICES=%s)" % (
+            torch.__version__, torch.version.cuda, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
+    n = torch.cuda.device_count()
+    if local_world > n:
+        return "%d ranks need %d GPUs here (NCCL takes one a rank) and torch sees %d: pass --world %d" % (
+            local_world, local_world, n, n)
+    return None
 
 
 def set_extension_cache(cache, solution_path, rank):
@@ -314,61 +187,122 @@ def set_extension_cache(cache, solution_path, rank):
     os.environ["TORCH_EXTENSIONS_DIR"] = d
 
 
-def run(args, rep, rank, world):
+def start(args, rep, rank, world):
+    """torch, torch.distributed, the checkout's input maker and this rank's GPU, with the
+    process group up; None (the report written) where the setup cannot run the job."""
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     set_extension_cache(args.ext_cache, args.solution, rank)
     rep.phase("import torch")
-    import torch
-    import torch.distributed as dist
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception:
+        rep.finish("environment", message="import torch: " + last_line())
+        return None
     sys.path.insert(0, args.pkb)
-    from utils.input_output_tensors import create_input_tensor
-
+    try:
+        from utils.input_output_tensors import create_input_tensor
+    except Exception:
+        rep.finish("environment", message="the checkout's utils/input_output_tensors.py: " + last_line())
+        return None
+    unfit = cuda_unfit(torch, int(os.environ.get("LOCAL_WORLD_SIZE", world)))
+    if unfit:
+        rep.finish("environment", message=unfit)
+        return None
     local = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
     rep.phase("init process group")
     dist.init_process_group("nccl", device_id=dev)
-    dropped = DroppedGroups(dist, torch.cuda.synchronize)
-    dropped.watch()  # from here: a reference may make groups at import
+    return torch, dist, create_input_tensor, dev
+
+
+def stop_if(torch, dist, dev, rep, failure):
+    """Every rank stops together when any failed (none waits on a collective a failed peer
+    never joins): this one reports `failure` (status, fields), the others that a peer
+    failed. True when they stop."""
+    if not agree_failed(torch, dist, dev, failure is not None):
+        return False
+    if failure is not None:
+        rep.finish(failure[0], **failure[1])
+    else:  # another rank failed: it reports why
+        rep.finish("correct", note="stopped in %s: another rank failed" % rep.data["phase"])
+    return True
+
+
+def rejected(changed):
+    """The failure of a candidate that changed `changed` (pkb_tamper), or None."""
+    if not changed:
+        return None
+    more = " and %d more" % (len(changed) - 8) if len(changed) > 8 else ""
+    return "rejected", {"changed": changed,
+                        "message": "the candidate changed what the harness or the reference calls: " +
+                        ", ".join(changed[:8]) + more}
+
+
+def load_both(args, rep, torch, dist, dev):
+    """The reference's and the candidate's solution(), and what the candidate may not
+    change, recorded before it is loaded; None where the candidate did not load or
+    changed it (the report written)."""
     rep.phase("load reference")
     ref_fn = load_module(args.reference, "pkb_reference")
+    own = {"pkb_eval": sys.modules[__name__], "pkb_timing": pkb_timing, "pkb_tamper": pkb_tamper}
+    watched = pkb_tamper.Watched(torch, pkb_tamper.default_places(torch, dist, own))
     rep.phase("load candidate")
     try:
         cand_fn, failed = load_module(args.solution, "pkb_candidate"), None
     except Exception:
         cand_fn, failed = None, traceback.format_exc(limit=6)
-    if agree_failed(torch, dist, dev, failed is not None):  # every rank stops together
-        if failed is not None:
-            rep.finish("compile_error", message=failed)
-        else:
-            rep.finish("correct", note="stopped: another rank could not load the candidate")
-        return False
+    failure = ("compile_error", {"message": failed}) if failed else rejected(watched.changed())
+    if stop_if(torch, dist, dev, rep, failure):
+        return None
+    return ref_fn, cand_fn, watched
+
+
+def check_trial(args, rep, ctx, fns, trial, rank, world):
+    """Trial `trial`'s check on fresh inputs; its inputs, or None where it failed."""
+    torch, dist, create_input_tensor, dev = ctx
+    ref_fn, cand_fn, watched = fns
+    rep.phase("check trial %d" % trial)
     dtype = getattr(torch, args.dtype)
-    ok = True
-    for trial in range(args.trials):
-        rep.phase("check trial %d" % trial)
-        ref_x = create_input_tensor(rank, world, args.problem_id, (args.m, args.n), dtype, trial=trial, device=dev)
-        cand_x = create_input_tensor(rank, world, args.problem_id, (args.m, args.n), dtype, trial=trial, device=dev)
-        want = ref_fn(*ref_x)
+    ref_x, cand_x = (create_input_tensor(rank, world, args.problem_id, (args.m, args.n), dtype, trial=trial,
+                                         device=dev) for _ in range(2))
+    want = ref_fn(*ref_x)
+    torch.cuda.synchronize()
+    dist.barrier()
+    crashed = None
+    try:
+        got = cand_fn(*cand_x)
         torch.cuda.synchronize()
-        dist.barrier()
-        crashed = bad = None
-        try:
-            got = cand_fn(*cand_x)
-            torch.cuda.synchronize()
+    except Exception:
+        crashed = traceback.format_exc(limit=6)
+    failure = rejected(watched.changed())  # before compare(), which calls what it may have changed
+    if failure is None and crashed is None:
+        try:  # outputs of a type no comparison takes are the candidate's crash
             bad = compare(torch, want, got, args.atol, args.rtol)
+            failure = ("mismatch", dict(bad, trial=trial)) if bad else None
         except Exception:
             crashed = traceback.format_exc(limit=6)
-        if agree_failed(torch, dist, dev, crashed is not None or bad is not None):
-            if crashed is not None:
-                rep.finish("crash", message=crashed, trial=trial)
-            elif bad is not None:
-                rep.finish("mismatch", trial=trial, **bad)
-            else:  # another rank failed: it reports why
-                rep.finish("correct", note="stopped at trial %d: another rank failed" % trial)
+    if failure is None and crashed is not None:
+        failure = "crash", {"message": crashed, "trial": trial}
+    return None if stop_if(torch, dist, dev, rep, failure) else (ref_x, cand_x)
+
+
+def run(args, rep, rank, world):
+    ctx = start(args, rep, rank, world)
+    if ctx is None:
+        return False
+    torch, dist, _, dev = ctx
+    dropped = DroppedGroups(dist, torch.cuda.synchronize)
+    dropped.watch()  # from here: a reference may make groups at import
+    fns = load_both(args, rep, torch, dist, dev)
+    if fns is None:
+        return False
+    for trial in range(args.trials):
+        inputs = check_trial(args, rep, ctx, fns, trial, rank, world)
+        if inputs is None:
             return False
-        want = got = None  # the outputs checked: their memory is the timed calls' now
-        dropped.free()
+        dropped.free()  # the checked outputs are gone: their memory is the timed calls' now
         if args.iters <= 0:
             continue
         rep.phase("time trial %d" % trial)
@@ -376,14 +310,16 @@ def run(args, rep, rank, world):
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
         ref_ms, cand_ms, ratios, speedup, calls = time_alternated(
-            torch, dist, dev, (ref_fn, input_groups(torch, ref_x, l2)), (cand_fn, input_groups(torch, cand_x, l2)),
+            torch, dist, dev, (fns[0], input_groups(torch, inputs[0], l2)), (fns[1], input_groups(torch, inputs[1], l2)),
             warm, args.iters, args.min_ms, dropped=dropped)
+        if stop_if(torch, dist, dev, rep, rejected(fns[2].changed())):
+            return False
         rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "speedup": speedup,
                                    "calls": calls, "round_speedups": [round(r, 4) for r in ratios]})
     rep.finish("correct")
     dist.barrier()
     dist.destroy_process_group()
-    return ok
+    return True
 
 
 def rank_main(args, rank, world):
@@ -418,7 +354,7 @@ def launch(args):
         import torch  # noqa: F401 -- shared by the forked ranks; CUDA is not initialized yet
     except Exception:
         for rep in reports:
-            rep.finish("crash", message="in import torch: " + traceback.format_exc(limit=3))
+            rep.finish("environment", message="import torch: " + last_line())
         sys.stderr.write(traceback.format_exc())
         return 1
     port = str(free_port())

@@ -9,7 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pkb_eval  # noqa: E402
+import pkb_timing  # noqa: E402
 
 
 class Tensor:
@@ -131,20 +131,20 @@ def costly(torch, ms, log):
 class InputGroups(unittest.TestCase):
     def test_a_tensor_as_large_as_three_l2s_is_timed_as_it_is(self):
         big = Tensor(300)
-        groups = pkb_eval.input_groups(Torch(), (big, 7), l2_bytes=100)
+        groups = pkb_timing.input_groups(Torch(), (big, 7), l2_bytes=100)
         self.assertEqual(len(groups), 1)
         self.assertIs(groups[0][0], big)  # no clone: kforge's job holds both sides' inputs
         self.assertEqual(big.clones, 0)
 
     def test_a_small_tensor_is_cloned_into_groups_that_cover_three_l2s(self):
         small = Tensor(10)
-        groups = pkb_eval.input_groups(Torch(), (small, 7), l2_bytes=100)
+        groups = pkb_timing.input_groups(Torch(), (small, 7), l2_bytes=100)
         self.assertEqual(len(groups), 31)  # 3 * 100 // 10 + 1
         self.assertEqual(small.clones, 31)
         self.assertTrue(all(g[1] == 7 for g in groups))
 
     def test_no_tensor_argument_is_one_group(self):
-        self.assertEqual(pkb_eval.input_groups(Torch(), (1, 2), l2_bytes=100), [(1, 2)])
+        self.assertEqual(pkb_timing.input_groups(Torch(), (1, 2), l2_bytes=100), [(1, 2)])
 
 
 class TimeAlternated(unittest.TestCase):
@@ -154,20 +154,20 @@ class TimeAlternated(unittest.TestCase):
         ref, cand = costly(torch, ref_ms, log), costly(torch, cand_ms, log)
         if shifting_clocks:  # each round (two blocks) slower than the last
             blocks = [0]
-            real = pkb_eval.timed_block
+            real = pkb_timing.timed_block
 
             def shifting(*args):
                 blocks[0] += 1
                 torch.slowdown = 1.0 + 0.5 * ((blocks[0] - 1) // 2)
                 return real(*args)
 
-            pkb_eval.timed_block = shifting
+            pkb_timing.timed_block = shifting
         try:
-            result = pkb_eval.time_alternated(torch, dist, "dev", (ref, [()]), (cand, [()]), warmup=3,
+            result = pkb_timing.time_alternated(torch, dist, "dev", (ref, [()]), (cand, [()]), warmup=3,
                                               iters=100, min_ms=0, rounds=10)
         finally:
             if shifting_clocks:
-                pkb_eval.timed_block = real
+                pkb_timing.timed_block = real
         return result, log
 
     def test_paired_rounds_cancel_a_shift_of_the_clocks(self):
@@ -205,7 +205,7 @@ class FreeingDroppedGroups(unittest.TestCase):
     def setUp(self):
         self.torch, self.dist = Torch(), GroupingDist()
         self.syncs = []
-        self.dropped = pkb_eval.DroppedGroups(self.dist, lambda: self.syncs.append(len(self.dist.registry)))
+        self.dropped = pkb_timing.DroppedGroups(self.dist, lambda: self.syncs.append(len(self.dist.registry)))
         self.dropped.watch()
         self.live_at_call = []
         self.cache = {}
@@ -226,7 +226,7 @@ class FreeingDroppedGroups(unittest.TestCase):
         self.leaky, self.cached = leaky, cached
 
     def test_groups_dropped_by_the_calls_are_destroyed_between_blocks_and_kept_ones_stay(self):
-        pkb_eval.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
+        pkb_timing.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
                                  warmup=50, iters=100, min_ms=0, rounds=10, dropped=self.dropped)
         self.assertEqual(len(self.dropped.made), 1)  # the candidate's, still in use
         self.assertEqual(list(self.dist.registry), [self.cache["g"]])
@@ -247,7 +247,7 @@ class FreeingDroppedGroups(unittest.TestCase):
         self.assertEqual(len(self.dropped.made), 0)
 
     def test_without_dropped_nothing_is_destroyed(self):
-        pkb_eval.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
+        pkb_timing.time_alternated(self.torch, self.dist, "dev", (self.leaky, [()]), (self.cached, [()]),
                                  warmup=5, iters=10, min_ms=0, rounds=2)
         self.assertEqual(self.dist.destroyed, 0)
         self.assertEqual(len(self.dist.registry), 2 * (5 + 5 + 10) + 1)

@@ -231,8 +231,9 @@ bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& t
   *out = SolveResult{};
   detail::Run run(cfg, model, obs, tw, out);
   if (run.go(err)) return true;
-  // kforge failed: the trajectory still ends with a summary that says so.
-  out->exit_reason = "internal_error";
+  // kforge, or the setup it runs on, failed: the trajectory still ends with a summary that
+  // says so.
+  out->exit_reason = out->setup_error ? "setup_error" : "internal_error";
   tw.event("summary", failed_summary_json(*out, *err));
   return false;
 }

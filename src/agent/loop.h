@@ -32,8 +32,11 @@ struct ForeignSuite {
   std::string system_prompt, task_prompt;
   std::string extension;  // of a candidate's file, e.g. ".py"
   std::function<ParsedReply(const std::string& reply)> parse;
-  // A verdict for the candidate in `file`; false (with *err) only when kforge failed.
-  std::function<bool(const std::string& file, sandbox::Verdict* v, std::string* err)> evaluate;
+  // A verdict for the candidate in `file`; false (with *err) when none came: kforge failed,
+  // or (*setup_error set) the user's setup cannot run any candidate of the suite.
+  std::function<bool(const std::string& file, sandbox::Verdict* v, std::string* err,
+                     bool* setup_error)>
+      evaluate;
 };
 
 struct SolveConfig {
@@ -60,7 +63,7 @@ struct SolveConfig {
 
 struct SolveResult {
   // target | max_turns | max_tokens | max_cost | max_wall | format_errors | accepted |
-  // quit | interrupted | llm_error
+  // quit | interrupted | llm_error | internal_error | setup_error (the last two: solve() false)
   std::string exit_reason;
   bool target_met = false;
   int turns = 0, candidates = 0;
@@ -77,9 +80,11 @@ struct SolveResult {
   sandbox::Verdict last;  // the last candidate's verdict
   std::string last_source;
   int last_turn = 0;
-  llm::Error llm_error;         // exit_reason llm_error
-  BudgetEnd budget;             // exit_reason max_tokens | max_cost | max_wall: spent vs limit
-  int interrupt_signal = 0;     // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
+  llm::Error llm_error;      // exit_reason llm_error
+  BudgetEnd budget;          // exit_reason max_tokens | max_cost | max_wall: spent vs limit
+  int interrupt_signal = 0;  // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
+  // solve() failed on the user's setup (a foreign suite's evaluator said so), not kforge.
+  bool setup_error = false;
   std::string interrupt_phase;  // model call | compile | eval | agent command | menu
 };
 

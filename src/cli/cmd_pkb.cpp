@@ -89,7 +89,8 @@ int cmd_pkb_eval(const EvalArgs& a) {
     return kInternal;
   }
   sandbox::Verdict v;
-  bool ok = pkb::evaluate(spec, &v, &err);
+  bool setup_error = false;
+  bool ok = pkb::evaluate(spec, &v, &err, &setup_error);
   if (int sig = sandbox::interrupt_signal()) {
     fmt::print(stderr, "{}: interrupted by {}: the job was killed; no verdict\n", cmd,
                sandbox::signal_name(sig));
@@ -97,7 +98,7 @@ int cmd_pkb_eval(const EvalArgs& a) {
   }
   if (!ok) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
-    return kInternal;
+    return setup_error ? kBadInput : kInternal;
   }
   if (a.json)
     std::puts(sandbox::verdict_json(v).dump(2).c_str());

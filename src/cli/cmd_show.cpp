@@ -156,8 +156,9 @@ std::string render_trajectory(const trace::Run& run, bool full, const std::strin
                          e.value("note", ""), e.value("phase", ""));
     } else if (type == "profile") {
       out += profile_text(e);
-    } else if (type == "internal_error") {
-      out += fmt::format("  kforge error: {}\n", e.value("message", ""));
+    } else if (type == "internal_error" || type == "setup_error") {
+      out += fmt::format("  {}: {}\n", type == "setup_error" ? "setup error" : "kforge error",
+                         e.value("message", ""));
     } else if (type == "summary") {
       out += summary_text(e);
     }

@@ -167,6 +167,7 @@ void loop_options(const SolveArgs& a, const suite::Paths& paths, agent::SolveCon
 int exit_code_of(const agent::SolveResult& r, bool ok) {
   if (r.exit_reason == "interrupted" && r.interrupt_signal)
     return sandbox::interrupt_exit_code(r.interrupt_signal);
+  if (!ok && r.setup_error) return kBadInput;  // every sample would fail alike: a sweep stops
   if (!ok || r.exit_reason == "llm_error") return kInternal;
   return r.target_met ? kOk : kNotCorrect;
 }
@@ -218,7 +219,7 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"best_turn", res.best_turn},
                   {"model", model},
                   {"target", cfg.target}};
-  if (!ok) solve_j["error"] = "internal", solve_j["message"] = err;
+  if (!ok) solve_j["error"] = res.setup_error ? "bad_input" : "internal", solve_j["message"] = err;
   if (res.exit_reason == "llm_error")
     solve_j["error"] = "provider",
     solve_j["message"] = res.llm_error.kind + ": " + res.llm_error.message;

@@ -96,6 +96,7 @@ std::string exit_reason_text(const std::string& r) {
   if (r == "interrupted") return "a signal stopped it";
   if (r == "llm_error") return "the model's provider failed";
   if (r == "internal_error") return "kforge itself failed";
+  if (r == "setup_error") return "this machine's setup cannot run the problem's jobs";
   return r;
 }
 

@@ -3,8 +3,10 @@
 // reference and the candidate on every trial's fresh inputs and times them alternated; it runs
 // under kforge's sandbox (the scrubbed environment, confinement where the machine has it, a
 // watchdog limit, the process tree killed past it), and the per-rank JSON it writes becomes
-// kforge's typed verdict: compile_error, crash, timeout, mismatch (rank and tensor), correct with
-// the speedup (reference time over candidate time, the slowest rank's, median of trials).
+// kforge's typed verdict: compile_error, rejected (the candidate changed what the reference,
+// the check or the timer call: sandbox/pkb/pkb_tamper.py), crash, timeout, mismatch (rank and
+// tensor), correct with the speedup (reference time over candidate time, the slowest rank's,
+// median of trials).
 #pragma once
 
 #include <string>
@@ -37,10 +39,19 @@ struct EvalSpec {
 // The job's command line for spec (resolved python and driver paths).
 std::vector<std::string> job_argv(const EvalSpec& spec);
 
-// Runs the job and reads its verdict. False (with *err) only when it could not start.
-bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err);
+// Runs the job and reads its verdict. False (with *err) when none came: kforge could not
+// run the job, or (*setup_error set, where given) the user's setup cannot run any PKB job:
+// a python without torch or CUDA, fewer GPUs than ranks, an interpreter the sandbox cannot
+// start. Every candidate would fail alike, so that is no candidate's verdict.
+bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
+              bool* setup_error = nullptr);
 
-// The verdict from a finished job: the ranks' rank<R>.json in dir and how the job ended.
+// Why the finished job says the setup cannot run PKB jobs (see evaluate); false if it
+// does not. Reads the ranks' rank<R>.json in spec.work_dir.
+bool setup_failure(const EvalSpec& spec, const sandbox::ProcessResult& run, std::string* why);
+
+// The verdict from a finished job: the ranks' rank<R>.json in spec.work_dir and how the job
+// ended.
 sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run);
 
 }  // namespace pkb

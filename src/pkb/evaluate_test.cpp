@@ -117,7 +117,9 @@ TEST_CASE("pkb eval: a hang is a timeout, and its processes are gone") {
 }
 
 TEST_CASE("pkb eval: a crash with no result is a crash, with its output") {
-  Fixture x("echo 'Segmentation fault in rank 0' >&2\nkill -SEGV $$");
+  Fixture x(
+      "echo 'check trial 0' > $out/rank0.phase\necho 'Segmentation fault in rank 0' >&2\n"
+      "kill -SEGV $$");
   auto v = x.run();
   CHECK(v.status == sandbox::Status::crash);
   REQUIRE(!v.crashes.empty());
@@ -134,12 +136,49 @@ TEST_CASE("pkb eval: an import error is a compile_error carrying Python's messag
   CHECK(sandbox::render_text(v).find("No module named triton_x") != std::string::npos);
 }
 
-TEST_CASE("pkb eval: a driver that dies before its report is a crash with Python's message") {
-  Fixture x("echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
+TEST_CASE("pkb eval: a python that does not start the driver is the setup's error, named") {
+  // As a pyenv shim in the sandbox: the program it runs is not there (nothing written).
+  Fixture x("echo 'pyenv: /root/.pyenv/libexec/pyenv: No such file or directory' >&2\nexit 127");
+  sandbox::Verdict v;
+  std::string err;
+  bool setup = false;
+  CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
+  CHECK(setup);
+  CHECK(err.find("the job's python, " + x.spec.python + ", did not start") != std::string::npos);
+  CHECK(err.find("exit 127") != std::string::npos);
+  CHECK(err.find("libexec/pyenv: No such file") != std::string::npos);  // its output
+  CHECK(err.find("is a script") != std::string::npos);                  // what to give instead
+  CHECK(err.find("--python or KF_PYTHON") != std::string::npos);
+}
+
+TEST_CASE("pkb eval: a rank that says its setup cannot run the job is the setup's error") {
+  Fixture x(
+      "echo '{\"rank\":1,\"status\":\"environment\",\"python\":\"/venv/bin/python3\","
+      "\"message\":\"2 ranks need 2 GPUs here (NCCL takes one a rank) and torch sees 1: pass "
+      "--world 1\"}' > $out/rank1.json\nexit 0",
+      2);
+  sandbox::Verdict v;
+  std::string err;
+  bool setup = false;
+  CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
+  CHECK(setup);
+  CHECK(err.find("rank 1 says 2 ranks need 2 GPUs") != std::string::npos);
+  CHECK(err.find("pass --world 1") != std::string::npos);
+  CHECK(err.find("its python: /venv/bin/python3") != std::string::npos);
+}
+
+TEST_CASE("pkb eval: a candidate that changed what the harness calls is rejected, named") {
+  Fixture x(
+      "echo '{\"rank\":0,\"status\":\"rejected\",\"phase\":\"check trial 0\","
+      "\"changed\":[\"torch.allclose\",\"torch.cuda.Event.elapsed_time\"]}' > $out/rank0.json");
   auto v = x.run();
-  CHECK(v.status == sandbox::Status::crash);
-  REQUIRE(!v.crashes.empty());
-  CHECK(v.crashes[0].what.find("No module named 'torch'") != std::string::npos);
+  CHECK(v.status == sandbox::Status::rejected);
+  REQUIRE(v.findings.size() == 1);
+  CHECK(v.findings[0].rule == "tamper");
+  CHECK(v.findings[0].file == "solution.py");
+  std::string text = sandbox::render_text(v);
+  CHECK(text.find("changes torch.allclose, torch.cuda.Event.elapsed_time") != std::string::npos);
+  CHECK_FALSE(v.timed);
 }
 
 TEST_CASE("pkb eval: a bad shape and a wrong dtype are mismatches naming rank and tensor") {
@@ -162,27 +201,57 @@ TEST_CASE("pkb eval: a bad shape and a wrong dtype are mismatches naming rank an
   }
 }
 
+// What `command` prints, without its last newline.
+std::string output_of(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// The real driver, confined where this machine confines (its folder, with pkb_timing.py and
+// pkb_tamper.py, in the jail): correct where torch has CUDA, else the setup's error saying
+// what torch lacks.
 TEST_CASE("pkb eval: kforge's own driver starting one rank") {
-  if (std::system("python3 -c '' 2>/dev/null") != 0) return;  // no Python: nothing to run
-  bool torch = std::system("python3 -c 'import torch' 2>/dev/null") == 0;
+  // The interpreter itself, not a shim: the jail shows its installation, not pyenv's.
+  std::string python = output_of("python3 -c 'import sys; print(sys.executable)' 2>/dev/null");
+  if (python.empty()) return;  // no Python: nothing to run
+  std::string q = "'" + python + "' -c '";
+  bool torch = std::system((q + "import torch' 2>/dev/null").c_str()) == 0;
+  bool cuda =
+      torch &&
+      std::system((q + "import torch; assert torch.cuda.is_available()' 2>/dev/null").c_str()) == 0;
   Fixture x("exit 9");
   x.spec.driver = std::string(KF_SOURCE_ROOT) + "/sandbox/pkb/pkb_eval.py";
+  x.spec.python = python;
+  x.spec.confine = sandbox::isolation_mode() == "bwrap";
   x.spec.trials = 2, x.spec.iters = 3, x.spec.warmup = 1;
   x.f.write("solution.py",
             "import torch\nimport torch.distributed as dist\n\n"
             "def solution(tensor, scale_16=1.0):\n    out = tensor.clone()\n"
             "    dist.all_reduce(out)\n    return out\n");
-  x.f.write("python", "#!/bin/sh\nexec python3 \"$@\"\n");
-  auto v = x.run();
+  sandbox::Verdict v;
+  std::string err;
+  bool setup = false;
+  bool ok = pkb::evaluate(x.spec, &v, &err, &setup);
+  INFO(err);
   INFO(sandbox::render_text(v));
-  if (torch) {
+  if (cuda) {
+    CHECK(ok);
     CHECK(v.status == sandbox::Status::correct);
-  } else {
-    CHECK(v.status == sandbox::Status::crash);
-    REQUIRE(!v.crashes.empty());
-    CHECK(v.crashes[0].what.find("import torch") != std::string::npos);
-    CHECK(v.crashes[0].what.find("No module named 'torch'") != std::string::npos);
+    return;
   }
+  CHECK_FALSE(ok);
+  CHECK(setup);
+  CHECK(err.find("rank 0 says") != std::string::npos);  // the driver ran, in the jail too
+  CHECK(err.find("its python: " + python) != std::string::npos);
+  CHECK(err.find(torch ? "sees no CUDA device"
+                       : "import torch: ModuleNotFoundError: No module "
+                         "named 'torch'") != std::string::npos);
 }
 
 TEST_CASE("pkb eval: confined, a job writes only its own source's extension folder") {

@@ -65,12 +65,13 @@ bool make_foreign_suite(const SolveSpec& spec, agent::ForeignSuite* out, std::st
   f.parse = parse_solution_reply;
   EvalSpec base = spec.eval;
   std::string evals = spec.evals_dir;
-  f.evaluate = [base, evals](const std::string& file, sandbox::Verdict* v, std::string* e) {
+  f.evaluate = [base, evals](const std::string& file, sandbox::Verdict* v, std::string* e,
+                             bool* setup_error) {
     EvalSpec s = base;
     s.solution = file;
     s.work_dir = sandbox::make_eval_dir(evals);
     if (s.work_dir.empty()) return (*e = "cannot create a run folder under " + evals, false);
-    return evaluate(s, v, e);
+    return evaluate(s, v, e, setup_error);
   };
   *out = std::move(f);
   return true;

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Tests of pkb_tamper.py (what a candidate changes in the process it shares with the
+checker) and of pkb_eval.py's setup check (cuda_unfit), against stand-in torch modules
+(no GPU, no torch needed). Run by ctest (CMakeLists.txt)."""
+import os
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pkb_eval  # noqa: E402
+import pkb_tamper  # noqa: E402
+
+
+def stand_in_torch():
+    """A torch-shaped set of modules: functions, a Tensor class with methods, CUDA events,
+    submodules and data, and the C hooks' mode-stack lengths."""
+    torch = types.ModuleType("torch")
+    torch.allclose = lambda a, b, **kw: a == b
+    torch.matmul = lambda a, b: a * b
+    torch._private_helper = lambda: None
+    torch.float32 = "dtype"
+
+    class Tensor:
+        def float(self):
+            return self
+
+        def __matmul__(self, other):
+            return self
+
+    torch.Tensor = Tensor
+    torch.cuda = types.ModuleType("torch.cuda")
+
+    class Event:
+        def elapsed_time(self, end):
+            return 1.0
+
+    torch.cuda.Event = Event
+    torch.cuda.synchronize = lambda: None
+    torch.nn = types.ModuleType("torch.nn")
+    torch.nn.functional = types.ModuleType("torch.nn.functional")
+    torch.nn.functional.linear = lambda x, w: x
+    torch._C = types.ModuleType("torch._C")
+    torch._C.modes = 0
+    torch._C._len_torch_function_stack = lambda: torch._C.modes
+    dist = types.ModuleType("torch.distributed")
+    dist.all_reduce = lambda t, op=None: None
+    return torch, dist
+
+
+class Watched(unittest.TestCase):
+    def setUp(self):
+        self.torch, self.dist = stand_in_torch()
+        self.own = types.ModuleType("pkb_eval_stand_in")
+        self.own.compare = lambda ref, got: None
+        self.watched = pkb_tamper.Watched(
+            self.torch, pkb_tamper.default_places(self.torch, self.dist, {"pkb_eval": self.own}))
+
+    def test_calls_that_change_nothing_name_nothing(self):
+        t = self.torch
+        t.allclose(t.matmul(2, 3), 6)
+        t.cuda.Event().elapsed_time(t.cuda.Event())
+        t.Tensor().float() @ t.Tensor()
+        self.dist.all_reduce(None)
+        self.assertEqual(self.watched.changed(), [])
+
+    def test_a_replaced_check_function_is_named(self):
+        self.torch.allclose = lambda a, b, **kw: True
+        self.assertEqual(self.watched.changed(), ["torch.allclose"])
+
+    def test_a_slowed_reference_op_and_collective_are_named(self):
+        real = self.torch.matmul
+        self.torch.matmul = lambda a, b: real(a, b)
+        self.dist.all_reduce = lambda t, op=None: None
+        self.assertEqual(self.watched.changed(), ["torch.distributed.all_reduce", "torch.matmul"])
+
+    def test_a_patched_event_and_a_method_added_to_tensor_are_named(self):
+        self.torch.cuda.Event.elapsed_time = lambda self, end: 0.001
+        self.torch.Tensor.__add__ = lambda self, other: self  # shadows what it inherited
+        self.assertEqual(self.watched.changed(), ["torch.Tensor.__add__", "torch.cuda.Event.elapsed_time"])
+
+    def test_the_harness_own_functions_and_the_clocks_are_watched(self):
+        self.own.compare = lambda ref, got: None
+        real = pkb_tamper.time.perf_counter
+        try:
+            pkb_tamper.time.perf_counter = lambda: 0.0
+            self.assertEqual(self.watched.changed(), ["pkb_eval.compare", "time.perf_counter"])
+        finally:
+            pkb_tamper.time.perf_counter = real
+
+    def test_a_mode_left_on_and_a_profile_hook_are_named(self):
+        self.torch._C.modes = 1
+        sys.setprofile(lambda *a: None)
+        try:
+            self.assertEqual(self.watched.changed(), ["a torch function mode", "sys.setprofile"])
+        finally:
+            sys.setprofile(None)
+        self.torch._C.modes = 0
+        self.assertEqual(self.watched.changed(), [])
+
+    def test_what_no_call_sees_is_not_named(self):
+        self.torch.float32 = "another dtype"  # data, not a function
+        self.torch.new_helper = lambda: None  # a name added to a module replaces nothing
+        self.torch._private_helper = lambda: 1  # torch's private names are not watched
+        self.torch.cuda.memory = types.ModuleType("torch.cuda.memory")  # a submodule
+        self.assertEqual(self.watched.changed(), [])
+
+
+class CudaUnfit(unittest.TestCase):
+    def torch(self, available, count):
+        t = types.ModuleType("torch")
+        t.__version__ = "9.9"
+        t.version = types.SimpleNamespace(cuda=None if not available else "13.0")
+        t.cuda = types.SimpleNamespace(is_available=lambda: available, device_count=lambda: count)
+        return t
+
+    def test_no_cuda_says_what_torch_sees(self):
+        why = pkb_eval.cuda_unfit(self.torch(False, 0), 1)
+        self.assertIn("torch 9.9 sees no CUDA device", why)
+        self.assertIn("CUDA_VISIBLE_DEVICES", why)
+
+    def test_more_ranks_than_gpus_says_which_world_fits(self):
+        why = pkb_eval.cuda_unfit(self.torch(True, 1), 2)
+        self.assertIn("2 ranks need 2 GPUs", why)
+        self.assertIn("pass --world 1", why)
+
+    def test_enough_gpus_is_fit(self):
+        self.assertIsNone(pkb_eval.cuda_unfit(self.torch(True, 8), 8))
+
+
+if __name__ == "__main__":
+    unittest.main()
