@@ -1,7 +1,8 @@
 // tests/pkb_solve_test.cpp: `kforge solve --suite pkb:PATH PROBLEM`, the real kforge binary
 // against the loopback LLM server, a PKB-shaped checkout the test writes and a stand-in
 // torchrun that judges the candidate file it is given (no torch here): a module that says
-// WRONG gets a mismatch, any other a correct verdict at twice the reference's speed.
+// PATCH is rejected for replacing torch.allclose, one that says WRONG gets a mismatch, any
+// other a correct verdict at twice the reference's speed.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -22,7 +23,10 @@ namespace {
 const char* kStandInPython =
     "#!/bin/sh\nout=''; sol=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
     "  --out) out=\"$2\"; shift;;\n  --solution) sol=\"$2\"; shift;;\nesac; shift; done\n"
-    "if grep -q WRONG \"$sol\"; then\n"
+    "if grep -q PATCH \"$sol\"; then\n"
+    "  echo '{\"rank\":0,\"status\":\"rejected\",\"changed\":[\"torch.allclose\"]}' "
+    "> $out/rank0.json\n"
+    "elif grep -q WRONG \"$sol\"; then\n"
     "  echo '{\"rank\":0,\"status\":\"mismatch\",\"tensor\":\"output\",\"trial\":0,\"bad\":7,"
     "\"total\":1024,\"max_abs\":2.5,\"message\":\"output: 7 of 1024 elements differ\"}' "
     "> $out/rank0.json\n"
@@ -94,6 +98,19 @@ TEST_CASE("pkb solve: a wrong module, its mismatch fed back, then a right one me
   CHECK(v["status"] == "correct");
   CHECK(v["speedup"].get<double>() == doctest::Approx(2.0));
   CHECK(v["problem"] == "pkb:3_op3");
+}
+
+TEST_CASE("pkb solve: a module that replaced what the check calls is told so, by name") {
+  PkbSolve s;
+  Result r = s.solve(json::array({openai_ok(module("    return tensor  # PATCH\n")),
+                                  openai_ok(module("    return tensor\n"))}));
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(verdict_statuses(r.run) == std::vector<std::string>{"rejected", "correct"});
+  std::string feedback = last_message(r.requests, 1);
+  CHECK(has(feedback, "Turn 1: your solution was rejected before it was checked"));
+  CHECK(has(feedback, "changes torch.allclose"));
+  CHECK(has(feedback, "must not replace or wrap functions of torch"));
 }
 
 TEST_CASE("pkb solve: a reply with no python module is a format error that says the format") {
