@@ -1,9 +1,12 @@
 """What a PKB candidate changes in the process it shares with kforge's checker.
 
-PKB's solution format runs the candidate in the Python process that also runs the
-reference, the comparison and the timer (PKB's own worker does the same). A candidate that
-replaces a function those call fools them: torch.allclose to pass the check, CUDA events
-to shorten its time, a collective or an op the reference uses to slow the reference down.
+kforge's one job runs the candidate in the Python process that also runs the reference,
+the comparison and the timer. (PKB runs the reference and the candidate in jobs of their
+own and compares in its launcher, but the candidate's job writes its own outputs and times
+itself.) A candidate that replaces a function those call fools them: torch.allclose to
+pass the check, CUDA events to shorten its time, a collective or an op the reference uses
+to slow the reference down.
+
 Watched records, before the candidate is loaded, the functions and classes of the modules
 the harness and the references use, and the hooks that reach every call (a trace or
 profile function, torch function and dispatch modes); changed() names what differs since.
