@@ -15,7 +15,9 @@
 #     PARITY2 at two: PKB's harness takes about 20 s a trial; "-" skips one).
 #  5. spread: kforge's five-trial eval of the hand-written solutions of SPREAD (default
 #     "1 3 13 18"), twice each, with the per-trial speedups and their spread.
-# PARTS="p1 refs overhead parity spread" picks the parts; FROM=N starts part 2 at problem N,
+#  6. tamper: bench/pkb_tamper's solutions of problem 18, two that monkey-patch (must be
+#     rejected) and one through torch.compile (must not be), one trial each.
+# PARTS="p1 refs overhead parity spread tamper" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun).
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
@@ -111,6 +113,16 @@ for p in ${SPREAD:-1 3 13 18}; do
     "$K" eval --suite "pkb:$pkb" "$p" "$f" --world 1 --json >"$out/pkb/spread-$p-$i.json" 2>"$out/pkb/spread-$p-$i.err"
     summary "$out/pkb/spread-$p-$i.json" "kforge eval $(basename "$f") #$i" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
   done
+done
+fi
+
+if [[ "$parts" == *" tamper "* ]]; then
+echo "== tamper: what a candidate changes in the process it shares with the check"
+for f in bench/pkb_tamper/18_*.py; do
+  t0=$(date +%s.%N)
+  stem=$(basename "$f" .py)
+  "$K" eval --suite "pkb:$pkb" 18 "$f" --world 1 --trials 1 --json >"$out/pkb/tamper-$stem.json" 2>"$out/pkb/tamper-$stem.err"
+  summary "$out/pkb/tamper-$stem.json" "kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
 done
 fi
 
