@@ -198,6 +198,9 @@ TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a swe
   CHECK(r.traj.of_type("setup_error").size() == 1);
   REQUIRE(r.traj.summary());
   CHECK((*r.traj.summary())["exit_reason"] == "setup_error");
+  std::string shown;
+  CHECK(s.h.kforge({"show", r.trajectory_path}, &shown) == 0);
+  CHECK(has(shown, "setup error: this setup cannot run a PKB job: rank 0 says import torch"));
   // A sweep: every sample would fail alike, so the first one's error ends it.
   fake_llm::Server server;
   std::string err;
