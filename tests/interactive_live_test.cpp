@@ -177,22 +177,23 @@ TEST_CASE("interactive: --confirm runs, rejects and edits agent commands as the 
   CHECK(term.seen.find("$ echo approved-$((6*7))") != std::string::npos);
   term.type("\r");
   REQUIRE(term.wait_for("│ approved-42", 0, 120));
-  // 2: rejected, with a reason.
-  size_t at = term.seen.size();
+  // 2: rejected, with a reason. (The next question may have come in with the output: look
+  // for it just past the output, not past all that was read.)
+  size_t at = term.after("│ approved-42", 0);
   REQUIRE(term.wait_for(cli::kConfirm, at, 120));
   term.type("n\r");
   REQUIRE(term.wait_for("why", at, 60));
   term.type("not that one\r");
   REQUIRE(term.wait_for("rejected; the model is told: not that one", at, 60));
   // 3: edited.
-  at = term.seen.size();
+  at = term.after("rejected; the model is told: not that one", at);
   REQUIRE(term.wait_for(cli::kConfirm, at, 120));
   term.type("e\r");
   REQUIRE(term.wait_for("command (Enter keeps it)>", at, 60));
   term.type("echo edited-$((2+3))\r");
   REQUIRE(term.wait_for("│ edited-5", at, 120));
   // 4: the kernel, approved, submitted and correct.
-  at = term.seen.size();
+  at = term.after("│ edited-5", at);
   REQUIRE(term.wait_for(cli::kConfirm, at, 120));
   term.type("y\r");
   int code = term.wait_exit(300);

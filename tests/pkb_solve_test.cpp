@@ -185,14 +185,14 @@ TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a swe
   s.f.write("python",
             "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=\"$2\"; shift; done\n"
             "echo '{\"rank\":0,\"status\":\"environment\",\"python\":\"/venv/bin/python3\","
-            "\"message\":\"import torch: ModuleNotFoundError: No module named torch\"}' > "
-            "$out/rank0.json\n");
+            "\"message\":\"import torch: ModuleNotFoundError: No module named torch\"}' | "
+            "tee $out/rank0.json > $out/probe.json\n");
   Result r = s.solve(json::array({openai_ok(module("    return tensor\n"))}));
   INFO(r.output);
   CHECK(r.code == 2);
   REQUIRE(r.result.is_object());
   CHECK(r.result["error"] == "bad_input");
-  CHECK(has(r.result["message"], "rank 0 says import torch: ModuleNotFoundError"));
+  CHECK(has(r.result["message"], "cannot run a PKB job: import torch: ModuleNotFoundError"));
   CHECK(has(r.result["message"], "--python or KF_PYTHON"));
   CHECK(verdict_statuses(r.run).empty());  // no candidate's verdict
   CHECK(r.traj.of_type("setup_error").size() == 1);
@@ -200,7 +200,7 @@ TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a swe
   CHECK((*r.traj.summary())["exit_reason"] == "setup_error");
   std::string shown;
   CHECK(s.h.kforge({"show", r.trajectory_path}, &shown) == 0);
-  CHECK(has(shown, "setup error: this setup cannot run a PKB job: rank 0 says import torch"));
+  CHECK(has(shown, "setup error: this setup cannot run a PKB job: import torch"));
   // A sweep: every sample would fail alike, so the first one's error ends it.
   fake_llm::Server server;
   std::string err;

@@ -64,6 +64,13 @@ class Pty {
     return true;
   }
 
+  // Just past the first `needle` at or after `from` in what was seen (its end if none): where
+  // to look for what comes after it, which may already have been read with it.
+  size_t after(const std::string& needle, size_t from) const {
+    size_t at = seen.find(needle, from);
+    return at == std::string::npos ? seen.size() : at + needle.size();
+  }
+
   void type(const std::string& s) {
     size_t off = 0;
     while (off < s.size()) {

@@ -11,14 +11,15 @@ slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Pr
 groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
 candidate that replaces what the reference, the check or the timer call is rejected
 (pkb_tamper.py). A setup that cannot run the job (no torch, no CUDA, fewer GPUs than
-ranks) is reported as "environment", no verdict. Each rank writes
+ranks) is reported as "environment"; kforge then asks --probe, which loads no candidate,
+before it believes that. Each rank writes
 <out>/rank<R>.json (with its timeline: seconds since the job started, at each phase);
 <out>/rank<R>.phase says where it is, for the watchdog's report. The C++ side takes the
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
   --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 200 --atol 1e-2 --rtol 1e-2
-  --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR]
+  --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR] [--probe]
 With --nproc it starts the ranks itself (see launch()); without, it is one rank under
 torchrun (RANK and WORLD_SIZE from the environment).
 """
@@ -35,6 +36,7 @@ import traceback
 
 import pkb_tamper
 import pkb_timing
+from pkb_setup import last_line, load_setup
 from pkb_timing import DroppedGroups, input_groups, l2_bytes, time_alternated
 
 STARTED = time.time()  # before torch is imported: the timeline's zero
@@ -57,9 +59,19 @@ def parse_args(argv=None):
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--ext-cache", default="")
     p.add_argument("--nproc", type=int, default=0, help="start this many ranks (else: a rank under torchrun)")
+    p.add_argument("--probe", action="store_true",
+                   help="check the setup alone (no candidate), write <out>/probe.json, and exit")
     p.add_argument("--min-ms", type=float, default=200.0,
                    help="at least this long per side and trial: more calls than --iters where one is short")
     return p.parse_args(argv)
+
+
+def write_whole(path, text):
+    """Never half-written: a reader sees the old file or the new one."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 class Report:
@@ -73,20 +85,13 @@ class Report:
     def phase(self, name):
         self.data["phase"] = name
         self.data.setdefault("timeline", []).append([name, round(time.time() - STARTED, 3)])
-        self._write(os.path.join(self.out, "rank%d.phase" % self.rank), name)
+        write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), name)
 
     def finish(self, status, **fields):
         self.data["status"] = status
         self.data.setdefault("timeline", []).append(["finish", round(time.time() - STARTED, 3)])
         self.data.update(fields)
-        self._write(os.path.join(self.out, "rank%d.json" % self.rank), json.dumps(self.data, indent=1))
-
-    @staticmethod
-    def _write(path, text):
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        write_whole(os.path.join(self.out, "rank%d.json" % self.rank), json.dumps(self.data, indent=1))
 
 
 def named_outputs(y, name=None):
@@ -156,25 +161,6 @@ def agree_failed(torch, dist, dev, failed):
     return int(flag.item()) != 0
 
 
-def last_line():
-    """The exception being handled, as Python's last traceback line says it."""
-    return traceback.format_exception_only(*sys.exc_info()[:2])[-1].strip()
-
-
-def cuda_unfit(torch, local_world):
-    """Why this machine cannot run local_world ranks of a PKB job (NCCL takes one GPU a
-    rank), or None. Every rank asks, so that all stop, none waits for a peer; this is the
-    user's setup, not the candidate's doing (kforge reports it as an error, no verdict)."""
-    if not torch.cuda.is_available():
-        return "torch %s sees no CUDA device (built for CUDA %s; CUDA_VISIBLE_DEVICES=%s)" % (
-            torch.__version__, torch.version.cuda, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
-    n = torch.cuda.device_count()
-    if local_world > n:
-        return "%d ranks need %d GPUs here (NCCL takes one a rank) and torch sees %d: pass --world %d" % (
-            local_world, local_world, n, n)
-    return None
-
-
 def set_extension_cache(cache, solution_path, rank):
     """Extensions built once per solution source: keyed by its hash, one folder per rank
     (concurrent builds into one folder race)."""
@@ -187,28 +173,28 @@ def set_extension_cache(cache, solution_path, rank):
     os.environ["TORCH_EXTENSIONS_DIR"] = d
 
 
+def probe(args):
+    """The setup alone, no candidate loaded: kforge runs this (--probe) when a job said its
+    setup cannot run it, since a candidate shares the job's process and could say so
+    itself. Writes <out>/probe.json: status "ok", or "environment" with the message."""
+    os.makedirs(args.out, exist_ok=True)
+    _, why = load_setup(args.pkb, max(args.nproc, 1))
+    report = {"status": "environment" if why else "ok", "message": why or "", "python": sys.executable}
+    write_whole(os.path.join(args.out, "probe.json"), json.dumps(report))
+    return 0
+
+
 def start(args, rep, rank, world):
     """torch, torch.distributed, the checkout's input maker and this rank's GPU, with the
     process group up; None (the report written) where the setup cannot run the job."""
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     set_extension_cache(args.ext_cache, args.solution, rank)
     rep.phase("import torch")
-    try:
-        import torch
-        import torch.distributed as dist
-    except Exception:
-        rep.finish("environment", message="import torch: " + last_line())
+    mods, why = load_setup(args.pkb, int(os.environ.get("LOCAL_WORLD_SIZE", world)))
+    if why:
+        rep.finish("environment", message=why)
         return None
-    sys.path.insert(0, args.pkb)
-    try:
-        from utils.input_output_tensors import create_input_tensor
-    except Exception:
-        rep.finish("environment", message="the checkout's utils/input_output_tensors.py: " + last_line())
-        return None
-    unfit = cuda_unfit(torch, int(os.environ.get("LOCAL_WORLD_SIZE", world)))
-    if unfit:
-        rep.finish("environment", message=unfit)
-        return None
+    torch, dist, create_input_tensor = mods
     local = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
@@ -397,6 +383,8 @@ GRACE_S = 10.0
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.probe:
+        return probe(args)
     if args.nproc > 0:
         return launch(args)
     return rank_main(args, int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")))

@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
 """Tests of pkb_tamper.py (what a candidate changes in the process it shares with the
-checker) and of pkb_eval.py's setup check (cuda_unfit), against stand-in torch modules
-(no GPU, no torch needed). Run by ctest (CMakeLists.txt)."""
+checker), against stand-in torch modules (no GPU, no torch needed). Run by ctest
+(CMakeLists.txt)."""
 import os
 import sys
 import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pkb_eval  # noqa: E402
 import pkb_tamper  # noqa: E402
 
 
@@ -104,28 +103,6 @@ class Watched(unittest.TestCase):
         self.torch._private_helper = lambda: 1  # torch's private names are not watched
         self.torch.cuda.memory = types.ModuleType("torch.cuda.memory")  # a submodule
         self.assertEqual(self.watched.changed(), [])
-
-
-class CudaUnfit(unittest.TestCase):
-    def torch(self, available, count):
-        t = types.ModuleType("torch")
-        t.__version__ = "9.9"
-        t.version = types.SimpleNamespace(cuda=None if not available else "13.0")
-        t.cuda = types.SimpleNamespace(is_available=lambda: available, device_count=lambda: count)
-        return t
-
-    def test_no_cuda_says_what_torch_sees(self):
-        why = pkb_eval.cuda_unfit(self.torch(False, 0), 1)
-        self.assertIn("torch 9.9 sees no CUDA device", why)
-        self.assertIn("CUDA_VISIBLE_DEVICES", why)
-
-    def test_more_ranks_than_gpus_says_which_world_fits(self):
-        why = pkb_eval.cuda_unfit(self.torch(True, 1), 2)
-        self.assertIn("2 ranks need 2 GPUs", why)
-        self.assertIn("pass --world 1", why)
-
-    def test_enough_gpus_is_fit(self):
-        self.assertIsNone(pkb_eval.cuda_unfit(self.torch(True, 8), 8))
 
 
 if __name__ == "__main__":

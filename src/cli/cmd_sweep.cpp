@@ -204,7 +204,7 @@ int cmd_sweep(const SweepArgs& a) {
   printer.finish();
   if (!ok) {
     fmt::print(stderr, "kforge sweep: {}\n", err);
-    return err.find("input is bad") != std::string::npos ? kBadInput : kInternal;
+    return progress.bad_input ? kBadInput : kInternal;
   }
   SweepArgs st = a;
   st.status_dir = cfg.out;

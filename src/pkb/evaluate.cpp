@@ -4,17 +4,13 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
-#include "sandbox/confine.h"
+#include "pkb/job.h"
+#include "pkb/text.h"
 #include "sandbox/launch.h"
-#include "sandbox/sha256.h"
-#include "suite/paths.h"
 
 namespace pkb {
 
@@ -22,17 +18,6 @@ namespace fs = std::filesystem;
 using sandbox::Status;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -184,99 +169,21 @@ void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox:
   }
 }
 
-// What the jail must show of the Python the job runs: the prefix it is in (a virtual
-// environment's root; a stand-in's own folder) and, through the venv's python3 link, the
-// interpreter's installation. /usr is in every jail already.
-// python as the job finds it: a name looked up on the environment's PATH, else as given.
-std::string on_path(const std::string& python, const std::vector<std::string>& env) {
-  if (python.find('/') != std::string::npos) return python;
-  std::string dirs;
-  for (auto& kv : env)
-    if (kv.rfind("PATH=", 0) == 0) dirs = kv.substr(5);
-  std::stringstream ss(dirs);
-  for (std::string d; std::getline(ss, d, ':');)
-    if (!d.empty() && fs::exists(d + "/" + python)) return d + "/" + python;
-  return python;
-}
-
-std::vector<std::string> python_dirs(const std::string& python,
-                                     const std::vector<std::string>& env) {
-  std::string path = on_path(python, env);
-  std::vector<std::string> out;
+// The job says this setup cannot run it: a rank reported "environment", or no rank wrote
+// anything (the driver's first act is every rank's phase file). A timeout is a verdict.
+bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run) {
+  if (run.timed_out || run.killed) return false;
+  std::vector<std::optional<RankReport>> reports = read_reports(spec);
+  bool any = false;
   std::error_code ec;
-  if (path.find('/') == std::string::npos) return out;
-  fs::path bin = fs::absolute(path, ec).parent_path();
-  // .../venv/bin/python3: the venv; anything else (a stand-in): only its own folder.
-  bool prefix = bin.filename() == "bin" && bin.parent_path() != bin.root_path();
-  out.push_back(prefix ? bin.parent_path().string() : bin.string());
-  fs::path py = fs::canonical(bin / "python3", ec).parent_path();
-  if (!ec && py.filename() == "bin" && py.parent_path() != py.root_path())
-    out.push_back(py.parent_path().string());
-  return out;
-}
-
-// What to say of a python that did not start the driver: a script (a pyenv shim, a
-// wrapper) runs programs the sandbox may not show, where the interpreter itself would run.
-std::string script_hint(const std::string& path) {
-  std::ifstream f(path);
-  char head[2] = {0, 0};
-  if (!f.read(head, 2) || head[0] != '#' || head[1] != '!') return "";
-  return path +
-         " is a script, such as a pyenv shim, and runs programs the sandbox does not show: give "
-         "the interpreter itself, the path that python3 -c 'import sys; print(sys.executable)' "
-         "prints. ";
+  for (int r = 0; r < spec.world; ++r) {
+    if (reports[r] && reports[r]->status == "environment") return true;
+    any = any || reports[r] || fs::exists(fmt::format("{}/rank{}.phase", spec.work_dir, r), ec);
+  }
+  return !any;
 }
 
 }  // namespace
-
-std::vector<std::string> job_argv(const EvalSpec& s) {
-  std::string python = s.python;
-  if (python.empty()) python = std::getenv("KF_PYTHON") ? std::getenv("KF_PYTHON") : "";
-  if (python.empty()) python = "python3";
-  std::string driver =
-      s.driver.empty() ? suite::default_paths().source_root + "/sandbox/pkb/pkb_eval.py" : s.driver;
-  std::string cache =
-      s.ext_cache.empty() ? suite::default_paths().cache_dir + "/pkb_ext" : s.ext_cache;
-  return {python,         driver,
-          "--nproc",      std::to_string(s.world),
-          "--pkb",        s.checkout,
-          "--problem-id", std::to_string(s.problem.number),
-          "--reference",  s.problem.reference,
-          "--solution",   s.solution,
-          "--out",        s.work_dir,
-          "--trials",     std::to_string(s.trials),
-          "--warmup",     std::to_string(s.warmup),
-          "--iters",      std::to_string(s.iters),
-          "--atol",       fmt::format("{}", s.atol),
-          "--rtol",       fmt::format("{}", s.rtol),
-          "--dtype",      s.dtype,
-          "--ext-cache",  cache};
-}
-
-bool setup_failure(const EvalSpec& spec, const sandbox::ProcessResult& run, std::string* why) {
-  if (run.timed_out || run.killed) return false;  // a verdict: timeout
-  std::vector<std::optional<RankReport>> reports = read_reports(spec);
-  for (size_t r = 0; r < reports.size(); ++r)
-    if (reports[r] && reports[r]->status == "environment") {
-      *why = fmt::format(
-          "this setup cannot run a PKB job: rank {} says {} (its python: {}). A PKB job needs a "
-          "python3 whose torch is built for CUDA (--python or KF_PYTHON) and a GPU for each rank",
-          r, reports[r]->message, reports[r]->python);
-      return true;
-    }
-  std::error_code ec;
-  for (int r = 0; r < spec.world; ++r)  // the driver's first act: every rank's phase file
-    if (fs::exists(fmt::format("{}/rank{}.phase", spec.work_dir, r), ec) || reports[r])
-      return false;
-  std::string python = on_path(job_argv(spec)[0], sandbox::scrubbed_env("/", false, {}));
-  std::string how =
-      run.signal ? sandbox::signal_name(run.signal) : fmt::format("exit {}", run.exit_code);
-  *why = fmt::format(
-      "the job's python, {}, did not start kforge's PKB driver (it ended with {}). {}Give "
-      "--python or KF_PYTHON a python3 whose torch is built for CUDA. Its output: {}",
-      python, how, script_hint(python), tail(run.output, 600));
-  return true;
-}
 
 sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run) {
   sandbox::Verdict v;
@@ -329,40 +236,24 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
            " is not a file: give a Python module defining solution(...)";
     return false;
   }
-  std::string scratch = spec.work_dir + "/scratch";
-  fs::create_directories(scratch, ec);
-  sandbox::ProcessSpec ps;
-  ps.argv = job_argv(spec);
-  std::string cache = ps.argv.back();
-  fs::create_directories(cache, ec);
-  ps.env = sandbox::scrubbed_env(scratch, false, {});
-  ps.cwd = scratch;
-  ps.limit_s = spec.timeout_s;
-  sandbox::Confined confined;
-  if (spec.confine && sandbox::isolation_mode() == "bwrap") {
-    sandbox::Confinement jail;
-    // The driver's folder: it imports its neighbours (pkb_timing.py, pkb_tamper.py).
-    jail.read_only = {spec.checkout, fs::absolute(spec.solution).string(),
-                      fs::absolute(ps.argv[1]).parent_path().string()};
-    for (auto& dir : python_dirs(ps.argv[0], ps.env)) jail.read_only.push_back(dir);
-    // Of the extension cache, only this source's own folder (the driver keys it the same
-    // way): a candidate cannot plant a library under another source's key.
-    const std::string own =
-        cache + "/" + sandbox::sha256_hex(read_file(spec.solution)).substr(0, 16);
-    fs::create_directories(own, ec);
-    jail.writable = {spec.work_dir, own};
-    jail.gpu = true;
-    if (!confined.prepare(jail, &ps, err)) return false;
-  }
   sandbox::ProcessResult pr;
-  if (!sandbox::run_process(ps, &pr, err)) return false;
-  sandbox::wait_gone(pr.killed_pids, 15.0);
-  sandbox::ConfinedRun cr = confined.finish();
-  if (setup_failure(spec, pr, err)) {
-    if (setup_error) *setup_error = true;
-    return false;
+  sandbox::ConfinedRun cr;
+  if (!run_job(spec, {}, &pr, &cr, err)) return false;
+  const bool claimed = setup_claimed(spec, pr);
+  if (claimed) {
+    std::string why;
+    if (!probe_setup(spec, &why, err)) return false;
+    if (!why.empty()) {
+      if (setup_error) *setup_error = true;
+      *err = why;
+      return false;
+    }
   }
   *out = verdict_from_ranks(spec, pr);
+  if (claimed)
+    out->notes.push_back(
+        "the job said this setup cannot run it, but the setup checked without the solution can: "
+        "that was the solution's doing");
   if (cr.oom_killed) out->notes.push_back("the job hit its memory limit");
   if (!cr.how.empty()) out->notes.push_back("isolation: " + cr.how);
   return true;

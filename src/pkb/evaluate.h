@@ -36,19 +36,14 @@ struct EvalSpec {
   bool confine = true;    // under bwrap where isolation_mode() says "bwrap"
 };
 
-// The job's command line for spec (resolved python and driver paths).
-std::vector<std::string> job_argv(const EvalSpec& spec);
-
-// Runs the job and reads its verdict. False (with *err) when none came: kforge could not
-// run the job, or (*setup_error set, where given) the user's setup cannot run any PKB job:
-// a python without torch or CUDA, fewer GPUs than ranks, an interpreter the sandbox cannot
-// start. Every candidate would fail alike, so that is no candidate's verdict.
+// Runs the job (pkb/job.h) and reads its verdict. False (with *err) when none came: kforge
+// could not run the job, or (*setup_error set, where given) the user's setup cannot run
+// any PKB job: a python without torch or CUDA, fewer GPUs than ranks, an interpreter the
+// sandbox cannot start. Every candidate would fail alike, so that is no candidate's
+// verdict. A job that says so is believed only once the driver's --probe, which loads no
+// candidate, agrees: the candidate shares the job's process and could say it itself.
 bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
               bool* setup_error = nullptr);
-
-// Why the finished job says the setup cannot run PKB jobs (see evaluate); false if it
-// does not. Reads the ranks' rank<R>.json in spec.work_dir.
-bool setup_failure(const EvalSpec& spec, const sandbox::ProcessResult& run, std::string* why);
 
 // The verdict from a finished job: the ranks' rank<R>.json in spec.work_dir and how the job
 // ended.

@@ -10,13 +10,15 @@
 #include <fstream>
 
 #include "kf_build_paths.h"
+#include "pkb/job.h"
 #include "pkb/test_util.h"
 #include "sandbox/confine.h"
 
 namespace {
 
 // A checkout, a solution, a work folder and a stand-in python whose body is `body`
-// (after $out, $world are parsed from the job's command line).
+// (after $out, $world, $ext and $probe, 1 for the driver's --probe, are parsed from the
+// job's command line).
 struct Fixture {
   pkb::test::FakeCheckout f;
   pkb::EvalSpec spec;
@@ -37,9 +39,9 @@ struct Fixture {
     spec.timeout_s = 20;
     spec.python = f.root + "/python";
     f.write("python",
-            "#!/bin/sh\nout=''; world=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
+            "#!/bin/sh\nout=''; world=''; probe=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
             "  --out) out=\"$2\"; shift;;\n  --nproc) world=\"$2\"; shift;;\n"
-            "  --ext-cache) ext=\"$2\"; shift;;\n"
+            "  --ext-cache) ext=\"$2\"; shift;;\n  --probe) probe=1;;\n"
             "esac; shift; done\n" +
                 body + "\n");
     chmod(spec.python.c_str(), 0755);
@@ -151,20 +153,35 @@ TEST_CASE("pkb eval: a python that does not start the driver is the setup's erro
   CHECK(err.find("--python or KF_PYTHON") != std::string::npos);
 }
 
-TEST_CASE("pkb eval: a rank that says its setup cannot run the job is the setup's error") {
-  Fixture x(
-      "echo '{\"rank\":1,\"status\":\"environment\",\"python\":\"/venv/bin/python3\","
-      "\"message\":\"2 ranks need 2 GPUs here (NCCL takes one a rank) and torch sees 1: pass "
-      "--world 1\"}' > $out/rank1.json\nexit 0",
-      2);
+const char* kFewerGpus =
+    "{\"status\":\"environment\",\"python\":\"/venv/bin/python3\",\"message\":\"2 ranks "
+    "need 2 GPUs here (NCCL takes one a rank) and torch sees 1: pass --world 1\"}";
+
+TEST_CASE("pkb eval: a setup the job cannot run, as the probe confirms, is the setup's error") {
+  Fixture x(std::string("if [ \"$probe\" = 1 ]; then echo '") + kFewerGpus +
+                "' > $out/probe.json; else echo '" + kFewerGpus + "' > $out/rank1.json; fi",
+            2);
   sandbox::Verdict v;
   std::string err;
   bool setup = false;
   CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
   CHECK(setup);
-  CHECK(err.find("rank 1 says 2 ranks need 2 GPUs") != std::string::npos);
+  CHECK(err.find("this setup cannot run a PKB job: 2 ranks need 2 GPUs") != std::string::npos);
   CHECK(err.find("pass --world 1") != std::string::npos);
   CHECK(err.find("its python: /venv/bin/python3") != std::string::npos);
+}
+
+// The candidate shares the job's process: it can write a rank's report, or remove them all.
+TEST_CASE("pkb eval: a setup failure the probe does not see is the solution's crash") {
+  for (std::string job : {std::string("echo '") + kFewerGpus + "' > $out/rank0.json",
+                          std::string("rm -f $out/rank0.phase $out/rank0.json")}) {
+    Fixture x("if [ \"$probe\" = 1 ]; then echo '{\"status\":\"ok\"}' > $out/probe.json; else " +
+              job + "; fi");
+    sandbox::Verdict v = x.run();
+    INFO(sandbox::render_text(v));
+    CHECK(v.status == sandbox::Status::crash);
+    CHECK(sandbox::render_text(v).find("that was the solution's doing") != std::string::npos);
+  }
 }
 
 TEST_CASE("pkb eval: a candidate that changed what the harness calls is rejected, named") {
@@ -247,7 +264,8 @@ TEST_CASE("pkb eval: kforge's own driver starting one rank") {
   }
   CHECK_FALSE(ok);
   CHECK(setup);
-  CHECK(err.find("rank 0 says") != std::string::npos);  // the driver ran, in the jail too
+  // The driver ran, in the jail too, and its probe said what torch lacks.
+  CHECK(err.find("this setup cannot run a PKB job: ") != std::string::npos);
   CHECK(err.find("its python: " + python) != std::string::npos);
   CHECK(err.find(torch ? "sees no CUDA device"
                        : "import torch: ModuleNotFoundError: No module "

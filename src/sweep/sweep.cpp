@@ -105,6 +105,8 @@ bool run_one(Shared& sh, const Sample& s, std::string* err) {
   }
   if (!pr.killed && pr.exit_code == 2) {  // bad input: every sample would say the same
     *err = fmt::format("kforge solve {} said its input is bad:\n{}", s.problem, pr.output);
+    std::lock_guard<std::mutex> lock(sh.mu);
+    sh.progress.bad_input = true;
     return false;
   }
   read_outcome(dir, pr.signal ? 128 + pr.signal : pr.exit_code, pr.output, &r);

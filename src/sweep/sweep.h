@@ -69,6 +69,9 @@ struct Progress {
   double cost_usd = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::string last;  // the sample that last finished, and how
+  // A sample's solve said its input was bad (exit code 2): every sample would, so the
+  // sweep stopped there.
+  bool bad_input = false;
   int left() const { return total - done - failed - running; }
 };
 
