@@ -63,6 +63,20 @@ struct PkbSolve {
     h.collect(server, &res);
     return res;
   }
+  // `kforge sweep 2-3 --suite pkb:ROOT`, two samples each, one turn, into out.
+  int sweep(const fake_llm::Server& server, const std::string& out, std::string* text) {
+    return h.kforge({"sweep",       "2-3",
+                     "--suite",     "pkb:" + f.root,
+                     "--world",     "1",
+                     "--python",    f.root + "/python",
+                     "--samples",   "2",
+                     "--jobs",      "1",
+                     "--model",     "openai:test-model",
+                     "--base-url",  server.url() + "/v1",
+                     "--max-turns", "1",
+                     "--out",       out},
+                    text, 600);
+  }
 };
 
 }  // namespace
@@ -157,17 +171,7 @@ TEST_CASE("pkb sweep: two problems x 2 samples through solve --suite, with pass@
   std::string err;
   REQUIRE_MESSAGE(server.start(script, &err), err);
   std::string out = s.h.dir() + "/sweep", text;
-  int code = s.h.kforge({"sweep",       "2-3",
-                         "--suite",     "pkb:" + s.f.root,
-                         "--world",     "1",
-                         "--python",    s.f.root + "/python",
-                         "--samples",   "2",
-                         "--jobs",      "1",
-                         "--model",     "openai:test-model",
-                         "--base-url",  server.url() + "/v1",
-                         "--max-turns", "1",
-                         "--out",       out},
-                        &text, 600);
+  int code = s.sweep(server, out, &text);
   INFO(text);
   REQUIRE(code == 0);
   json st = sweep_script::status(s.h, out);
@@ -209,17 +213,7 @@ TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a swe
                                &err),
                   err);
   std::string text;
-  int code = s.h.kforge({"sweep",       "2-3",
-                         "--suite",     "pkb:" + s.f.root,
-                         "--world",     "1",
-                         "--python",    s.f.root + "/python",
-                         "--samples",   "2",
-                         "--jobs",      "1",
-                         "--model",     "openai:test-model",
-                         "--base-url",  server.url() + "/v1",
-                         "--max-turns", "1",
-                         "--out",       s.h.dir() + "/sweep"},
-                        &text, 600);
+  int code = s.sweep(server, s.h.dir() + "/sweep", &text);
   INFO(text);
   CHECK(code == 2);
   CHECK(has(text, "No module named torch"));
