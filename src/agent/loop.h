@@ -80,12 +80,12 @@ struct SolveResult {
   sandbox::Verdict last;  // the last candidate's verdict
   std::string last_source;
   int last_turn = 0;
-  llm::Error llm_error;      // exit_reason llm_error
-  BudgetEnd budget;          // exit_reason max_tokens | max_cost | max_wall: spent vs limit
-  int interrupt_signal = 0;  // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
+  llm::Error llm_error;         // exit_reason llm_error
+  BudgetEnd budget;             // exit_reason max_tokens | max_cost | max_wall: spent vs limit
+  int interrupt_signal = 0;     // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
+  std::string interrupt_phase;  // model call | compile | eval | agent command | menu
   // solve() failed on the user's setup (a foreign suite's evaluator said so), not kforge.
   bool setup_error = false;
-  std::string interrupt_phase;  // model call | compile | eval | agent command | menu
 };
 
 // False (with *err) only when kforge itself failed: a template, the workspace, the
