@@ -61,7 +61,8 @@ class Watched:
                     out.append("%s.%s" % (label, name))
             if not isinstance(holder, types.ModuleType):
                 out += ["%s.%s" % (label, name) for name in now if name not in before]
-        out += [name for name, was in self.hooks.items() if hooks(self.torch).get(name) != was]
+        now = hooks(self.torch)
+        out += [name for name, was in self.hooks.items() if now.get(name) != was]
         return sorted(out)
 
 
