@@ -27,7 +27,7 @@ if [ "${KF_SETUP_TESTS:-}" = 1 ]; then
   need_file slurm-wlm /usr/sbin/slurmctld
   need_file munge /usr/sbin/munged
   need_cmd clang-format clang-format
-  # The PKB driver's own tests (sandbox/pkb/*_test.py, ctest's `pkb_driver` and `pkb_tamper`).
+  # The PKB driver's own tests (sandbox/pkb/*_test.py: ctest's pkb_driver, pkb_tamper, pkb_setup).
   need_cmd python3 python3
 fi
 need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/include/x86_64-linux-gnu/openmpi/mpi.h /usr/include/openmpi/mpi.h /usr/include/mpi.h
