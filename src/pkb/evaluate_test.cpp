@@ -230,9 +230,9 @@ std::string output_of(const std::string& command) {
   return out;
 }
 
-// The real driver, confined where this machine confines (its folder, with pkb_timing.py and
-// pkb_tamper.py, in the jail): correct where torch has CUDA, else the setup's error saying
-// what torch lacks.
+// The real driver, confined where this machine confines (its folder, with the modules it
+// imports, in the jail): correct where torch has CUDA, else the setup's error saying what
+// torch lacks.
 TEST_CASE("pkb eval: kforge's own driver starting one rank") {
   // The interpreter itself, not a shim: the jail shows its installation, not pyenv's.
   std::string python = output_of("python3 -c 'import sys; print(sys.executable)' 2>/dev/null");
