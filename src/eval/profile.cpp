@@ -89,6 +89,17 @@ std::vector<std::string> metric_set(const std::string& set) {
   return list;
 }
 
+namespace {
+
+// More metrics than the `time` set's, which ncu collects in one pass: ncu replays the kernel
+// for each further pass. (What fits a pass depends on the counters, not the count, so this
+// is the rule of thumb that the fallback and the failure's wording both go by.)
+bool several_passes(const std::string& metrics) {
+  return metric_set(metrics).size() > metric_set("time").size();
+}
+
+}  // namespace
+
 std::string find_tool(Tool tool, std::string* why) {
   const char* var = tool == Tool::ncu ? "KFORGE_NCU" : "KFORGE_COMPUTE_SANITIZER";
   const std::string prog = tool_program(tool);
@@ -349,7 +360,7 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   if (opt.tool == Tool::ncu)
     read_ncu(out->tool_path, ranks,
              role == sandbox::Role::baseline ? sandbox::Role::candidate : sandbox::Role::baseline,
-             opt.metrics == "time", out);
+             !several_passes(opt.metrics), out);
   else
     read_sanitizer(ranks, out);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -361,11 +372,9 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
 bool profile_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                   const ProfileOptions& opt, ProfileReport* out, std::string* err) {
   if (!profile_once(cfg, kernel, role, opt, out, err)) return false;
-  const bool several_passes =
-      opt.tool == Tool::ncu && metric_set(opt.metrics).size() > metric_set("time").size();
   // Ranks sharing one GPU fail under ncu with one pass too (ncu_trouble says why).
-  if (!several_passes || out->status != ProfileStatus::failed || !out->kernels.empty() ||
-      out->emulated)
+  if (opt.tool != Tool::ncu || !several_passes(opt.metrics) ||
+      out->status != ProfileStatus::failed || !out->kernels.empty() || out->emulated)
     return true;
   // A kernel that does not survive ncu's replays still has a duration and a shape, which
   // one pass measures: the second launch costs what the first did, and says so.

@@ -146,4 +146,8 @@ TEST_CASE("profile: a several-pass set that profiles nothing is launched again w
                        &r, &err));
   CHECK(r.status == ProfileStatus::failed);
   CHECK_FALSE(has(r.note, "measured again"));  // one pass already: nothing to fall back to
+  one_pass.metrics = "gpu__time_duration.sum,launch__grid_size";  // a list no longer than time
+  REQUIRE(profile_file(cfg, cfg.problem.dir + "/solution.cu", sandbox::Role::candidate, one_pass,
+                       &r, &err));
+  CHECK_FALSE(has(r.note, "measured again"));
 }
