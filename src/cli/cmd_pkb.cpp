@@ -15,6 +15,7 @@
 #include "pkb/solve.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/interrupt.h"
+#include "sandbox/process.h"
 #include "suite/paths.h"
 
 namespace cli {

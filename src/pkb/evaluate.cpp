@@ -63,9 +63,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_m
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, python, tensor,
                                                 trial, max_abs, bad, total, changed, trials)
 
-// Every rank's report; a rank whose file is missing or not a report has none.
-std::vector<std::optional<RankReport>> read_reports(const EvalSpec& spec) {
-  std::vector<std::optional<RankReport>> out(static_cast<size_t>(spec.world));
+// Every rank's report, by rank; a rank whose file is missing or not a report has none.
+using Reports = std::vector<std::optional<RankReport>>;
+
+Reports read_reports(const EvalSpec& spec) {
+  Reports out(static_cast<size_t>(spec.world));
   for (int r = 0; r < spec.world; ++r) {
     nlohmann::json j = nlohmann::json::parse(
         read_file(fmt::format("{}/rank{}.json", spec.work_dir, r)), nullptr, false);
@@ -171,9 +173,9 @@ void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox:
 
 // The job says this setup cannot run it: a rank reported "environment", or no rank wrote
 // anything (the driver's first act is every rank's phase file). A timeout is a verdict.
-bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run) {
+bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run,
+                   const Reports& reports) {
   if (run.timed_out || run.killed) return false;
-  std::vector<std::optional<RankReport>> reports = read_reports(spec);
   bool any = false;
   std::error_code ec;
   for (int r = 0; r < spec.world; ++r) {
@@ -183,9 +185,9 @@ bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run) {
   return !any;
 }
 
-}  // namespace
-
-sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run) {
+// The verdict from a finished job: the ranks' reports and how the job ended.
+sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run,
+                                    const Reports& reports) {
   sandbox::Verdict v;
   v.problem = "pkb:" + spec.problem.name;
   v.candidate = spec.solution;
@@ -194,7 +196,6 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
   v.log = tail(run.output, 4000);
   Status worst = Status::correct;
   std::vector<RankReport> ranks;
-  std::vector<std::optional<RankReport>> reports = read_reports(spec);
   for (int r = 0; r < spec.world; ++r) {
     if (!reports[r]) {
       if (run.timed_out || run.killed) continue;  // the timeout says why
@@ -224,6 +225,8 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
   return v;
 }
 
+}  // namespace
+
 bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, bool* setup_error) {
   if (setup_error) *setup_error = false;
   std::error_code ec;
@@ -239,7 +242,8 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
   sandbox::ProcessResult pr;
   sandbox::ConfinedRun cr;
   if (!run_job(spec, {}, &pr, &cr, err)) return false;
-  const bool claimed = setup_claimed(spec, pr);
+  const Reports reports = read_reports(spec);
+  const bool claimed = setup_claimed(spec, pr, reports);
   if (claimed) {
     std::string why;
     if (!probe_setup(spec, &why, err)) return false;
@@ -249,7 +253,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
       return false;
     }
   }
-  *out = verdict_from_ranks(spec, pr);
+  *out = verdict_from_ranks(spec, pr, reports);
   if (claimed)
     out->notes.push_back(
         "the job said this setup cannot run it, but the setup checked without the solution can: "

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "pkb/checkout.h"
-#include "sandbox/process.h"
 #include "sandbox/verdict.h"
 
 namespace pkb {
@@ -44,9 +43,5 @@ struct EvalSpec {
 // candidate, agrees: the candidate shares the job's process and could say it itself.
 bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
               bool* setup_error = nullptr);
-
-// The verdict from a finished job: the ranks' rank<R>.json in spec.work_dir and how the job
-// ended.
-sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run);
 
 }  // namespace pkb
