@@ -15,8 +15,9 @@
 #     PARITY2 at two: PKB's harness takes about 20 s a trial; "-" skips one).
 #  5. spread: kforge's five-trial eval of the hand-written solutions of SPREAD (default
 #     "1 3 13 18"), twice each, with the per-trial speedups and their spread.
-#  6. tamper: bench/pkb_tamper's solutions of problem 18, two that monkey-patch (must be
-#     rejected) and one through torch.compile (must not be), one trial each.
+#  6. tamper: bench/pkb_tamper's cheats (its README says what each must get: rejected,
+#     a mismatch in the timed calls or on an input) and one through torch.compile (correct),
+#     one trial each.
 # PARTS="p1 refs overhead parity spread tamper" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun).
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
@@ -118,10 +119,10 @@ fi
 
 if [[ "$parts" == *" tamper "* ]]; then
 echo "== tamper: what a candidate changes in the process it shares with the check"
-for f in bench/pkb_tamper/18_*.py; do
+for f in bench/pkb_tamper/[0-9]*_*.py; do
   t0=$(date +%s.%N)
   stem=$(basename "$f" .py)
-  "$K" eval --suite "pkb:$pkb" 18 "$f" --world 1 --trials 1 --json >"$out/pkb/tamper-$stem.json" 2>"$out/pkb/tamper-$stem.err"
+  "$K" eval --suite "pkb:$pkb" "${stem%%_*}" "$f" --world 1 --trials 1 --json >"$out/pkb/tamper-$stem.json" 2>"$out/pkb/tamper-$stem.err"
   summary "$out/pkb/tamper-$stem.json" "kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
 done
 fi
@@ -140,13 +141,17 @@ echo "part 2 took $(( $(date +%s) - t0 )) s"
 python3 - "$out/pkb" "$pkb" <<'PY'
 import collections, glob, json, os, sys
 d, pkb = sys.argv[1:]
-counts, lines = collections.Counter(), []
+counts, lines, unchecked_n = collections.Counter(), [], 0
 for f in sorted(glob.glob(os.path.join(pkb, "reference", "[0-9]*_*.py")),
                 key=lambda p: int(os.path.basename(p).split("_")[0])):
     stem = os.path.basename(f)[:-3]
     try:
         v = json.load(open(os.path.join(d, f"ref-{stem}.json")))
         st, why = v["status"], v.get("summary", "").splitlines()[0][:150]
+        unchecked = [n for n in v.get("harness_notes", []) if "not checked on fresh inputs" in n]
+        if unchecked:
+            unchecked_n += 1
+            why += " | " + unchecked[0][:200]
         if st != "correct":
             why += " | " + " / ".join(v.get("log", "").strip().splitlines()[-3:])[-300:]
     except Exception:
@@ -155,5 +160,5 @@ for f in sorted(glob.glob(os.path.join(pkb, "reference", "[0-9]*_*.py")),
     counts[st] += 1
     lines.append(f"{stem:<48} {st:<13} {why}")
 print("\n".join(lines))
-print("counts:", dict(counts), "of", sum(counts.values()))
+print("counts:", dict(counts), "of", sum(counts.values()), "; timed outputs unchecked:", unchecked_n)
 PY

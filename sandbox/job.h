@@ -167,6 +167,7 @@ struct RankReport {
   Reference reference_used = Reference::none;
   std::vector<Failure> failures;
   std::vector<std::string> notes;
+  std::vector<std::string> isolation;  // how the rank confined itself (rank/harden.h)
 };
 
 // Written by rank 0 after the timing phase; times are per iteration, the slowest rank's.
@@ -220,7 +221,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, di
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
                                                 max_ms, off_stream, unconfirmed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,
-                                                baseline_ran, reference_used, failures, notes)
+                                                baseline_ran, reference_used, failures, notes,
+                                                isolation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunReport, world, emulated, backend, device_name,
                                                 devices, timed, baseline_timed, candidate, baseline,
                                                 timed_calls_verified, off_stream_slack_ms,

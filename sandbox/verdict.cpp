@@ -310,6 +310,7 @@ std::string render_text(const Verdict& v) {
   if (v.status == Status::correct && v.timed && times_meaningful(v) && v.baseline_busbw_gbps > 0)
     s += "  NCCL busbw " + num(v.baseline_busbw_gbps) + " GB/s\n";
   for (auto& n : v.notes) s += "  note: " + n + "\n";
+  for (auto& n : v.harness_notes) s += "  note: " + n + "\n";
   for (auto& f : v.flags) s += "  flag: " + f + "\n";
   if (!v.log.empty() && v.status != Status::correct) {
     s += "--- log ---\n" + v.log;
@@ -365,6 +366,7 @@ json verdict_json(const Verdict& v) {
               {"off_stream_slack_ms", v.off_stream_slack_ms},
               {"timer_margin_ms", v.timer_margin_ms},
               {"notes", v.notes},
+              {"harness_notes", v.harness_notes},
               {"flags", v.flags},
               {"seconds", secs}};
 }

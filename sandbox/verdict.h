@@ -56,6 +56,9 @@ struct Verdict {
   // The most the candidate's process could take off its own time unrefuted.
   double timer_margin_ms = 0;
   std::vector<std::string> notes, flags;
+  // What kforge's harness did around the candidate (how the run was confined, a check it
+  // could not make): for the person reading the verdict, left out of the model's feedback.
+  std::vector<std::string> harness_notes;
   // Where the time went: static, compile, launch+check+time (one launch for every size),
   // each size's phases inside the ranks ("small/check", ...), mpirun start+exit, total.
   std::vector<std::pair<std::string, double>> seconds;

@@ -28,8 +28,12 @@ std::string tail_lines(const std::string& text, size_t lines) {
   return text;
 }
 
+void add_unique(std::vector<std::string>* notes, const std::string& n) {
+  if (std::find(notes->begin(), notes->end(), n) == notes->end()) notes->push_back(n);
+}
+
 void add_note(Verdict* v, const std::string& n) {
-  if (std::find(v->notes.begin(), v->notes.end(), n) == v->notes.end()) v->notes.push_back(n);
+  add_unique(&v->notes, n);
 }
 
 // Every crashed rank had its report written (it was reporting or done) and some report
@@ -60,10 +64,11 @@ void take_reports(const Job& job, const RunResult& run, Verdict* v,
     add_note(v, fmt::format("inputs: from --seed {}, reproducible, and so derivable by a kernel "
                             "(without --seed each rank's inputs come from a secret of its own)",
                             job.seed));
-  if (!run.isolation.empty()) add_note(v, "sandbox: " + run.isolation);
+  if (!run.isolation.empty()) v->harness_notes.push_back("sandbox: " + run.isolation);
   for (auto& rep : run.reports) {
     if (!rep) continue;
     v->emulated = v->emulated || rep->emulated;
+    for (auto& n : rep->isolation) add_unique(&v->harness_notes, n);
     for (auto& n : rep->notes) {
       if (n.rfind("sandbox error: ", 0) == 0)
         sandbox_errors->push_back(fmt::format("rank {}: {}", rep->rank, n));

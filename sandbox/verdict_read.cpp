@@ -71,6 +71,7 @@ void from_json(const json& j, Verdict& v) {
   opt(j, "off_stream_slack_ms", v.off_stream_slack_ms);
   opt(j, "timer_margin_ms", v.timer_margin_ms);
   opt(j, "notes", v.notes);
+  opt(j, "harness_notes", v.harness_notes);
   opt(j, "flags", v.flags);
   lists_from(j, &v);
 }

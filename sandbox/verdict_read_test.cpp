@@ -57,6 +57,7 @@ Verdict full_verdict() {
   v.off_stream_slack_ms = 0.01;
   v.timer_margin_ms = 0.02;
   v.notes = {"a note"};
+  v.harness_notes = {"sandbox: a harness note"};
   v.flags = {"a flag"};
   v.seconds = {{"static", 0.1}, {"compile", 2.0}};
   return v;

@@ -3,10 +3,12 @@
 reference and the candidate, every trial, on the inputs PKB makes (the checkout's own
 utils.input_output_tensors.create_input_tensor, fresh per trial), compares every rank's
 outputs as PKB does (a cast to float32, atol/rtol 1e-2 by default; kforge also requires
-equal dtypes), and times them as PKB does (500 warmup calls, then calls back to back
+equal dtypes, and that an input the reference leaves as it is the candidate leaves too:
+pkb_compare.py), and times them as PKB does (500 warmup calls, then calls back to back
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
 or as many as fill --min-ms where those are shorter), alternated in rounds so that both
-see the same machine. A trial's times are the medians of its rounds' means on the
+see the same machine, the last call of each block on fresh inputs and its output checked
+(pkb_fresh.py). A trial's times are the medians of its rounds' means on the
 slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Process
 groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
 candidate that replaces what the reference, the check or the timer call is rejected
@@ -34,8 +36,11 @@ import sys
 import time
 import traceback
 
+import pkb_compare
+import pkb_fresh
 import pkb_tamper
 import pkb_timing
+from pkb_compare import changed_input, compare, untouched
 from pkb_setup import last_line, load_setup
 from pkb_timing import DroppedGroups, input_groups, l2_bytes, time_alternated
 
@@ -92,56 +97,6 @@ class Report:
         self.data.setdefault("timeline", []).append(["finish", round(time.time() - STARTED, 3)])
         self.data.update(fields)
         write_whole(os.path.join(self.out, "rank%d.json" % self.rank), json.dumps(self.data, indent=1))
-
-
-def named_outputs(y, name=None):
-    """(name, value) leaves as PKB's save_tensor names them: the tensor itself ("output"),
-    output_<i> for a tuple or list, the keys of a dict; nested containers (a list of
-    tensors inside a tuple, say) go on down as output_<i>_<j>."""
-    if isinstance(y, (tuple, list)):
-        out = []
-        for i, v in enumerate(y):
-            out += named_outputs(v, "%s_%d" % (name or "output", i))
-        return out
-    if isinstance(y, dict):
-        out = []
-        for k in sorted(y, key=str):
-            out += named_outputs(y[k], str(k) if name is None else "%s_%s" % (name, k))
-        return out
-    return [(name or "output", y)]
-
-
-def same_scalar(a, b, atol, rtol):
-    """A non-tensor leaf: numbers within the tolerances, anything else equal."""
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return abs(a - b) <= atol + rtol * abs(a)
-    return type(a) is type(b) and a == b
-
-
-def compare(torch, ref, got, atol, rtol):
-    """None when got matches ref, else a dict naming the first tensor that differs."""
-    r, g = named_outputs(ref), named_outputs(got)
-    if [n for n, _ in r] != [n for n, _ in g]:
-        return {"tensor": ",".join(n for n, _ in g) or "(none)",
-                "message": "outputs %s, want %s" % ([n for n, _ in g], [n for n, _ in r])}
-    for (name, a), (_, b) in zip(r, g):
-        if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
-            if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor) or not same_scalar(a, b, atol, rtol):
-                return {"tensor": name, "message": "%s: %r, want %r" % (name, b, a)}
-            continue
-        if tuple(a.shape) != tuple(b.shape):
-            return {"tensor": name, "message": "%s: shape %s, want %s" % (name, tuple(b.shape), tuple(a.shape))}
-        if a.dtype != b.dtype:
-            return {"tensor": name, "message": "%s: dtype %s, want %s" % (name, b.dtype, a.dtype)}
-        af, bf = a.detach().float(), b.detach().float()
-        if not torch.allclose(af, bf, atol=atol, rtol=rtol):
-            diff = (af - bf).abs()
-            bad = ~torch.isclose(af, bf, atol=atol, rtol=rtol)
-            return {"tensor": name, "max_abs": float(diff.max().item()), "bad": int(bad.sum().item()),
-                    "total": int(a.numel()),
-                    "message": "%s: %d of %d elements differ, max abs error %.6g (atol %g, rtol %g)"
-                    % (name, int(bad.sum().item()), a.numel(), float(diff.max().item()), atol, rtol)}
-    return None
 
 
 def load_module(path, name):
@@ -228,7 +183,8 @@ def load_both(args, rep, torch, dist, dev):
     changed it (the report written)."""
     rep.phase("load reference")
     ref_fn = load_module(args.reference, "pkb_reference")
-    own = {"pkb_eval": sys.modules[__name__], "pkb_timing": pkb_timing, "pkb_tamper": pkb_tamper}
+    own = {"pkb_eval": sys.modules[__name__], "pkb_timing": pkb_timing, "pkb_tamper": pkb_tamper,
+           "pkb_compare": pkb_compare, "pkb_fresh": pkb_fresh}
     watched = pkb_tamper.Watched(torch, pkb_tamper.default_places(torch, dist, own))
     rep.phase("load candidate")
     try:
@@ -241,16 +197,23 @@ def load_both(args, rep, torch, dist, dev):
     return ref_fn, cand_fn, watched
 
 
+def make_inputs(args, ctx, rank, world, trial):
+    """The checkout's argument tuple for `trial` (PKB's seed: its problem, rank and trial)."""
+    torch, _, create_input_tensor, dev = ctx
+    return create_input_tensor(rank, world, args.problem_id, (args.m, args.n), getattr(torch, args.dtype),
+                               trial=trial, device=dev)
+
+
 def check_trial(args, rep, ctx, fns, trial, rank, world):
-    """Trial `trial`'s check on fresh inputs; its inputs, or None where it failed."""
-    torch, dist, create_input_tensor, dev = ctx
+    """Trial `trial`'s check on fresh inputs: the outputs, and the inputs the reference
+    leaves as they are. Its inputs and the size of its outputs, or None where it failed."""
+    torch, dist, _, dev = ctx
     ref_fn, cand_fn, watched = fns
     rep.phase("check trial %d" % trial)
-    dtype = getattr(torch, args.dtype)
-    ref_x, cand_x = (create_input_tensor(rank, world, args.problem_id, (args.m, args.n), dtype, trial=trial,
-                                         device=dev) for _ in range(2))
+    ref_x, cand_x = (make_inputs(args, ctx, rank, world, trial) for _ in range(2))
     want = ref_fn(*ref_x)
     torch.cuda.synchronize()
+    kept = untouched(torch, ref_x, cand_x)
     dist.barrier()
     crashed = None
     try:
@@ -261,13 +224,28 @@ def check_trial(args, rep, ctx, fns, trial, rank, world):
     failure = rejected(watched.changed())  # before compare(), which calls what it may have changed
     if failure is None and crashed is None:
         try:  # outputs of a type no comparison takes are the candidate's crash
-            bad = compare(torch, want, got, args.atol, args.rtol)
+            bad = compare(torch, want, got, args.atol, args.rtol) or changed_input(torch, ref_x, cand_x, kept)
             failure = ("mismatch", dict(bad, trial=trial)) if bad else None
         except Exception:
             crashed = traceback.format_exc(limit=6)
     if failure is None and crashed is not None:
         failure = "crash", {"message": crashed, "trial": trial}
-    return None if stop_if(torch, dist, dev, rep, failure) else (ref_x, cand_x)
+    if stop_if(torch, dist, dev, rep, failure):
+        return None
+    return (ref_x, cand_x), pkb_fresh.nbytes(torch, want)
+
+
+def timed_failure(watched, fresh, trial):
+    """What the trial's timing showed: a change to what the harness calls, or a last call
+    whose output differed from the reference's (pkb_fresh.py); None when neither."""
+    failure = rejected(watched.changed())
+    if failure is None and fresh is not None and fresh.failure is not None:
+        bad = fresh.failure
+        bad["message"] = ("in the timed calls of trial %d (round %d, the last call of a block, on fresh inputs): "
+                          "%s. The check's call gave the right result: each call's result must come from that "
+                          "call's inputs, not from an earlier call" % (trial, bad["round"], bad["message"]))
+        failure = "mismatch", dict(bad, trial=trial)
+    return failure
 
 
 def run(args, rep, rank, world):
@@ -282,23 +260,32 @@ def run(args, rep, rank, world):
         return False
     ref_fn, cand_fn, watched = fns
     for trial in range(args.trials):
-        inputs = check_trial(args, rep, ctx, fns, trial, rank, world)
-        if inputs is None:
+        checked = check_trial(args, rep, ctx, fns, trial, rank, world)
+        if checked is None:
             return False
+        (ref_x, cand_x), out_bytes = checked
         dropped.free()  # the checked outputs are gone: their memory is the timed calls' now
         if args.iters <= 0:
             continue
         rep.phase("time trial %d" % trial)
+        # The last call of each block on inputs of its own, from trial numbers no check uses.
+        unused = args.trials + 2 * trial
+        fresh, unchecked = pkb_fresh.fresh_last(
+            torch, dist, dev, lambda k: make_inputs(args, ctx, rank, world, unused + k), ref_x, out_bytes,
+            lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True),
+            seed=42 + args.problem_id * 1000 + rank + unused * 1_000_003)
         l2 = l2_bytes(torch, dev)
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
         ref_ms, cand_ms, ratios, speedup, calls = time_alternated(
-            torch, dist, dev, (ref_fn, input_groups(torch, inputs[0], l2)), (cand_fn, input_groups(torch, inputs[1], l2)),
-            warm, args.iters, args.min_ms, dropped=dropped)
-        if stop_if(torch, dist, dev, rep, rejected(watched.changed())):
+            torch, dist, dev, (ref_fn, input_groups(torch, ref_x, l2)), (cand_fn, input_groups(torch, cand_x, l2)),
+            warm, args.iters, args.min_ms, dropped=dropped, fresh=fresh)
+        if stop_if(torch, dist, dev, rep, timed_failure(watched, fresh, trial)):
             return False
+        fresh = None  # its tuples' memory is the next trial's
         rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "speedup": speedup,
-                                   "calls": calls, "round_speedups": [round(r, 4) for r in ratios]})
+                                   "calls": calls, "round_speedups": [round(r, 4) for r in ratios],
+                                   "unchecked": unchecked})
     rep.finish("correct")
     dist.barrier()
     dist.destroy_process_group()

@@ -85,32 +85,34 @@ class DroppedGroups:
         self.made = kept
 
 
-def timed_block(torch, dist, fn, groups, n, start):
-    """ms for n calls back to back, inputs cycling through the groups from index start;
-    the ranks start it together."""
+def timed_block(torch, dist, fn, groups, n, start, last=None):
+    """ms for n calls back to back, inputs cycling through the groups from index start,
+    and the last call's output; with `last`, the last call runs on those arguments (a
+    FreshLast's). The ranks start it together."""
     dist.barrier()
     torch.cuda.synchronize()
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     begin.record()
-    for i in range(n):
+    for i in range(n - 1):
         fn(*groups[(start + i) % len(groups)])
+    out = fn(*(last if last is not None else groups[(start + n - 1) % len(groups)]))
     end.record()
     end.synchronize()
-    return begin.elapsed_time(end)
+    return begin.elapsed_time(end), out
 
 
 def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
     """PKB's `iters` calls, or more where that many take under min_ms (a 40 us operation's
     100 calls are 4 ms, where the clocks' and the launches' jitter is several percent);
     the same count on every rank, since each call may be a collective."""
-    per_call = max(timed_block(torch, dist, fn, groups, 5, 0) / 5 for fn, groups in fns)
+    per_call = max(timed_block(torch, dist, fn, groups, 5, 0)[0] / 5 for fn, groups in fns)
     n = iters if per_call <= 0 else max(iters, min(int(min_ms / per_call) + 1, 20000))
     count = torch.tensor([n], device=dev, dtype=torch.int64)
     dist.all_reduce(count, op=dist.ReduceOp.MAX)
     return int(count.item())
 
 
-def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None):
+def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None, fresh=None):
     """The reference and the candidate, each given as (fn, input groups), timed as PKB
     times one (calls back to back, inputs cycling through the groups, CUDA events around
     them, the mean per call) but in `rounds` alternated blocks, which of the two goes
@@ -118,7 +120,8 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     the slowest rank's ms per call of each (the median over the rounds), each round's
     speedup (of the slowest rank's blocks), their median, and the calls made of each.
     `dropped` (a DroppedGroups) frees the groups the calls dropped, after each call of the
-    warmup and after each block."""
+    warmup and after each block. `fresh` (a pkb_fresh.FreshLast) gives each block's last
+    call its arguments and is given both sides' last outputs after each round."""
     free = dropped.free if dropped is not None else (lambda: None)
     for fn, groups in (ref, cand):
         for i in range(warmup):
@@ -137,10 +140,17 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
         for r in range(rounds):
             n = iters // rounds + (1 if r < iters % rounds else 0)
             order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
+            last = {}
             for key, (fn, groups) in order:
-                per_call[key].append(timed_block(torch, dist, fn, groups, n, done[key]) / n)
+                ms, last[key] = timed_block(torch, dist, fn, groups, n, done[key],
+                                            fresh.args(key, r) if fresh is not None else None)
+                per_call[key].append(ms / n)
                 free()
                 done[key] += n
+            if fresh is not None:
+                torch.cuda.synchronize()  # as after the check's call: work on any stream done
+                fresh.check(r, last["ref"], last["cand"])
+            last = None
     finally:
         if gc_was_on:
             gc.enable()

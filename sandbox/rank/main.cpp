@@ -326,7 +326,7 @@ int run(int argc, char** argv) {
   Outcome o = agree(spawn_runners(c));
   if (o == kOk) o = agree(bootstrap(c));
   mark(c, "bootstrap");
-  if (o == kOk) harden(c.jobs, &c.report.notes);
+  if (o == kOk) harden(c.jobs, &c.report.isolation);
   // The build went on meanwhile (build_gate.h); a failed one ends the job unreported.
   const bool go = o != kOk || agree(wait_for_build(c.jobs[0]) ? kOk : kFailed) == kOk;
   mark(c, "build wait");

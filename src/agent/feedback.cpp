@@ -105,10 +105,9 @@ std::string times_text(const sandbox::Verdict& v) {
                        v.baseline_busbw_gbps);
   }
   for (auto& f : v.flags) s += "- flag: " + f + "\n";
-  // The sandbox's own notes (how the run was confined, where it could write) are for the
-  // person reading the verdict; to the model they are noise and host paths.
-  for (auto& n : v.notes)
-    if (n.rfind("sandbox:", 0) != 0 && n.rfind("isolation:", 0) != 0) s += "- note: " + n + "\n";
+  // (The verdict's harness_notes, how the run was confined and checked, are the person's:
+  // to the model they are noise and host paths.)
+  for (auto& n : v.notes) s += "- note: " + n + "\n";
   return s;
 }
 

@@ -120,8 +120,9 @@ TEST_CASE("feedback: correct against the target; best and target rules") {
   v.baseline_time.median_ms = 1.0;
   v.roofline_ms = 0.5;
   v.pct_roofline = 40;
-  v.notes = {"sandbox: bwrap (own mount, PID and network namespaces)",
-             "isolation: writes only beneath /dev, /tmp/runs/evals/x/full", "the size was small"};
+  v.notes = {"the size was small"};
+  v.harness_notes = {"sandbox: bwrap (own mount, PID and network namespaces)",
+                     "isolation: writes only beneath /dev, /tmp/runs/evals/x/full"};
   std::string s = render(v);
   CHECK(has(s, "speedup: 0.80x"));
   CHECK(has(s, "- note: the size was small"));

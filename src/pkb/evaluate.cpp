@@ -43,6 +43,9 @@ struct RankTrial {
   int trial = 0;
   double ref_ms = 0, cand_ms = 0;
   double speedup = -1;  // the median of its paired rounds' (-1: a driver that gives none)
+  // Why the timed calls' last outputs went unchecked (no room for fresh inputs, say); ""
+  // when they were checked (sandbox/pkb/pkb_fresh.py).
+  std::string unchecked;
 };
 
 // What the driver (sandbox/pkb/pkb_eval.py) writes as <work_dir>/rank<R>.json.
@@ -59,7 +62,8 @@ struct RankReport {
   std::vector<std::string> changed;  // rejected: what the candidate replaced (pkb_tamper.py)
   std::vector<RankTrial> trials;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_ms, speedup)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_ms, speedup,
+                                                unchecked)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, python, tensor,
                                                 trial, max_abs, bad, total, changed, trials)
 
@@ -129,9 +133,12 @@ void add_rank(const EvalSpec& spec, const RankReport& j, int rank, sandbox::Verd
 
 // The times of a correct run: per trial the slowest rank's medians; their medians. The
 // speedup: the median of the trials' own (the driver's median of paired rounds, the same
-// on every rank), or, from a driver that gives none, the ratio of the medians.
+// on every rank), or, from a driver that gives none, the ratio of the medians. A trial
+// whose timed outputs went unchecked is said once, to the person (a model told that
+// would know what it could get away with).
 void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
   std::vector<double> ref, cand, speedups;
+  std::string unchecked;
   for (size_t t = 0;; ++t) {
     double r = 0, c = 0, s = -1;
     bool any = false;
@@ -141,12 +148,18 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
       r = std::max(r, j.trials[t].ref_ms);
       c = std::max(c, j.trials[t].cand_ms);
       s = std::max(s, j.trials[t].speedup);
+      if (unchecked.empty() && !j.trials[t].unchecked.empty())
+        unchecked = fmt::format("trial {}: {}", j.trials[t].trial, j.trials[t].unchecked);
     }
     if (!any) break;
     ref.push_back(r), cand.push_back(c);
     if (s > 0) speedups.push_back(s);
   }
   if (cand.empty()) return;
+  if (!unchecked.empty())
+    v->harness_notes.push_back("the timed calls' outputs were not checked on fresh inputs (" +
+                               unchecked +
+                               "): the speedup is as trustworthy as PKB's own, which checks none");
   v->timed = true;
   v->baseline_time = stats_of(ref);
   v->candidate_time = stats_of(cand);
@@ -259,7 +272,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
         "the job said this setup cannot run it, but the setup checked without the solution can: "
         "that was the solution's doing");
   if (cr.oom_killed) out->notes.push_back("the job hit its memory limit");
-  if (!cr.how.empty()) out->notes.push_back("isolation: " + cr.how);
+  if (!cr.how.empty()) out->harness_notes.push_back("isolation: " + cr.how);
   return true;
 }
 

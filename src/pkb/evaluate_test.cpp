@@ -105,6 +105,22 @@ TEST_CASE("pkb eval: the trials' own speedups (paired rounds) win over the ratio
   CHECK(v.candidate_time.median_ms == doctest::Approx(0.04));
 }
 
+TEST_CASE("pkb eval: timed outputs left unchecked are said to the person, not the model") {
+  Fixture x(
+      "echo '{\"rank\":0,\"status\":\"correct\",\"trials\":["
+      "{\"trial\":0,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"\"},"
+      "{\"trial\":1,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"no room\"}]}'"
+      " > $out/rank0.json",
+      1);
+  auto v = x.run();
+  CHECK(v.status == sandbox::Status::correct);
+  REQUIRE(v.harness_notes.size() == 1);
+  CHECK(v.harness_notes[0].find("not checked on fresh inputs (trial 1: no room)") !=
+        std::string::npos);
+  CHECK(v.notes.empty());  // the model's feedback prints these
+  CHECK(sandbox::render_text(v).find("trial 1: no room") != std::string::npos);
+}
+
 TEST_CASE("pkb eval: a hang is a timeout, and its processes are gone") {
   Fixture x("echo 'check trial 0' > $out/rank0.phase\nsleep 300 & echo $! > $out/child.pid\nwait");
   x.spec.timeout_s = 1;

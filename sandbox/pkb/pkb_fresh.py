@@ -1,0 +1,135 @@
+"""Fresh inputs for the last call of every timed block, and that call's output checked
+against the reference's (kforge's addition to PKB's timing: PKB times clones of the
+checked inputs and checks no timed output).
+
+A solution that computes once and then hands back what it computed passes a check made
+on one call and is timed at next to nothing: one that keys a cache on the input's
+address, shape or object, or that returns its previous output when called again within
+a moment. So each side has its own copy of a whole argument tuple, made from two fresh
+tuples of the checkout's create_input_tensor (trial numbers no check uses) and refilled
+before each block with the one the last block did not use; the block's last call runs
+on it, and after each round its output is compared with the reference's. The refill
+keeps the copy's addresses, so a cache keyed on them hands back the last round's result,
+and the call before it ran on the checked inputs, so a replay of an earlier call is the
+wrong one. PKB's collectives (problems 1-8) fill their inputs with the rank's number,
+alike for every trial: there the fresh tuples get small random integers instead (any sum
+of them is exact), or a result worked out once, or written down without communicating,
+would still be right. A cache keyed on the input's contents, hit within one block, is
+not caught: the block's calls repeat their inputs, as PKB's do. torch comes in as an
+argument (pkb_compare_test.py gives a stand-in). Written for kforge, not taken from PKB."""
+
+from pkb_compare import unequal
+
+GIB = 1 << 30
+
+
+def leaves(torch, x):
+    """x's tensors, in order, through tuples, lists and dicts."""
+    if isinstance(x, (tuple, list)):
+        return [t for v in x for t in leaves(torch, v)]
+    if isinstance(x, dict):
+        return [t for k in sorted(x, key=str) for t in leaves(torch, x[k])]
+    return [x] if isinstance(x, torch.Tensor) else []
+
+
+def with_tensors(torch, x, tensors):
+    """x rebuilt with its tensors, in leaves() order, taken from the iterator `tensors`;
+    anything else (a split size, a process group) shared."""
+    if isinstance(x, (tuple, list)):
+        items = [with_tensors(torch, v, tensors) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)  # a namedtuple takes fields
+    if isinstance(x, dict):
+        built = {k: with_tensors(torch, x[k], tensors) for k in sorted(x, key=str)}
+        return {k: built[k] for k in x}
+    return next(tensors) if isinstance(x, torch.Tensor) else x
+
+
+def shape_of(torch, x):
+    """What two argument tuples must share for one's tensors to be copied into the other's:
+    their structure and every tensor's shape and dtype."""
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, tuple(shape_of(torch, v) for v in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((str(k), shape_of(torch, x[k])) for k in sorted(x, key=str)))
+    if isinstance(x, torch.Tensor):
+        return ("tensor", tuple(x.shape), str(x.dtype))
+    return type(x).__name__
+
+
+def nbytes(torch, x):
+    return sum(t.element_size() * t.numel() for t in leaves(torch, x))
+
+
+class FreshLast:
+    """The two fresh tuples, each side's copy, and the first timed output that differed
+    (failure: compare()'s dict with the round), for pkb_timing.time_alternated."""
+
+    def __init__(self, torch, pool, compare):
+        self.torch, self.pool, self.compare = torch, pool, compare
+        self.own = {side: [t.clone() for t in leaves(torch, pool[0])] for side in ("ref", "cand")}
+        self.failure = None
+
+    def args(self, side, r):
+        """The side's last call's arguments in round r: the round's fresh tuple, with its
+        tensors copied in place into the side's own (its plain values, such as a step
+        count that changes with the trial, as they are)."""
+        src = self.pool[r % 2]
+        for dst, t in zip(self.own[side], leaves(self.torch, src)):
+            dst.copy_(t)
+        return with_tensors(self.torch, src, iter(self.own[side]))
+
+    def check(self, r, want, got):
+        """The reference's and the candidate's last outputs of round r (the device idle)."""
+        if self.failure is None:
+            bad = self.compare(want, got)
+            if bad:
+                self.failure = dict(bad, round=r)
+
+
+def vary_fixed(torch, checked, pool, seed):
+    """Floating-point tensors that the checkout makes alike for every trial get small
+    random integers (-4 to 4) in both fresh tuples, each its own; how many did."""
+    gen, varied = None, 0
+    for c, a, b in zip(leaves(torch, checked), leaves(torch, pool[0]), leaves(torch, pool[1])):
+        if not c.dtype.is_floating_point or unequal(torch, c, a) or unequal(torch, a, b):
+            continue
+        if gen is None:
+            gen = torch.Generator(device=c.device)
+            gen.manual_seed(seed)
+        for t in (a, b):
+            t.copy_(torch.randint(-4, 5, tuple(t.shape), generator=gen, device=t.device).to(t.dtype))
+        varied += 1
+    return varied
+
+
+def free_bytes(torch, dev):
+    """What the device has free, counting what torch's allocator holds unused."""
+    free, _ = torch.cuda.mem_get_info(dev)
+    return free + torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
+
+
+def all_agree(torch, dist, dev, ok):
+    """True when every rank says ok (each rank must make the same collectives after)."""
+    flag = torch.tensor([1 if ok else 0], device=dev, dtype=torch.int32)
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    return int(flag.item()) == 1
+
+
+def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
+    """A FreshLast from make(0) and make(1) (fresh argument tuples; `seed` for what
+    vary_fixed() fills in), or (None, why not):
+    when the device has no room for four more argument tuples (the two fresh ones and a
+    copy per side) and two more outputs (of out_bytes each), or when the fresh tuples'
+    tensors differ from the checked one's in shape. Every rank decides alike, since make() may be
+    collective (the checkout makes process groups for some problems)."""
+    need = 4 * nbytes(torch, checked) + 2 * out_bytes + GIB
+    have = free_bytes(torch, dev)
+    if not all_agree(torch, dist, dev, have >= need):
+        return None, "no room for fresh inputs on some rank (this one needs %.1f GiB, has %.1f GiB free)" % (
+            need / GIB, have / GIB)
+    pool = [make(0), make(1)]
+    same = shape_of(torch, pool[0]) == shape_of(torch, checked) == shape_of(torch, pool[1])
+    if not all_agree(torch, dist, dev, same):
+        return None, "the inputs' shapes change with the trial on some rank"
+    vary_fixed(torch, checked, pool, seed)
+    return FreshLast(torch, pool, compare), ""
