@@ -269,7 +269,7 @@ def run(args, rep, rank, world):
             continue
         rep.phase("time trial %d" % trial)
         # The last call of each block on inputs of its own, from trial numbers no check uses.
-        unused = args.trials + 2 * trial
+        unused = args.trials + pkb_fresh.TRIES * trial
         fresh, unchecked = pkb_fresh.fresh_last(
             torch, dist, dev, lambda k: make_inputs(args, ctx, rank, world, unused + k), ref_x, out_bytes,
             lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True),

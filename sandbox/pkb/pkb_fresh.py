@@ -97,7 +97,7 @@ def vary_fixed(torch, checked, pool, seed):
             gen = torch.Generator(device=c.device)
             gen.manual_seed(seed)
         for t in (a, b):
-            t.copy_(torch.randint(-4, 5, tuple(t.shape), generator=gen, device=t.device).to(t.dtype))
+            t.copy_(torch.randint(-4, 5, tuple(t.shape), generator=gen, device=t.device, dtype=torch.int8))
         varied += 1
     return varied
 
@@ -115,21 +115,29 @@ def all_agree(torch, dist, dev, ok):
     return int(flag.item()) == 1
 
 
+TRIES = 8  # fresh argument tuples made, at most, to find two of the checked one's shapes
+
+
 def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
-    """A FreshLast from make(0) and make(1) (fresh argument tuples; `seed` for what
-    vary_fixed() fills in), or (None, why not):
-    when the device has no room for four more argument tuples (the two fresh ones and a
-    copy per side) and two more outputs (of out_bytes each), or when the fresh tuples'
-    tensors differ from the checked one's in shape. Every rank decides alike, since make() may be
-    collective (the checkout makes process groups for some problems)."""
+    """A FreshLast from the first two of make(0), make(1), ... make(TRIES - 1) (fresh
+    argument tuples) whose tensors have the checked one's shapes on every rank (PKB's
+    81_sam3 draws its counts from the trial, 70_torchrec its lengths); `seed` for what
+    vary_fixed() fills in. Or (None, why not): when the device has no room for four more
+    argument tuples (the two fresh ones and a copy per side) and two more outputs (of
+    out_bytes each), or when no two tries fit. Every rank decides alike, since make() may
+    be collective (the checkout makes process groups for some problems)."""
     need = 4 * nbytes(torch, checked) + 2 * out_bytes + GIB
     have = free_bytes(torch, dev)
     if not all_agree(torch, dist, dev, have >= need):
         return None, "no room for fresh inputs on some rank (this one needs %.1f GiB, has %.1f GiB free)" % (
             need / GIB, have / GIB)
-    pool = [make(0), make(1)]
-    same = shape_of(torch, pool[0]) == shape_of(torch, checked) == shape_of(torch, pool[1])
-    if not all_agree(torch, dist, dev, same):
-        return None, "the inputs' shapes change with the trial on some rank"
-    vary_fixed(torch, checked, pool, seed)
-    return FreshLast(torch, pool, compare), ""
+    pool, want = [], shape_of(torch, checked)
+    for k in range(TRIES):
+        x = make(k)
+        if all_agree(torch, dist, dev, shape_of(torch, x) == want):
+            pool.append(x)
+            if len(pool) == 2:
+                vary_fixed(torch, checked, pool, seed)
+                return FreshLast(torch, pool, compare), ""
+    return None, "the inputs' shapes change with the trial: %d of %d fresh trials had the checked one's" % (
+        len(pool), TRIES)

@@ -142,8 +142,11 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
             order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
             last = {}
             for key, (fn, groups) in order:
-                ms, last[key] = timed_block(torch, dist, fn, groups, n, done[key],
-                                            fresh.args(key, r) if fresh is not None else None)
+                ms, out = timed_block(torch, dist, fn, groups, n, done[key],
+                                      fresh.args(key, r) if fresh is not None else None)
+                if fresh is not None:  # else no output outlives its block
+                    last[key] = out
+                out = None
                 per_call[key].append(ms / n)
                 free()
                 done[key] += n

@@ -33,36 +33,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void print_json_line(const json& j) {
-  std::puts(j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-  std::fflush(stdout);
-}
-
-// --headless: one JSON object per event; without a terminal and without --headless: the
-// same events as readable lines. Never waits on a person: between turns is always "next".
-class LineObserver : public agent::Observer {
- public:
-  LineObserver(bool json, std::string model) : json_(json), model_(std::move(model)) {}
-  void on_event(const agent::TurnEvent& ev) override {
-    if (ev.phase == "streaming" || ev.phase == "command_output")
-      return;                                  // a live view's business, not a log's
-    if (ev.phase == "reply" && json_) return;  // the whole text is in the trajectory
-    if (!json_) {
-      fmt::print("{}\n", status_text(ev, model_));
-      std::fflush(stdout);
-      return;
-    }
-    json j = {{"event", ev.phase},   {"turn", ev.turn},         {"detail", ev.detail},
-              {"tokens", ev.tokens}, {"cost_usd", ev.cost_usd}, {"elapsed_s", ev.elapsed_s}};
-    if (ev.verdict) j["status"] = ev.verdict->status, j["summary"] = ev.verdict->summary;
-    print_json_line(j);
-  }
-
- private:
-  bool json_;
-  std::string model_;
-};
-
 // The model named by --model, the config file, or builtin. Null with *err, *code.
 std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveConfig& cfg,
                                          bool* used_default, std::string* err, int* code) {

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "sandbox/process.h"
 #include "suite/expr.h"
 #include "suite/instance.h"
@@ -139,6 +141,27 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
            " " + k.accepted + "` checks it again";
   if (!next.empty()) out.push_back("next: " + next);
   return out;
+}
+
+void print_json_line(const nlohmann::json& j) {
+  std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::fflush(stdout);
+}
+
+void LineObserver::on_event(const agent::TurnEvent& ev) {
+  if (ev.phase == "streaming" || ev.phase == "command_output")
+    return;                                  // a live view's business, not a log's
+  if (ev.phase == "reply" && json_) return;  // the whole text is in the trajectory
+  if (!json_) {
+    fmt::print("{}\n", status_text(ev, model_));
+    std::fflush(stdout);
+    return;
+  }
+  nlohmann::json j = {{"event", ev.phase},       {"turn", ev.turn},
+                      {"detail", ev.detail},     {"tokens", ev.tokens},
+                      {"cost_usd", ev.cost_usd}, {"elapsed_s", ev.elapsed_s}};
+  if (ev.verdict) j["status"] = ev.verdict->status, j["summary"] = ev.verdict->summary;
+  print_json_line(j);
 }
 
 }  // namespace cli

@@ -122,9 +122,10 @@ bool build_prompt(const Checkout& c, const Problem& p, const PromptOptions& o, s
   s += "\n\n";
   s += "## Correctness and timing\n\n"
        "Every rank's outputs are compared with the reference's on the same inputs, atol = rtol = "
-       "1e-2 (after a cast to float32); shapes and dtypes must match exactly. Time is the slowest "
-       "rank's, after warmup, alternating reference and candidate; speedup is reference over "
-       "candidate.\n\n";
+       "1e-2 (after a cast to float32); shapes and dtypes must match exactly. An input the "
+       "reference leaves unchanged must stay unchanged. Time is the slowest rank's, after "
+       "warmup, alternating reference and candidate; speedup is reference over candidate. "
+       "Timed calls' outputs are checked too: every call computes from its own inputs.\n\n";
   if (!o.docs.empty())
     s += "## CUDA\n\nWhere you write CUDA (a torch.utils.cpp_extension.load_inline extension, "
          "built once per source and cached), peers' memory is reachable through torch's "
