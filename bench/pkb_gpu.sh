@@ -18,7 +18,9 @@
 #  6. tamper: bench/pkb_tamper's cheats (its README says what each must get: rejected,
 #     a mismatch in the timed calls or on an input) and one through torch.compile (correct),
 #     one trial each.
-# PARTS="p1 refs overhead parity spread tamper" picks the parts; FROM=N starts part 2 at problem N,
+#  7. cheats: bench/pkb_parity.py --cheats on bench/pkb_tamper's cheats of problems CHEATS
+#     (default 1), one trial: what PKB's run_local.py says of them beside kforge.
+# PARTS="p1 refs overhead parity spread tamper cheats" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun).
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
@@ -125,6 +127,12 @@ for f in bench/pkb_tamper/[0-9]*_*.py; do
   "$K" eval --suite "pkb:$pkb" "${stem%%_*}" "$f" --world 1 --trials 1 --json >"$out/pkb/tamper-$stem.json" 2>"$out/pkb/tamper-$stem.err"
   summary "$out/pkb/tamper-$stem.json" "kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
 done
+fi
+
+if [[ "$parts" == *" cheats "* ]]; then
+echo "== cheats: PKB's run_local.py and kforge's evaluator on bench/pkb_tamper's cheats"
+"$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --cheats bench/pkb_tamper \
+  --out "$out/pkb/parity-cheats" --python "$py" --only "${CHEATS:-1}" --trials 1
 fi
 
 [[ "$parts" == *" refs "* ]] || exit 0
