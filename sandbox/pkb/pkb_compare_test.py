@@ -222,6 +222,14 @@ class ChangedInputs(unittest.TestCase):
         self.cand_x[0].v[:] = [0.0, 0.0, 0.0]
         self.assertIsNone(pkb_compare.changed_input(self.torch, self.ref_x, self.cand_x, kept))
 
+    def test_an_input_the_harness_cannot_slice_is_left_out(self):
+        class Sparse(T):
+            def reshape(self, *shape):
+                raise RuntimeError("reshape is not implemented for sparse tensors")
+
+        self.assertEqual(pkb_compare.untouched(self.torch, (Sparse([1.0]), T([2.0])), (Sparse([1.0]), T([2.0]))),
+                         {"input_1"})
+
     def test_an_input_with_a_nan_is_not_held_against_the_candidate(self):
         ref_x, cand_x = (T([float("nan")]),), (T([float("nan")]),)
         kept = pkb_compare.untouched(self.torch, ref_x, cand_x)

@@ -5,10 +5,10 @@ checked inputs and checks no timed output).
 A solution that computes once and then hands back what it computed passes a check made
 on one call and is timed at next to nothing: one that keys a cache on the input's
 address, shape or object, or that returns its previous output when called again within
-a moment. So each side has its own copy of a whole argument tuple, made from two fresh
-tuples of the checkout's create_input_tensor (trial numbers no check uses) and refilled
-before each block with the one the last block did not use; the block's last call runs
-on it, and after each round its output is compared with the reference's. The refill
+a moment. So each side has its own copy of a whole argument tuple, refilled before each
+block from one of two fresh tuples of the checkout's create_input_tensor (trial numbers
+no check uses), the other one each round; the block's last call runs on it, and after
+each round its output is compared with the reference's. The refill
 keeps the copy's addresses, so a cache keyed on them hands back the last round's result,
 and the call before it ran on the checked inputs, so a replay of an earlier call is the
 wrong one. PKB's collectives (problems 1-8) fill their inputs with the rank's number,
