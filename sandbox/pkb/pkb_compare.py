@@ -35,7 +35,7 @@ def same_scalar(a, b, atol, rtol):
     return type(a) is type(b) and a == b
 
 
-def slices(torch, a, b):
+def slices(a, b):
     """a's and b's elements, flat, as pairs of slices of at most SLICE elements."""
     fa, fb = a.detach().reshape(-1), b.detach().reshape(-1)
     for s in range(0, fa.numel(), SLICE):
@@ -46,7 +46,7 @@ def not_close(torch, a, b, atol, rtol, equal_nan=False):
     """(elements not within atol/rtol of each other, the largest absolute difference) of
     two tensors of one shape, after a cast to float32; None when every element is."""
     bad, worst = 0, 0.0
-    for x, y in slices(torch, a, b):
+    for x, y in slices(a, b):
         x, y = x.float(), y.float()
         if torch.allclose(x, y, atol=atol, rtol=rtol, equal_nan=equal_nan):
             continue
@@ -84,7 +84,7 @@ def unequal(torch, a, b):
     if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
         return int(max(a.numel(), b.numel()))
     n = 0
-    for x, y in slices(torch, a, b):
+    for x, y in slices(a, b):
         if not torch.equal(x, y):
             n += int((x != y).sum().item())
     return n
