@@ -242,3 +242,18 @@ TEST_CASE("evaluate: a rank without a report is a crash told by its exit record"
   CHECK(n.crashes[0].what.find("no record") == std::string::npos);
   CHECK(n.crashes[0].what.find("without a report or a record") != std::string::npos);
 }
+
+TEST_CASE("evaluate: a rank's sandbox error is kforge's error, not a note or a verdict") {
+  RunResult r = ok_run();
+  r.reports[1]->sandbox_errors = {"gathering the inputs: short read"};
+  r.reports[1]->notes = {"an ordinary note"};
+  // What the rank writes is what kforge reads: the field survives rank<R>.json.
+  nlohmann::json j = *r.reports[1];
+  r.reports[1] = j.get<RankReport>();
+  Verdict v;
+  std::string err;
+  CHECK_FALSE(verdict_from_run(Instance{}, job2(), r, &v, &err));
+  CHECK(err.find("the sandbox failed: rank 1: sandbox error: gathering the inputs: short read") ==
+        0);
+  CHECK(v.notes == std::vector<std::string>{"an ordinary note"});
+}

@@ -168,6 +168,9 @@ struct RankReport {
   std::vector<Failure> failures;
   std::vector<std::string> notes;
   std::vector<std::string> isolation;  // how the rank confined itself (rank/harden.h)
+  // The harness's own failures (the oracle could not gather the inputs, say): the eval is
+  // then kforge's error, not the candidate's verdict.
+  std::vector<std::string> sandbox_errors;
 };
 
 // Written by rank 0 after the timing phase; times are per iteration, the slowest rank's.
@@ -222,7 +225,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms,
                                                 max_ms, off_stream, unconfirmed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,
                                                 baseline_ran, reference_used, failures, notes,
-                                                isolation)
+                                                isolation, sandbox_errors)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunReport, world, emulated, backend, device_name,
                                                 devices, timed, baseline_timed, candidate, baseline,
                                                 timed_calls_verified, off_stream_slack_ms,

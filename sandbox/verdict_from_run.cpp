@@ -69,12 +69,9 @@ void take_reports(const Job& job, const RunResult& run, Verdict* v,
     if (!rep) continue;
     v->emulated = v->emulated || rep->emulated;
     for (auto& n : rep->isolation) add_unique(&v->harness_notes, n);
-    for (auto& n : rep->notes) {
-      if (n.rfind("sandbox error: ", 0) == 0)
-        sandbox_errors->push_back(fmt::format("rank {}: {}", rep->rank, n));
-      else
-        add_note(v, n);
-    }
+    for (auto& n : rep->notes) add_note(v, n);
+    for (auto& e : rep->sandbox_errors)
+      sandbox_errors->push_back(fmt::format("rank {}: sandbox error: {}", rep->rank, e));
     for (auto& f : rep->failures) {
       v->failures.push_back(f);
       v->failure_ranks.push_back(rep->rank);

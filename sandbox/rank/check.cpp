@@ -68,7 +68,7 @@ Outcome expected_after(Ctx& c, uint64_t seed, const char* phase, const std::stri
   if (c.use_oracle) {
     AllInputs all;
     if (gather_inputs(c, seed, &all, &err) && oracle_expected(c, all, want, &err)) return kOk;
-    c.report.notes.push_back("sandbox error: " + err);
+    c.report.sandbox_errors.push_back(err);
     return kInternal;
   }
   if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
@@ -130,7 +130,7 @@ Outcome run_chained(Ctx& c) {
     Values want;
     std::string err;
     if (!gather_inputs(c, seeds[k], &all, &err) || !oracle_expected(c, all, &want, &err)) {
-      c.report.notes.push_back("sandbox error: " + err);
+      c.report.sandbox_errors.push_back(err);
       return agree(kInternal);
     }
     Failure f;

@@ -50,7 +50,7 @@ void mark(Ctx& c, const char* name) {
 
 Outcome internal(Ctx& c, const std::string& msg) {
   std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, msg.c_str());
-  c.report.notes.push_back("sandbox error: " + msg);
+  c.report.sandbox_errors.push_back(msg);
   return kInternal;
 }
 
