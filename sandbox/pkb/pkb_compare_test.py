@@ -288,6 +288,14 @@ class FreshInputs(unittest.TestCase):
         self.assertTrue(all(v == int(v) and -4 <= v <= 4 for v in a + b))
         self.assertEqual((fresh.pool[0][1].v, fresh.pool[1][1].v), ([1, 2], [1, 2]))
 
+    def test_a_fixed_tensor_beside_one_that_changes_with_the_trial_is_left_as_made(self):
+        # As a table of cosines beside random activations: the activations already make a
+        # result worked out once wrong, and the reference may rely on the table.
+        make = lambda k: (T([1.0 + (k or 0), 2.0]), T([0.5, 0.25]))  # noqa: E731
+        fresh, _ = pkb_fresh.fresh_last(Torch(), Dist(), "dev", make, make(None), 100, lambda w, g: None)
+        self.assertEqual((fresh.pool[0][1].v, fresh.pool[1][1].v), ([0.5, 0.25], [0.5, 0.25]))
+        self.assertEqual((fresh.pool[0][0].v, fresh.pool[1][0].v), ([1.0, 2.0], [2.0, 2.0]))
+
     def test_fresh_tuples_of_another_shape_are_passed_over(self):
         # As PKB's 81_sam3, whose counts follow the trial modulo 3: tries 2 and 5 fit.
         made = self.make(2)
