@@ -259,8 +259,8 @@ TEST_CASE("launch: one launch of two jobs whose bootstrap fails reports why in t
   CHECK(runs[0].exit_code == 2);
   REQUIRE(runs[0].reports.size() == 2);
   REQUIRE(runs[0].reports[1].has_value());
-  const auto& notes = runs[0].reports[1]->notes;
-  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+  const auto& errors = runs[0].reports[1]->sandbox_errors;  // kforge's error, not a verdict
+  CHECK(std::any_of(errors.begin(), errors.end(), [](const std::string& n) {
     return n.find("tensor 'x' has 3 entries in shape_by_rank") != std::string::npos;
   }));
   CHECK(!fs::exists(dir + "/full/rank0.json"));
