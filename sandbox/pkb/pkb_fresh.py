@@ -18,18 +18,15 @@ would still be right. A cache keyed on the input's contents, hit within one bloc
 not caught: the block's calls repeat their inputs, as PKB's do. torch comes in as an
 argument (pkb_compare_test.py gives a stand-in). Written for kforge, not taken from PKB."""
 
-from pkb_compare import unequal
+from pkb_compare import tensor_leaves, unequal
 
 GIB = 1 << 30
 
 
 def leaves(torch, x):
-    """x's tensors, in order, through tuples, lists and dicts."""
-    if isinstance(x, (tuple, list)):
-        return [t for v in x for t in leaves(torch, v)]
-    if isinstance(x, dict):
-        return [t for k in sorted(x, key=str) for t in leaves(torch, x[k])]
-    return [x] if isinstance(x, torch.Tensor) else []
+    """x's tensors, in the order pkb_compare names them (through tuples, lists and dicts,
+    a dict's keys sorted)."""
+    return [t for _, t in tensor_leaves(torch, x)]
 
 
 def with_tensors(torch, x, tensors):
@@ -89,13 +86,13 @@ class FreshLast:
 def vary_fixed(torch, checked, pool, seed):
     """Where the checkout makes every tensor alike for every trial (PKB's collectives),
     the floating-point ones get small random integers (-4 to 4) in both fresh tuples,
-    each its own; how many did. Where any tensor changes with the trial, a result worked
+    each its own. Where any tensor changes with the trial, a result worked
     out once is already wrong for the fresh tuples, and the others (a table of cosines, a
     mask) are left as the checkout makes them: the reference may rely on what they hold."""
     triples = list(zip(leaves(torch, checked), leaves(torch, pool[0]), leaves(torch, pool[1])))
     if any(unequal(torch, c, a) or unequal(torch, a, b) for c, a, b in triples):
-        return 0
-    gen, varied = None, 0
+        return
+    gen = None
     for _, a, b in triples:
         if not a.dtype.is_floating_point:
             continue
@@ -104,8 +101,6 @@ def vary_fixed(torch, checked, pool, seed):
             gen.manual_seed(seed)
         for t in (a, b):
             t.copy_(torch.randint(-4, 5, tuple(t.shape), generator=gen, device=t.device, dtype=torch.int8))
-        varied += 1
-    return varied
 
 
 def free_bytes(torch, dev):

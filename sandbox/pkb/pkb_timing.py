@@ -153,7 +153,6 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
             if fresh is not None:
                 torch.cuda.synchronize()  # as after the check's call: work on any stream done
                 fresh.check(r, last["ref"], last["cand"])
-            last = None
     finally:
         if gc_was_on:
             gc.enable()
