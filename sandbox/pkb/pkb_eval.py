@@ -267,13 +267,14 @@ def run(args, rep, rank, world):
         dropped.free()  # the checked outputs are gone: their memory is the timed calls' now
         if args.iters <= 0:
             continue
-        rep.phase("time trial %d" % trial)
+        rep.phase("fresh inputs trial %d" % trial)  # a phase of its own: its cost shows in the timeline
         # The last call of each block on inputs of its own, from trial numbers no check uses.
         unused = args.trials + pkb_fresh.TRIES * trial
         fresh, unchecked = pkb_fresh.fresh_last(
             torch, dist, dev, lambda k: make_inputs(args, ctx, rank, world, unused + k), ref_x, out_bytes,
             lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True),
             seed=42 + args.problem_id * 1000 + rank + unused * 1_000_003)
+        rep.phase("time trial %d" % trial)
         l2 = l2_bytes(torch, dev)
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
