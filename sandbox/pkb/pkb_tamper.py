@@ -16,6 +16,7 @@ only a process of the candidate's own would (as kforge's native problems have). 
 for kforge, not taken from PKB."""
 import builtins
 import gc
+import importlib
 import sys
 import time
 import types
@@ -42,10 +43,25 @@ def hooks(torch):
     return out
 
 
+def settle(torch):
+    """Makes now the change torch makes to itself on a lazy import, so that an honest
+    candidate whose torch.compile triggers it is not taken for a patcher: importing
+    torch._dynamo replaces torch.manual_seed with a wrapper that keeps Dynamo out of it
+    (torch 2.x, torch/_dynamo/__init__.py; seen on the H200 with torch 2.11). Only the torch
+    this process imported, and nothing where it has no _dynamo."""
+    if sys.modules.get(torch.__name__) is not torch:
+        return
+    try:
+        importlib.import_module(torch.__name__ + "._dynamo")
+    except ImportError:
+        pass
+
+
 class Watched:
-    """places: (label, module or class, public_only) triples, recorded now."""
+    """places: (label, module or class, public_only) triples, recorded now, after settle()."""
 
     def __init__(self, torch, places):
+        settle(torch)
         self.torch, self.places = torch, places
         self.before = [members(holder, public) for _, holder, public in places]
         self.hooks = hooks(torch)

@@ -4,6 +4,7 @@ checker), against stand-in torch modules (no GPU, no torch needed). Run by ctest
 (CMakeLists.txt)."""
 import os
 import sys
+import tempfile
 import types
 import unittest
 
@@ -103,6 +104,47 @@ class Watched(unittest.TestCase):
         self.torch._private_helper = lambda: 1  # torch's private names are not watched
         self.torch.cuda.memory = types.ModuleType("torch.cuda.memory")  # a submodule
         self.assertEqual(self.watched.changed(), [])
+
+
+class Settle(unittest.TestCase):
+    """torch 2.x's `import torch._dynamo` (which torch.compile's first call makes) replaces
+    torch.manual_seed; a stand-in package that does the same on the same import."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        pkg = os.path.join(self.dir.name, "lazy_torch")
+        os.mkdir(pkg)
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            f.write("def manual_seed(seed):\n    return seed\n")
+        with open(os.path.join(pkg, "_dynamo.py"), "w") as f:
+            f.write("import lazy_torch\n_seed = lazy_torch.manual_seed\n"
+                    "lazy_torch.manual_seed = lambda seed: _seed(seed)\n")
+        sys.path.insert(0, self.dir.name)
+        import lazy_torch
+        self.torch = lazy_torch
+
+    def tearDown(self):
+        sys.path.remove(self.dir.name)
+        for name in ("lazy_torch", "lazy_torch._dynamo"):
+            sys.modules.pop(name, None)
+        self.dir.cleanup()
+
+    def test_torch_own_change_on_a_lazy_import_is_not_named_and_a_later_patch_is(self):
+        watched = pkb_tamper.Watched(self.torch, [("torch", self.torch, True)])
+        import lazy_torch._dynamo  # noqa: F401  (the candidate's torch.compile)
+        self.assertEqual(watched.changed(), [])
+        self.torch.manual_seed = lambda seed: 0
+        self.assertEqual(watched.changed(), ["torch.manual_seed"])
+
+    def test_without_settle_the_lazy_import_would_be_named(self):
+        before = pkb_tamper.members(self.torch, True)
+        import lazy_torch._dynamo  # noqa: F401
+        self.assertIsNot(pkb_tamper.members(self.torch, True)["manual_seed"], before["manual_seed"])
+
+    def test_a_torch_this_process_did_not_import_is_left_alone(self):
+        torch, _ = stand_in_torch()  # named "torch", not in sys.modules: nothing is imported
+        pkb_tamper.settle(torch)
+        self.assertNotIn("torch._dynamo", sys.modules)
 
 
 if __name__ == "__main__":
