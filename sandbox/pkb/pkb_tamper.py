@@ -53,7 +53,7 @@ def settle(torch):
         return
     try:
         importlib.import_module(torch.__name__ + "._dynamo")
-    except ImportError:
+    except Exception:  # a Dynamo that cannot load here cannot change torch later either
         pass
 
 
