@@ -7,7 +7,8 @@
 #     kforge's evals and their spread;
 #  2. every reference at world 1 as its own candidate through `kforge eval --suite`, one
 #     trial, JOBS at a time (a count of what runs; these times shared the GPU, so they
-#     are no speed), each limited to 180 s, the whole part to PART2_S seconds.
+#     are no speed), each limited to REF_S seconds (default 180; 48_fsdp_and_tp's 112 ms
+#     calls, 500 warmup and 100 timed a side, take longer), the whole part to PART2_S.
 #  3. overhead: python's and torch's start, torchrun's own (kforge starts the ranks itself),
 #     and kforge's eval of problem 1
 #     with each rank's timeline (seconds since the driver started, at each phase);
@@ -137,13 +138,13 @@ fi
 
 [[ "$parts" == *" refs "* ]] || exit 0
 echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
-export K pkb out
+export K pkb out REF_S="${REF_S:-180}"
 t0=$(date +%s)
 ls "$pkb"/reference/[0-9]*_*.py | sort -V |
   awk -F/ -v from="${FROM:-1}" -v only=" ${ONLY:-} " '{ split($NF, a, "_"); if (a[1] + 0 >= from && (only == "  " || index(only, " " a[1] " "))) print }' |
   timeout "${PART2_S:-300}" xargs -P "${JOBS:-4}" -I{} sh -c '
     f={}; stem=$(basename "$f" .py)
-    timeout 180 "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --json \
+    timeout "$REF_S" "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --json \
       >"$out/pkb/ref-$stem.json" 2>"$out/pkb/ref-$stem.err"'
 echo "part 2 took $(( $(date +%s) - t0 )) s"
 python3 - "$out/pkb" "$pkb" <<'PY'
