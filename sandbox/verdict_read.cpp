@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace sandbox {
 
 using nlohmann::json;
@@ -44,6 +46,17 @@ void lists_from(const json& j, Verdict* v) {
       v->seconds.push_back({s.at(0).get<std::string>(), s.at(1).get<double>()});
 }
 
+// Files written before harness_notes existed (2026-12-05) kept how the run was confined
+// among the notes, marked by these prefixes; they are the person's, never the model's.
+void move_old_harness_notes(Verdict* v) {
+  auto harness = [](const std::string& n) {
+    return n.rfind("sandbox: ", 0) == 0 || n.rfind("isolation: ", 0) == 0;
+  };
+  for (auto& n : v->notes)
+    if (harness(n)) v->harness_notes.push_back(n);
+  v->notes.erase(std::remove_if(v->notes.begin(), v->notes.end(), harness), v->notes.end());
+}
+
 }  // namespace
 
 void from_json(const json& j, Verdict& v) {
@@ -72,6 +85,7 @@ void from_json(const json& j, Verdict& v) {
   opt(j, "timer_margin_ms", v.timer_margin_ms);
   opt(j, "notes", v.notes);
   opt(j, "harness_notes", v.harness_notes);
+  move_old_harness_notes(&v);
   opt(j, "flags", v.flags);
   lists_from(j, &v);
 }

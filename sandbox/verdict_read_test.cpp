@@ -102,6 +102,14 @@ TEST_CASE("verdict reader: an older file's keys read; an unknown status is named
   CHECK(v.candidate_time.median_ms == 1.0);
   CHECK(v.timer_margin_ms == 0);  // newer than the file: the default
 
+  // Before harness_notes, the sandbox's notes were among the notes, which reach the model.
+  old["notes"] = {"sandbox: bwrap, cgroup /sys/fs/cgroup/kf", "inputs: from --seed 1",
+                  "isolation: no network"};
+  REQUIRE_MESSAGE(verdict_from_json(old, &v, &err), err);
+  CHECK(v.notes == std::vector<std::string>{"inputs: from --seed 1"});
+  CHECK(v.harness_notes == std::vector<std::string>{"sandbox: bwrap, cgroup /sys/fs/cgroup/kf",
+                                                    "isolation: no network"});
+
   CHECK_FALSE(verdict_from_json({{"status", "passed"}}, &v, &err));
   CHECK(err.find("\"passed\"") != std::string::npos);
   CHECK_FALSE(verdict_from_json({{"summary", "no status"}}, &v, &err));
