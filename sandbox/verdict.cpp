@@ -133,100 +133,125 @@ std::string describe_failure(const Failure& f, int rank, const Verdict& v) {
 }
 
 namespace {
-std::string summarize_status(const Verdict& v) {
-  const Status st = v.status;
-  if (st == Status::rejected) {
-    if (v.findings.empty()) return "rejected";
-    std::string s = "rejected: " + v.findings[0].render();
-    if (v.findings.size() > 1) s += " (and " + std::to_string(v.findings.size() - 1) + " more)";
-    return s;
+
+std::string summarize_rejected(const Verdict& v) {
+  if (v.findings.empty()) return "rejected";
+  std::string s = "rejected: " + v.findings[0].render();
+  if (v.findings.size() > 1) s += " (and " + std::to_string(v.findings.size() - 1) + " more)";
+  return s;
+}
+
+// The log's first line that says "error" (or that the build took too long); else its first
+// line that is not a build step's "[n/m]".
+std::string summarize_compile_error(const Verdict& v) {
+  std::string first;
+  size_t start = 0;
+  while (start < v.log.size()) {
+    size_t end = v.log.find('\n', start);
+    if (end == std::string::npos) end = v.log.size();
+    std::string l = v.log.substr(start, end - start);
+    if (first.empty() && !l.empty() && l[0] != '[') first = l;
+    if (l.find("error") != std::string::npos || l.find("took longer") != std::string::npos) {
+      first = l;
+      break;
+    }
+    start = end + 1;
   }
-  if (st == Status::compile_error) {
-    std::string first;
-    size_t start = 0;
-    while (start < v.log.size()) {
-      size_t end = v.log.find('\n', start);
-      if (end == std::string::npos) end = v.log.size();
-      std::string l = v.log.substr(start, end - start);
-      if (first.empty() && !l.empty() && l[0] != '[') first = l;
-      if (l.find("error") != std::string::npos || l.find("took longer") != std::string::npos) {
-        first = l;
-        break;
+  return "compile_error: " + first;
+}
+
+std::string summarize_timeout(const Verdict& v) {
+  std::string s = "timeout: ";
+  auto groups = group(v.stuck);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    auto& [ranks, what] = groups[i];
+    s += (i ? "; " : "") + ranks_word(ranks) + " stuck in " + phase_text(*what);
+    if (i == 0 && v.limit_s > 0) s += " for more than " + num(v.limit_s) + " s";
+  }
+  if (groups.empty())
+    s += v.log.empty() ? "the job ran out of time" : v.log.substr(0, v.log.find('\n'));
+  for (auto& [ranks, what] : group(v.others))
+    s += "; " + ranks_word(ranks) + " in " + phase_text(*what);
+  return s;
+}
+
+std::string summarize_crash(const Verdict& v) {
+  if (!v.crashes.empty()) {
+    std::string s = "crash: ";
+    for (size_t i = 0; i < v.crashes.size(); ++i) {
+      std::string w = v.crashes[i].what;
+      // "signal 11 (SIGSEGV) in check trial 0 call 0" -> "... in check, trial 0 call 0"
+      size_t in = w.find(" in ");
+      if (in != std::string::npos) {
+        size_t sp = w.find(' ', in + 4);
+        if (sp != std::string::npos && w.compare(sp + 1, 5, "trial") == 0) w.insert(sp, ",");
       }
-      start = end + 1;
+      s += (i ? "; " : "") + std::string("rank ") + std::to_string(v.crashes[i].rank) +
+           " died with " + w;
     }
-    return "compile_error: " + first;
-  }
-  if (st == Status::timeout) {
-    std::string s = "timeout: ";
-    auto groups = group(v.stuck);
-    for (size_t i = 0; i < groups.size(); ++i) {
-      auto& [ranks, what] = groups[i];
-      s += (i ? "; " : "") + ranks_word(ranks) + " stuck in " + phase_text(*what);
-      if (i == 0 && v.limit_s > 0) s += " for more than " + num(v.limit_s) + " s";
-    }
-    if (groups.empty())
-      s += v.log.empty() ? "the job ran out of time" : v.log.substr(0, v.log.find('\n'));
-    for (auto& [ranks, what] : group(v.others))
-      s += "; " + ranks_word(ranks) + " in " + phase_text(*what);
     return s;
   }
-  if (st == Status::crash) {
-    if (!v.crashes.empty()) {
-      std::string s = "crash: ";
-      for (size_t i = 0; i < v.crashes.size(); ++i) {
-        std::string w = v.crashes[i].what;
-        // "signal 11 (SIGSEGV) in check trial 0 call 0" -> "... in check, trial 0 call 0"
-        size_t in = w.find(" in ");
-        if (in != std::string::npos) {
-          size_t sp = w.find(' ', in + 4);
-          if (sp != std::string::npos && w.compare(sp + 1, 5, "trial") == 0) w.insert(sp, ",");
-        }
-        s += (i ? "; " : "") + std::string("rank ") + std::to_string(v.crashes[i].rank) +
-             " died with " + w;
-      }
-      return s;
-    }
-    int r = -1;
-    if (const Failure* f = first_failure(v, &r)) return "crash: " + describe_failure(*f, r, v);
-    return v.log.empty() ? "crash" : "crash: " + v.log.substr(0, v.log.find('\n'));
-  }
-  if (st == Status::correct) {
-    std::string s = "correct";
-    if (!v.timed) return s + " (not timed)";
-    s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) +
-         ", p90 " + ms(v.candidate_time.p90_ms) + ")";
-    if (!times_meaningful(v)) {
-      s += v.emulated ? "; emulated ranks share a device"
-                      : "; " + std::string(backend_name(v.backend)) + " backend";
-      s += ": times are not a speed measurement";
-      if (v.roofline_ms > 0)
-        s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
-      return s;
-    }
-    if (v.baseline_time.n > 0)
-      s += " vs " + v.baseline_label + " " + ms(v.baseline_time.median_ms) + " ms";
-    if (v.speedup > 0) s += ": " + fmt::format("{:.2f}x", v.speedup);
-    if (v.busbw_gbps > 0) s += "; busbw " + num(v.busbw_gbps) + " GB/s";
-    if (v.pct_roofline > 0)
-      s += "; " + fmt::format("{:.0f}", v.pct_roofline) + "% of roofline (" + ms(v.roofline_ms) +
-           " ms)";
-    return s;
-  }
-  // load_error, setup_error, mismatch, unstable: the first failure of that kind.
   int r = -1;
-  if (const Failure* f = first_failure(v, &r)) {
-    std::string s = status_name(st) + std::string(": ") + describe_failure(*f, r, v);
-    std::vector<int> also;
-    for (size_t i = 0; i < v.failures.size(); ++i)
-      if (&v.failures[i] != f && v.failures[i].kind == f->kind && i < v.failure_ranks.size() &&
-          v.failure_ranks[i] != r &&
-          std::find(also.begin(), also.end(), v.failure_ranks[i]) == also.end())
-        also.push_back(v.failure_ranks[i]);
-    if (!also.empty()) s += " (also " + ranks_word(also) + ")";
+  if (const Failure* f = first_failure(v, &r)) return "crash: " + describe_failure(*f, r, v);
+  return v.log.empty() ? "crash" : "crash: " + v.log.substr(0, v.log.find('\n'));
+}
+
+std::string summarize_correct(const Verdict& v) {
+  std::string s = "correct";
+  if (!v.timed) return s + " (not timed)";
+  s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) +
+       ", p90 " + ms(v.candidate_time.p90_ms) + ")";
+  if (!times_meaningful(v)) {
+    s += v.emulated ? "; emulated ranks share a device"
+                    : "; " + std::string(backend_name(v.backend)) + " backend";
+    s += ": times are not a speed measurement";
+    if (v.roofline_ms > 0)
+      s += " (the cost model's roofline on the GPU: " + ms(v.roofline_ms) + " ms)";
     return s;
   }
-  return status_name(st) + (v.log.empty() ? "" : ": " + v.log.substr(0, v.log.find('\n')));
+  if (v.baseline_time.n > 0)
+    s += " vs " + v.baseline_label + " " + ms(v.baseline_time.median_ms) + " ms";
+  if (v.speedup > 0) s += ": " + fmt::format("{:.2f}x", v.speedup);
+  if (v.busbw_gbps > 0) s += "; busbw " + num(v.busbw_gbps) + " GB/s";
+  if (v.pct_roofline > 0)
+    s += "; " + fmt::format("{:.0f}", v.pct_roofline) + "% of roofline (" + ms(v.roofline_ms) +
+         " ms)";
+  return s;
+}
+
+// load_error, setup_error, mismatch, unstable: the first failure of that kind, and the
+// other ranks that had one.
+std::string summarize_failure(const Verdict& v) {
+  int r = -1;
+  const Failure* f = first_failure(v, &r);
+  if (f == nullptr)
+    return status_name(v.status) + (v.log.empty() ? "" : ": " + v.log.substr(0, v.log.find('\n')));
+  std::string s = status_name(v.status) + std::string(": ") + describe_failure(*f, r, v);
+  std::vector<int> also;
+  for (size_t i = 0; i < v.failures.size(); ++i)
+    if (&v.failures[i] != f && v.failures[i].kind == f->kind && i < v.failure_ranks.size() &&
+        v.failure_ranks[i] != r &&
+        std::find(also.begin(), also.end(), v.failure_ranks[i]) == also.end())
+      also.push_back(v.failure_ranks[i]);
+  if (!also.empty()) s += " (also " + ranks_word(also) + ")";
+  return s;
+}
+
+std::string summarize_status(const Verdict& v) {
+  switch (v.status) {
+    case Status::rejected:
+      return summarize_rejected(v);
+    case Status::compile_error:
+      return summarize_compile_error(v);
+    case Status::timeout:
+      return summarize_timeout(v);
+    case Status::crash:
+      return summarize_crash(v);
+    case Status::correct:
+      return summarize_correct(v);
+    default:
+      return summarize_failure(v);
+  }
 }
 
 // The first line the kf primitives printed from the device before trapping (a wait
