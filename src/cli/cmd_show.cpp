@@ -73,6 +73,100 @@ std::string profile_text(const json& e) {
   return s;
 }
 
+// The events the reader typed (trace::Run), by their position in the trajectory.
+struct TypedEvents {
+  std::map<size_t, const trace::ReplyEvent*> replies;
+  std::map<size_t, const trace::CandidateEvent*> candidates;
+  std::map<size_t, const trace::VerdictEvent*> verdicts;
+  explicit TypedEvents(const trace::Run& run) {
+    for (auto& r : run.replies) replies[r.event] = &r;
+    for (auto& c : run.candidates) candidates[c.event] = &c;
+    for (auto& v : run.verdicts) verdicts[v.event] = &v;
+  }
+};
+
+template <class T>
+const T* at(const std::map<size_t, const T*>& m, size_t i) {
+  auto it = m.find(i);
+  return it == m.end() ? nullptr : it->second;
+}
+
+std::string header_text(const json& h) {
+  std::string out = fmt::format("{}  {}  model {}  mode {}\n", h.value("started", ""),
+                                h.value("problem", ""), h.value("model", ""), h.value("mode", ""));
+  const json& ev = h["config"]["eval"];
+  if (ev.is_object())
+    out +=
+        fmt::format("world {}, {} backend, target {}x, max {} turns; topology: {}\n",
+                    ev.value("world", 0), ev.value("backend", ""), h["config"].value("target", 1.0),
+                    h["config"].value("max_turns", 0), h["topology"].value("source", ""));
+  return out;
+}
+
+// The model's side of a turn: its prompt, its reply, what it ran and submitted.
+std::string exchange_text(const json& e, const std::string& type, size_t i,
+                          const TypedEvents& typed, bool full) {
+  if (type == "prompt") {
+    std::string out =
+        fmt::format("\n== turn {} (t={:.1f}s) == prompt: {} messages, {} new\n", e.value("turn", 0),
+                    e.value("t", 0.0), e.value("messages", 0), e["new"].size());
+    for (auto& m : e["new"])
+      if (m.value("role", "") != "assistant")
+        out += fmt::format("  [{}]\n{}", m.value("role", ""),
+                           indent(clip(m.value("content", ""), full)));
+    return out;
+  }
+  if (const trace::ReplyEvent* r = type == "reply" ? at(typed.replies, i) : nullptr)
+    return fmt::format("  reply: {} in{} / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
+                       r->input_tokens, cache_note(r->cache_read_tokens, r->cache_write_tokens),
+                       r->output_tokens, r->cost_usd, r->attempts, r->seconds,
+                       indent(clip(r->text, full)));
+  if (type == "format_error")
+    return fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),
+                       e.value("error", "").substr(0, 200));
+  if (type == "command") return fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
+  if (type == "observation")
+    return fmt::format("  exit {}{}\n{}", e.value("returncode", 0),
+                       e.value("submitted", false) ? " (submitted)" : "",
+                       indent(clip(e.value("output", ""), full, 400)));
+  if (const trace::CandidateEvent* c = type == "candidate" ? at(typed.candidates, i) : nullptr)
+    return fmt::format("  candidate {} ({} lines, sha256 {})\n", c->file,
+                       std::count(c->source.begin(), c->source.end(), '\n'),
+                       c->sha256.substr(0, 12));
+  if (const trace::VerdictEvent* v = type == "verdict" ? at(typed.verdicts, i) : nullptr)
+    return fmt::format("  verdict: {} ({:.1f} s)\n", v->verdict.summary, v->seconds);
+  return "";
+}
+
+// What the person did, and what stopped or interrupted the run.
+std::string event_text(const json& e, size_t i, const TypedEvents& typed, bool full) {
+  std::string type = e.value("type", "");
+  if (type == "command_edited")
+    return fmt::format("  user edited the command; ran instead: {}\n",
+                       clip(e.value("command", ""), full, 300));
+  if (type == "command_rejected")
+    return fmt::format("  user rejected the command: {}\n", e.value("reason", ""));
+  if (type == "hint") return fmt::format("  user hint: {}\n", e.value("text", ""));
+  if (type == "decision")
+    return e.value("action", "") == "next" ? ""
+                                           : fmt::format("  user: {}\n", e.value("action", ""));
+  if (type == "llm_error")
+    return fmt::format("  model error: {}: {} ({} attempt(s))\n", e.value("kind", ""),
+                       e.value("message", ""), e.value("attempts", 0));
+  if (type == "interrupted")
+    return fmt::format("  interrupted: {} stopped the {}\n", e.value("signal", ""),
+                       e.value("phase", ""));
+  if (type == "budget")
+    return fmt::format("  budget spent: {} ({}; during the {})\n", e.value("budget", ""),
+                       e.value("note", ""), e.value("phase", ""));
+  if (type == "profile") return profile_text(e);
+  if (type == "internal_error" || type == "setup_error")
+    return fmt::format("  {}: {}\n", type == "setup_error" ? "setup error" : "kforge error",
+                       e.value("message", ""));
+  if (type == "summary") return summary_text(e);
+  return exchange_text(e, type, i, typed, full);
+}
+
 }  // namespace
 
 CLI::App* add_show_command(CLI::App& app, ShowArgs* a) {
@@ -84,85 +178,9 @@ CLI::App* add_show_command(CLI::App& app, ShowArgs* a) {
 
 std::string render_trajectory(const trace::Run& run, bool full, const std::string& warn) {
   const trace::Trajectory& t = run.raw;
-  // The events the reader typed, by their position.
-  std::map<size_t, const trace::ReplyEvent*> replies;
-  std::map<size_t, const trace::CandidateEvent*> candidates;
-  std::map<size_t, const trace::VerdictEvent*> verdicts;
-  for (auto& r : run.replies) replies[r.event] = &r;
-  for (auto& c : run.candidates) candidates[c.event] = &c;
-  for (auto& v : run.verdicts) verdicts[v.event] = &v;
-  std::string out;
-  const json& h = t.header;
-  const json& ev = h["config"]["eval"];
-  out += fmt::format("{}  {}  model {}  mode {}\n", h.value("started", ""), h.value("problem", ""),
-                     h.value("model", ""), h.value("mode", ""));
-  if (ev.is_object())
-    out +=
-        fmt::format("world {}, {} backend, target {}x, max {} turns; topology: {}\n",
-                    ev.value("world", 0), ev.value("backend", ""), h["config"].value("target", 1.0),
-                    h["config"].value("max_turns", 0), h["topology"].value("source", ""));
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const json& e = t.events[i];
-    std::string type = e.value("type", "");
-    int turn = e.value("turn", 0);
-    if (type == "prompt") {
-      out += fmt::format("\n== turn {} (t={:.1f}s) == prompt: {} messages, {} new\n", turn,
-                         e.value("t", 0.0), e.value("messages", 0), e["new"].size());
-      for (auto& m : e["new"])
-        if (m.value("role", "") != "assistant")
-          out += fmt::format("  [{}]\n{}", m.value("role", ""),
-                             indent(clip(m.value("content", ""), full)));
-    } else if (type == "reply" && replies.count(i)) {
-      const trace::ReplyEvent& r = *replies[i];
-      out += fmt::format("  reply: {} in{} / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
-                         r.input_tokens, cache_note(r.cache_read_tokens, r.cache_write_tokens),
-                         r.output_tokens, r.cost_usd, r.attempts, r.seconds,
-                         indent(clip(r.text, full)));
-    } else if (type == "format_error") {
-      out += fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),
-                         e.value("error", "").substr(0, 200));
-    } else if (type == "command") {
-      out += fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
-    } else if (type == "command_edited") {
-      out += fmt::format("  user edited the command; ran instead: {}\n",
-                         clip(e.value("command", ""), full, 300));
-    } else if (type == "command_rejected") {
-      out += fmt::format("  user rejected the command: {}\n", e.value("reason", ""));
-    } else if (type == "observation") {
-      out += fmt::format("  exit {}{}\n{}", e.value("returncode", 0),
-                         e.value("submitted", false) ? " (submitted)" : "",
-                         indent(clip(e.value("output", ""), full, 400)));
-    } else if (type == "candidate" && candidates.count(i)) {
-      const trace::CandidateEvent& c = *candidates[i];
-      out +=
-          fmt::format("  candidate {} ({} lines, sha256 {})\n", c.file,
-                      std::count(c.source.begin(), c.source.end(), '\n'), c.sha256.substr(0, 12));
-    } else if (type == "verdict" && verdicts.count(i)) {
-      const trace::VerdictEvent& v = *verdicts[i];
-      out += fmt::format("  verdict: {} ({:.1f} s)\n", v.verdict.summary, v.seconds);
-    } else if (type == "hint") {
-      out += fmt::format("  user hint: {}\n", e.value("text", ""));
-    } else if (type == "decision") {
-      if (e.value("action", "") != "next")
-        out += fmt::format("  user: {}\n", e.value("action", ""));
-    } else if (type == "llm_error") {
-      out += fmt::format("  model error: {}: {} ({} attempt(s))\n", e.value("kind", ""),
-                         e.value("message", ""), e.value("attempts", 0));
-    } else if (type == "interrupted") {
-      out += fmt::format("  interrupted: {} stopped the {}\n", e.value("signal", ""),
-                         e.value("phase", ""));
-    } else if (type == "budget") {
-      out += fmt::format("  budget spent: {} ({}; during the {})\n", e.value("budget", ""),
-                         e.value("note", ""), e.value("phase", ""));
-    } else if (type == "profile") {
-      out += profile_text(e);
-    } else if (type == "internal_error" || type == "setup_error") {
-      out += fmt::format("  {}: {}\n", type == "setup_error" ? "setup error" : "kforge error",
-                         e.value("message", ""));
-    } else if (type == "summary") {
-      out += summary_text(e);
-    }
-  }
+  const TypedEvents typed(run);
+  std::string out = header_text(t.header);
+  for (size_t i = 0; i < t.events.size(); ++i) out += event_text(t.events[i], i, typed, full);
   if (!t.complete)
     out +=
         fmt::format("\n(the run did not finish: no summary{})\n", warn.empty() ? "" : "; " + warn);
