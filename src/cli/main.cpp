@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "cli/cmd_profile.h"
 #include "cli/cmd_replay.h"
@@ -29,6 +30,71 @@ void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
   app->add_flag("--json", a->json, "print the verdict as JSON");
   app->add_flag("--compile-only", a->compile_only,
                 "stop after the static checks, the build and the symbol check (no GPU needed)");
+}
+
+CLI::App* add_problems_command(CLI::App& app, cli::ProblemsArgs* a) {
+  CLI::App* problems = app.add_subcommand("problems", "list the native problems");
+  problems->add_flag("--json", a->json, "print as JSON");
+  problems->add_option("--suite", a->suite,
+                       "pkb:PATH lists the problems of a ParallelKernelBench checkout");
+  return problems;
+}
+
+CLI::App* add_eval_command(CLI::App& app, cli::EvalArgs* a, std::vector<std::string>* pos) {
+  CLI::App* eval = app.add_subcommand(
+      "eval",
+      "check and time one kernel in the sandbox: kforge eval PROBLEM [KERNEL] [PARAM=V ...]");
+  eval->add_option(
+          "args", *pos,
+          "PROBLEM, then the kernel file (default: the shipped example), then PARAM=V overrides")
+      ->required();
+  add_instance_options(eval, a);
+  return eval;
+}
+
+CLI::App* add_baseline_command(CLI::App& app, cli::EvalArgs* a, std::vector<std::string>* pos) {
+  CLI::App* baseline =
+      app.add_subcommand("baseline", "time the NCCL baseline: its time, busbw and the roofline");
+  baseline->add_option("args", *pos, "PROBLEM, then PARAM=V overrides")->required();
+  add_instance_options(baseline, a);
+  return baseline;
+}
+
+// Positional words: the problem, then a kernel path unless it looks like PARAM=V; the
+// PARAM=V words are checked with the options (cli/eval_options.h).
+void split_positionals(const std::vector<std::string>& pos, cli::EvalArgs* a, bool kernel_allowed) {
+  a->problem = pos[0];
+  for (size_t i = 1; i < pos.size(); ++i) {
+    if (kernel_allowed && a->kernel.empty() && pos[i].find('=') == std::string::npos)
+      a->kernel = pos[i];
+    else
+      a->params.push_back(pos[i]);
+  }
+}
+
+// Parses the command line; false with *code set where it is done (help, the version, or
+// bad input, which names the command whose --help to read).
+bool parse(CLI::App& app, int argc, char** argv, int* code) {
+  app.footer(
+      "Exit codes: 0 correct / done, 1 the kernel is not correct, 2 bad input, 3 kforge failed.\n"
+      "Run `kforge COMMAND --help` for a command's options.");
+  try {
+    app.parse(argc, argv);
+    return true;
+  } catch (const CLI::CallForHelp& e) {
+    *code = app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    *code = app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    *code = app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    std::string which =
+        app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
+    fmt::print(stderr, "run `kforge{} --help` for the options\n", which);
+    *code = cli::kBadInput;
+  }
+  return false;
 }
 
 }  // namespace
@@ -60,29 +126,11 @@ int dispatch(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kforge ") + KF_VERSION);
 
   cli::ProblemsArgs problems_args;
-  CLI::App* problems = app.add_subcommand("problems", "list the native problems");
-  problems->add_flag("--json", problems_args.json, "print as JSON");
-  problems->add_option("--suite", problems_args.suite,
-                       "pkb:PATH lists the problems of a ParallelKernelBench checkout");
-
-  cli::EvalArgs eval_args;
-  std::vector<std::string> eval_pos;
-  CLI::App* eval = app.add_subcommand(
-      "eval",
-      "check and time one kernel in the sandbox: kforge eval PROBLEM [KERNEL] [PARAM=V ...]");
-  eval->add_option(
-          "args", eval_pos,
-          "PROBLEM, then the kernel file (default: the shipped example), then PARAM=V overrides")
-      ->required();
-  add_instance_options(eval, &eval_args);
-
-  cli::EvalArgs base_args;
-  std::vector<std::string> base_pos;
-  CLI::App* baseline =
-      app.add_subcommand("baseline", "time the NCCL baseline: its time, busbw and the roofline");
-  baseline->add_option("args", base_pos, "PROBLEM, then PARAM=V overrides")->required();
-  add_instance_options(baseline, &base_args);
-
+  CLI::App* problems = add_problems_command(app, &problems_args);
+  cli::EvalArgs eval_args, base_args;
+  std::vector<std::string> eval_pos, base_pos;
+  CLI::App* eval = add_eval_command(app, &eval_args, &eval_pos);
+  CLI::App* baseline = add_baseline_command(app, &base_args, &base_pos);
   cli::SolveArgs solve_args;
   CLI::App* solve = cli::add_solve_command(app, &solve_args);
   cli::ProfileArgs profile_args;
@@ -97,38 +145,8 @@ int dispatch(int argc, char** argv) {
   cli::SweepCommands sweep = cli::add_sweep_command(app, &sweep_args);
   cli::ReportArgs report_args;
   CLI::App* report = cli::add_report_command(app, &report_args);
-
-  app.footer(
-      "Exit codes: 0 correct / done, 1 the kernel is not correct, 2 bad input, 3 kforge failed.\n"
-      "Run `kforge COMMAND --help` for a command's options.");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    std::string which =
-        app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name();
-    fmt::print(stderr, "run `kforge{} --help` for the options\n", which);
-    return cli::kBadInput;
-  }
-
-  // Positional words: the problem, then a kernel path unless it looks like PARAM=V; the
-  // PARAM=V words are checked with the options (cli/eval_options.h).
-  auto split_positionals = [](std::vector<std::string>& pos, cli::EvalArgs* a,
-                              bool kernel_allowed) {
-    a->problem = pos[0];
-    for (size_t i = 1; i < pos.size(); ++i) {
-      if (kernel_allowed && a->kernel.empty() && pos[i].find('=') == std::string::npos)
-        a->kernel = pos[i];
-      else
-        a->params.push_back(pos[i]);
-    }
-  };
+  int code = 0;
+  if (!parse(app, argc, argv, &code)) return code;
 
   if (problems->parsed()) return cli::cmd_problems(problems_args);
   if (solve->parsed()) return cli::cmd_solve(solve_args);
