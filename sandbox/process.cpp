@@ -259,30 +259,16 @@ bool wait_none_naming(const std::string& needle, double timeout_s) {
   return true;
 }
 
-bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) {
-  ignore_sigpipe();
-  *out = ProcessResult{};
-  if (spec.argv.empty()) {
-    *err = "run_process: empty argv";
-    return false;
-  }
-  std::string exe = resolve(spec.argv[0], spec.env);
-  if (exe.empty()) {
-    *err = spec.argv[0] + ": not found in PATH";
-    return false;
-  }
+namespace {
 
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    *err = std::string("pipe: ") + strerror(errno);
-    return false;
-  }
-
+// Starts spec's argv as exe in a process group of its own, stdin /dev/null, stdout and
+// stderr into out_fd, the signals at their defaults; 0 or posix_spawn's error.
+int spawn(const ProcessSpec& spec, const std::string& exe, int out_fd, pid_t* pid) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
 
   posix_spawnattr_t attr;
@@ -302,12 +288,80 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
   argv.push_back(nullptr);
   for (auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-
-  auto t0 = Clock::now();
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  int rc = posix_spawn(pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
+// Whether the running process must be killed now (an interrupt, kforge's deadline, the
+// spec's time limit or its watchdog), with why in *out.
+bool must_kill(const ProcessSpec& spec, Clock::time_point t0, ProcessResult* out) {
+  if (int sig = interrupt_signal()) {
+    out->interrupted = sig;
+    out->kill_reason = "interrupted by " + signal_name(sig);
+  } else if (deadline_passed()) {
+    out->deadline = true;
+    out->kill_reason = "kforge's deadline (the run's wall-time budget) passed";
+  } else if (spec.limit_s > 0 && since(t0) > spec.limit_s) {
+    out->timed_out = true;
+    char buf[64];
+    snprintf(buf, sizeof buf, "time limit of %g s", spec.limit_s);
+    out->kill_reason = buf;
+  } else if (std::string reason; spec.poll && spec.poll(&reason)) {
+    out->kill_reason = reason.empty() ? "killed by the watchdog" : reason;
+  } else {
+    return false;
+  }
+  out->killed = true;
+  return true;
+}
+
+// Reads the output while pid runs, killing its tree when must_kill says; its wait status.
+int watch(const ProcessSpec& spec, pid_t pid, int fd, Clock::time_point t0, Capture* cap,
+          bool* pipe_open, ProcessResult* out) {
+  int status = 0;
+  for (;;) {
+    if (*pipe_open) {
+      struct pollfd p {
+        fd, POLLIN, 0
+      };
+      if (poll(&p, 1, 20) > 0) *pipe_open = drain(fd, cap);
+    } else {
+      usleep(20000);
+    }
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    if (must_kill(spec, t0, out)) {
+      out->killed_pids = kill_tree(pid);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return status;
+    }
+  }
+}
+
+}  // namespace
+
+bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) {
+  ignore_sigpipe();
+  *out = ProcessResult{};
+  if (spec.argv.empty()) {
+    *err = "run_process: empty argv";
+    return false;
+  }
+  std::string exe = resolve(spec.argv[0], spec.env);
+  if (exe.empty()) {
+    *err = spec.argv[0] + ": not found in PATH";
+    return false;
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    *err = std::string("pipe: ") + strerror(errno);
+    return false;
+  }
+  auto t0 = Clock::now();
+  pid_t pid = 0;
+  int rc = spawn(spec, exe, fds[1], &pid);
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
@@ -321,56 +375,8 @@ bool run_process(const ProcessSpec& spec, ProcessResult* out, std::string* err) 
   cap.half = std::max<size_t>(spec.output_cap / 2, 1);
   cap.on_output = spec.on_output;
   bool pipe_open = true;
-  bool exited = false;
-  int status = 0;
-  auto kill_group = [&] { killpg(pid, SIGKILL); };
-  auto kill_all = [&] { out->killed_pids = kill_tree(pid); };
-
-  while (!exited) {
-    if (pipe_open) {
-      struct pollfd p {
-        fds[0], POLLIN, 0
-      };
-      int n = poll(&p, 1, 20);
-      if (n > 0) pipe_open = drain(fds[0], &cap);
-    } else {
-      usleep(20000);
-    }
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) {
-      exited = true;
-      break;
-    }
-    if (int sig = interrupt_signal()) {
-      out->interrupted = sig;
-      out->killed = true;
-      out->kill_reason = "interrupted by " + signal_name(sig);
-    } else if (deadline_passed()) {
-      out->deadline = true;
-      out->killed = true;
-      out->kill_reason = "kforge's deadline (the run's wall-time budget) passed";
-    } else if (spec.limit_s > 0 && since(t0) > spec.limit_s) {
-      out->timed_out = true;
-      out->killed = true;
-      char buf[64];
-      snprintf(buf, sizeof buf, "time limit of %g s", spec.limit_s);
-      out->kill_reason = buf;
-    } else if (spec.poll) {
-      std::string reason;
-      if (spec.poll(&reason)) {
-        out->killed = true;
-        out->kill_reason = reason.empty() ? "killed by the watchdog" : reason;
-      }
-    }
-    if (out->killed) {
-      kill_all();
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      exited = true;
-    }
-  }
-  record_status(status, out);
-  if (spec.kill_group_on_exit || out->killed) kill_group();
+  record_status(watch(spec, pid, fds[0], t0, &cap, &pipe_open, out), out);
+  if (spec.kill_group_on_exit || out->killed) killpg(pid, SIGKILL);
 
   // Whatever was still in the pipe. A leftover that kept it open is dead by now (or was
   // outside the group); bound the wait either way.
