@@ -75,6 +75,58 @@ std::vector<bool> verified_samples(const Ctx& c, int iters, int every) {
   if (iters > 0) v[iters - 1] = true;
   return v;
 }
+
+// The candidate's outputs of timed sample `it` (inputs of `seed`) against the reference's,
+// worked out now, outside the timing window (which then starts again).
+Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
+  Values got, want;
+  std::string err;
+  if (!read_outputs(c, &got, &err)) return device_error(c, "time", "reading the outputs", err);
+  Outcome o =
+      expected_after(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
+  if (o == kFatal || (o = agree(o)) != kOk) return o;
+  status_set("time", "start", false, c.job.limits.time_s, false);
+  Failure f;
+  if (!compare_outputs(c, got, want, &f)) {
+    f.who = Role::candidate;
+    f.phase = "time";
+    f.call = it;  // the timed iteration (trial stays -1)
+    f.message = "timed call " + std::to_string(it) + ": " + f.message;
+    c.report.failures.push_back(f);
+    o = kFailed;
+  }
+  return agree(o);
+}
+
+// The samples' statistics, the timers' slack and overhead, into rank 0's run report.
+void publish_times(Ctx& c, Samples& cand_s, const Samples& base_s, int iters, int per,
+                   int verified) {
+  // The candidate's claims against its judge's round trips (rank/runner_link.h); not on
+  // the host backend, whose times mean nothing and whose judge sleeps through the call.
+  if (c.cand.remote && c.job.backend == sandbox::Backend::cuda &&
+      refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
+    std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
+  TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);
+  // The candidate's timer is its runner's (the same StreamTimer as the judge's).
+  double slack[2] = {std::max(c.be->off_stream_slack_ms(), c.runner.slack_ms),
+                     c.runner.calibrated ? c.runner.limit_ms : 0};
+  double slack_max[2] = {0, 0};
+  MPI_Reduce(slack, slack_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (c.rank != 0) return;
+  c.run.timed = iters > 0;
+  c.run.candidate = cand;
+  c.run.baseline_timed = c.base_runs && iters > 0;
+  if (c.run.baseline_timed) c.run.baseline = base;
+  c.run.timed_calls_verified = verified;
+  c.run.off_stream_slack_ms = slack_max[0];
+  c.run.timer_margin_ms = slack_max[1];
+  if (c.runner.calibrated && iters > 0) {
+    TimeStats o = time_stats(cand_s.overhead);
+    c.run.timer_overhead_ms = {c.runner.o_med_ms, c.runner.limit_ms, o.p10_ms, o.median_ms,
+                               o.p90_ms};
+  }
+}
+
 }  // namespace
 
 Outcome run_timing(Ctx& c) {
@@ -123,51 +175,11 @@ Outcome run_timing(Ctx& c) {
     }
     if ((o = agree(o)) != kOk) return o;
     if (verify) {
-      Values got, want;
-      std::string err;
-      if (!read_outputs(c, &got, &err)) return device_error(c, "time", "reading the outputs", err);
-      o = expected_after(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
-      if (o == kFatal || (o = agree(o)) != kOk) return o;
-      status_set("time", "start", false, job.limits.time_s, false);
-      Failure f;
-      if (!compare_outputs(c, got, want, &f)) {
-        f.who = Role::candidate;
-        f.phase = "time";
-        f.call = it;  // the timed iteration (trial stays -1)
-        f.message = "timed call " + std::to_string(it) + ": " + f.message;
-        c.report.failures.push_back(f);
-        o = kFailed;
-      }
       ++verified;
-      if ((o = agree(o)) != kOk) return o;
+      if ((o = verify_sample(c, it, seed)) != kOk) return o;
     }
   }
-
-  // The candidate's claims against its judge's round trips (rank/runner_link.h); not on
-  // the host backend, whose times mean nothing and whose judge sleeps through the call.
-  if (c.cand.remote && c.job.backend == sandbox::Backend::cuda &&
-      refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
-    std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
-  TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);
-  // The candidate's timer is its runner's (the same StreamTimer as the judge's).
-  double slack[2] = {std::max(c.be->off_stream_slack_ms(), c.runner.slack_ms),
-                     c.runner.calibrated ? c.runner.limit_ms : 0};
-  double slack_max[2] = {0, 0};
-  MPI_Reduce(slack, slack_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (c.rank == 0) {
-    c.run.timed = iters > 0;
-    c.run.candidate = cand;
-    c.run.baseline_timed = c.base_runs && iters > 0;
-    if (c.run.baseline_timed) c.run.baseline = base;
-    c.run.timed_calls_verified = verified;
-    c.run.off_stream_slack_ms = slack_max[0];
-    c.run.timer_margin_ms = slack_max[1];
-    if (c.runner.calibrated && iters > 0) {
-      TimeStats o = time_stats(cand_s.overhead);
-      c.run.timer_overhead_ms = {c.runner.o_med_ms, c.runner.limit_ms, o.p10_ms, o.median_ms,
-                                 o.p90_ms};
-    }
-  }
+  publish_times(c, cand_s, base_s, iters, per, verified);
   return kOk;
 }
 
