@@ -205,46 +205,37 @@ std::string trim_compiler_log(const std::string& log, const std::string& tmp_pat
   return out;
 }
 
-bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
-                   std::string* err) {
-  *out = BuildResult{};
-  out->file_name = fs::path(source_path).filename().string();
-  std::string source;
-  if (!read_file(source_path, &source)) {
-    *err = source_path + ": cannot read the source";
-    return false;
-  }
-  if (tc.cache_dir.empty()) {
-    *err = "build: no cache_dir set in the toolchain";
-    return false;
-  }
+namespace {
 
-  // 1. Static checks.
+// 1. The static checks; false (with out's verdict) where they reject the source.
+bool passes_static_checks(const Toolchain& tc, const std::string& source, Role role,
+                          BuildResult* out) {
   auto t0 = Clock::now();
   StaticPolicy pol;
   pol.allow_multicast = tc.allow_multicast;
   pol.file_name = out->file_name;
   bool pass = static_check(source, role, pol, &out->findings);
   out->static_s = since(t0);
-  if (!pass) {
-    out->stage = "static";
-    out->status = Status::rejected;
-    // A source without kf_run (and nothing else wrong) is the load_error it would become.
-    bool only_entry = std::all_of(out->findings.begin(), out->findings.end(),
-                                  [](const Finding& f) { return f.rule == "entry"; });
-    if (only_entry) {
-      out->status = Status::load_error;
-      out->log = out->file_name +
-                 " defines no kf_run: declare extern \"C\" int kf_run(kf::Comm&, "
-                 "kf::Tensors&) at namespace scope";
-      out->findings.clear();
-    }
-    return true;
+  if (pass) return true;
+  out->stage = "static";
+  out->status = Status::rejected;
+  // A source without kf_run (and nothing else wrong) is the load_error it would become.
+  bool only_entry = std::all_of(out->findings.begin(), out->findings.end(),
+                                [](const Finding& f) { return f.rule == "entry"; });
+  if (only_entry) {
+    out->status = Status::load_error;
+    out->log = out->file_name +
+               " defines no kf_run: declare extern \"C\" int kf_run(kf::Comm&, "
+               "kf::Tensors&) at namespace scope";
+    out->findings.clear();
   }
+  return false;
+}
 
-  // 2. The key, then the cache or the compiler.
-  const std::string& compiler = tc.backend == Backend::cuda ? tc.nvcc : tc.cxx;
-  std::vector<std::string> flags = compile_flags(tc, source, role);
+// 2a. The cache key: everything the library depends on (source, role, backend, flags,
+// the compiler and its version, kforge's headers).
+std::string cache_key(const Toolchain& tc, const std::string& source, Role role,
+                      const std::string& compiler, const std::vector<std::string>& flags) {
   Sha256 h;
   h.update(std::string("kforge-build-v1\0", 16));
   h.update(source);
@@ -260,86 +251,85 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   h.update(compiler);
   h.update(compiler_version(compiler, std::min(30.0, tc.limit_s)));
   hash_tree(tc.include_dir, &h);
-  out->key = h.hex_digest();
+  return h.hex_digest();
+}
 
-  std::string dir = tc.cache_dir + "/" + out->key;
+// What a failed compile leaves the person: the compiler's trimmed log, after why it stopped.
+void compile_failed(const Toolchain& tc, const std::string& tool, const ProcessResult& r,
+                    const ConfinedRun& cr, const Confinement& jail, const std::string& tmp_src,
+                    BuildResult* out) {
+  out->stage = "compile";
+  out->status = Status::compile_error;
+  out->log = trim_compiler_log(r.output, tmp_src, out->file_name);
+  if (r.timed_out) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s took longer than %g s", tool.c_str(), tc.limit_s);
+    out->log = std::string(buf) + "\n" + out->log;
+  } else if (cr.oom_killed) {
+    out->log = tool + " went past its memory limit of " + std::to_string(jail.memory_bytes >> 20) +
+               " MiB\n" + out->log;
+  } else if (r.signal) {
+    out->log = tool + " died with " + signal_name(r.signal) + "\n" + out->log;
+  }
+}
+
+// 2b. The compiler, confined, into the cache directory `dir`; out->lib_path in place on
+// success, a compile_error verdict otherwise. false: kforge could not run it.
+bool compile_into(const Toolchain& tc, const std::string& compiler,
+                  const std::vector<std::string>& flags, const std::string& source, Role role,
+                  const std::string& dir, BuildResult* out, std::string* err) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    *err = dir + ": cannot create the cache directory: " + ec.message();
+  std::string ext = tc.backend == Backend::cuda ? ".cu" : ".cpp";
+  std::string sfx = unique_suffix();
+  std::string tmp_src = dir + "/src-" + sfx + ext;
+  std::string tmp_lib = dir + "/lib-" + sfx + ".so";
+  std::string tmp_dir = dir + "/tmp-" + sfx;
+  fs::create_directories(tmp_dir, ec);
+  if (!write_file(tmp_src, source)) {
+    *err = tmp_src + ": cannot write";
     return false;
   }
-  out->lib_path = dir + "/lib.so";
-  std::string ext = tc.backend == Backend::cuda ? ".cu" : ".cpp";
-  auto t1 = Clock::now();
-  if (fs::exists(out->lib_path)) {
-    out->cached = true;
-  } else {
-    std::string sfx = unique_suffix();
-    std::string tmp_src = dir + "/src-" + sfx + ext;
-    std::string tmp_lib = dir + "/lib-" + sfx + ".so";
-    std::string tmp_dir = dir + "/tmp-" + sfx;
-    fs::create_directories(tmp_dir, ec);
-    if (!write_file(tmp_src, source)) {
-      *err = tmp_src + ": cannot write";
-      return false;
-    }
-    ProcessSpec spec;
-    spec.argv.push_back(compiler);
-    spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
-    spec.argv.push_back("-o");
-    spec.argv.push_back(tmp_lib);
-    spec.argv.push_back(tmp_src);
-    spec.env = base_env(tmp_dir);
-    spec.cwd = dir;
-    spec.limit_s = tc.limit_s;
-    spec.output_cap = 256 << 10;
-    for (auto& a : spec.argv) out->command += (out->command.empty() ? "" : " ") + a;
-    // The compiler reads what the source names (#include of any path, #embed, an error
-    // that quotes a line): it sees the toolchain, kforge's headers and this entry only.
-    Confinement jail = compiler_jail(tc, compiler, dir, role);
-    Confined confined;
-    if (!confined.prepare(jail, &spec, err)) return false;
-    ProcessResult r;
-    bool started = run_process(spec, &r, err);
-    ConfinedRun cr = confined.finish();
-    fs::remove_all(tmp_dir, ec);
-    if (!started) {
-      fs::remove(tmp_src, ec);
-      *err = "build: cannot start the compiler: " + *err;
-      return false;
-    }
-    out->compile_s = since(t1);
-    std::string tool = fs::path(compiler).filename().string();
-    if (r.timed_out || !r.ok() || !fs::exists(tmp_lib)) {
-      out->stage = "compile";
-      out->status = Status::compile_error;
-      out->log = trim_compiler_log(r.output, tmp_src, out->file_name);
-      if (r.timed_out) {
-        char buf[96];
-        snprintf(buf, sizeof buf, "%s took longer than %g s", tool.c_str(), tc.limit_s);
-        out->log = std::string(buf) + "\n" + out->log;
-      } else if (cr.oom_killed) {
-        out->log = tool + " went past its memory limit of " +
-                   std::to_string(jail.memory_bytes >> 20) + " MiB\n" + out->log;
-      } else if (r.signal) {
-        out->log = tool + " died with " + signal_name(r.signal) + "\n" + out->log;
-      }
-      fs::remove(tmp_src, ec);
-      fs::remove(tmp_lib, ec);
-      return true;
-    }
-    // Keep the source beside the library for whoever looks into the cache later.
-    fs::rename(tmp_src, dir + "/source" + ext, ec);
-    fs::rename(tmp_lib, out->lib_path, ec);
-    if (ec) {
-      *err = out->lib_path + ": cannot rename the built library into place: " + ec.message();
-      return false;
-    }
+  ProcessSpec spec;
+  spec.argv.push_back(compiler);
+  spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.argv.insert(spec.argv.end(), {"-o", tmp_lib, tmp_src});
+  spec.env = base_env(tmp_dir);
+  spec.cwd = dir;
+  spec.limit_s = tc.limit_s;
+  spec.output_cap = 256 << 10;
+  for (auto& a : spec.argv) out->command += (out->command.empty() ? "" : " ") + a;
+  // The compiler reads what the source names (#include of any path, #embed, an error
+  // that quotes a line): it sees the toolchain, kforge's headers and this entry only.
+  Confinement jail = compiler_jail(tc, compiler, dir, role);
+  Confined confined;
+  if (!confined.prepare(jail, &spec, err)) return false;
+  ProcessResult r;
+  bool started = run_process(spec, &r, err);
+  ConfinedRun cr = confined.finish();
+  fs::remove_all(tmp_dir, ec);
+  if (!started) {
+    fs::remove(tmp_src, ec);
+    *err = "build: cannot start the compiler: " + *err;
+    return false;
   }
-  out->compile_s = since(t1);
+  if (r.timed_out || !r.ok() || !fs::exists(tmp_lib)) {
+    compile_failed(tc, fs::path(compiler).filename().string(), r, cr, jail, tmp_src, out);
+    fs::remove(tmp_src, ec);
+    fs::remove(tmp_lib, ec);
+    return true;
+  }
+  // Keep the source beside the library for whoever looks into the cache later.
+  fs::rename(tmp_src, dir + "/source" + ext, ec);
+  fs::rename(tmp_lib, out->lib_path, ec);
+  if (ec) {
+    *err = out->lib_path + ": cannot rename the built library into place: " + ec.message();
+    return false;
+  }
+  return true;
+}
 
-  // 3. Imports, NEEDED, and the entry point.
+// 3. Imports, NEEDED, and the entry point; out->ok where all pass.
+bool check_library(Role role, BuildResult* out, std::string* err) {
   auto t2 = Clock::now();
   SymbolReport syms;
   if (!read_symbols(out->lib_path, &syms, err)) return false;
@@ -360,6 +350,48 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   }
   out->ok = true;
   return true;
+}
+
+}  // namespace
+
+bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
+                   std::string* err) {
+  *out = BuildResult{};
+  out->file_name = fs::path(source_path).filename().string();
+  std::string source;
+  if (!read_file(source_path, &source)) {
+    *err = source_path + ": cannot read the source";
+    return false;
+  }
+  if (tc.cache_dir.empty()) {
+    *err = "build: no cache_dir set in the toolchain";
+    return false;
+  }
+  if (!passes_static_checks(tc, source, role, out)) return true;
+
+  const std::string& compiler = tc.backend == Backend::cuda ? tc.nvcc : tc.cxx;
+  std::vector<std::string> flags = compile_flags(tc, source, role);
+  out->key = cache_key(tc, source, role, compiler, flags);
+  std::string dir = tc.cache_dir + "/" + out->key;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    *err = dir + ": cannot create the cache directory: " + ec.message();
+    return false;
+  }
+  out->lib_path = dir + "/lib.so";
+  auto t1 = Clock::now();
+  if (fs::exists(out->lib_path)) {
+    out->cached = true;
+  } else {
+    if (!compile_into(tc, compiler, flags, source, role, dir, out, err)) return false;
+    if (out->status == Status::compile_error) {
+      out->compile_s = since(t1);
+      return true;
+    }
+  }
+  out->compile_s = since(t1);
+  return check_library(role, out, err);
 }
 
 }  // namespace sandbox

@@ -173,41 +173,33 @@ const Rule* ident_rule(const std::string& id, bool call, bool member, Role role,
   return nullptr;
 }
 
-}  // namespace
-
-bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
-                  std::vector<Finding>* findings) {
-  findings->clear();
-  auto add = [&](int line, std::string what, const Rule& r) {
-    findings->push_back({r.rule, pol.file_name, line, std::move(what), r.why, r.instead});
-  };
-  if (source.size() > pol.max_bytes) {
-    findings->push_back({"size", pol.file_name, 0, "is " + std::to_string(source.size()) + " bytes",
-                         "a source may be at most " + std::to_string(pol.max_bytes) + " bytes",
-                         "keep one kernel file small: drop generated tables and dead code"});
-    return false;
-  }
-
-  std::vector<Match> matches;
-  std::string code = strip_comments_and_strings(source);
-  std::string with_strings = strip_comments_and_strings(source, true);
-
+const std::regex& include_regex() {
   static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]*)[>"])");
-  std::set<int> include_lines;
-  {
-    int ln = 1;
-    size_t start = 0;
-    while (start <= with_strings.size()) {
-      size_t end = with_strings.find('\n', start);
-      if (end == std::string::npos) end = with_strings.size();
-      if (std::regex_search(with_strings.substr(start, end - start), include))
-        include_lines.insert(ln);
-      start = end + 1;
-      ++ln;
-    }
-  }
+  return include;
+}
 
-  // Identifiers.
+// The numbers of the lines that are #include directives (found where string literals are
+// kept: the path is one).
+std::set<int> include_lines(const std::string& with_strings) {
+  std::set<int> lines;
+  int ln = 1;
+  size_t start = 0;
+  while (start <= with_strings.size()) {
+    size_t end = with_strings.find('\n', start);
+    if (end == std::string::npos) end = with_strings.size();
+    if (std::regex_search(with_strings.substr(start, end - start), include_regex()))
+      lines.insert(ln);
+    start = end + 1;
+    ++ln;
+  }
+  return lines;
+}
+
+// The identifier rules over the code without comments and literals (`code`; the literals
+// of an asm statement are read from `with_strings`). Returns whether kf_run appears.
+bool scan_identifiers(const std::string& code, const std::string& with_strings, Role role,
+                      const StaticPolicy& pol, std::vector<Match>* matches) {
+  const std::set<int> includes = include_lines(with_strings);
   bool has_kf_run = false;
   int line = 1;
   std::set<std::pair<int, std::string>> seen;
@@ -222,15 +214,12 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
       ++i;
       continue;
     }
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      // Skip numbers (0x1e, 1.5e3f) whole.
-      size_t j = i + 1;
-      while (j < code.size() && ident_char(code[j])) ++j;
+    size_t j = i + 1;
+    while (j < code.size() && ident_char(code[j])) ++j;
+    if (std::isdigit(static_cast<unsigned char>(c))) {  // numbers (0x1e, 1.5e3f) skipped whole
       i = j;
       continue;
     }
-    size_t j = i;
-    while (j < code.size() && ident_char(code[j])) ++j;
     std::string id = code.substr(i, j - i);
     size_t k = j;
     while (k < code.size() && (code[k] == ' ' || code[k] == '\t')) ++k;
@@ -239,8 +228,8 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
     while (b > 0 && (code[b - 1] == ' ' || code[b - 1] == '\t')) --b;
     bool member =
         b > 0 && (code[b - 1] == '.' || (b > 1 && code[b - 1] == '>' && code[b - 2] == '-'));
-    if (id == "include" && include_lines.count(line)) {
-      // The path of an #include is checked below, as a path.
+    if (id == "include" && includes.count(line)) {
+      // The path of an #include is checked by scan_lines, as a path.
       while (j < code.size() && code[j] != '\n') ++j;
       i = j;
       continue;
@@ -253,60 +242,92 @@ bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
           with_strings.substr(j, end == std::string::npos ? std::string::npos : end - j);
       for (const char* insn : {"syscall", "sysenter", "int $0x80", "int 0x80"})
         if (body.find(insn) != std::string::npos && seen.insert({line, insn}).second)
-          matches.push_back(
+          matches->push_back(
               {line, std::string("uses the ") + insn + " instruction in asm", &kEscape});
     }
     if (const Rule* r = ident_rule(id, call, member, role, pol)) {
-      if (seen.insert({line, id}).second) matches.push_back({line, "uses " + id, r});
+      if (seen.insert({line, id}).second) matches->push_back({line, "uses " + id, r});
     }
     i = j;
   }
+  return has_kf_run;
+}
 
-  // Patterns that span tokens, matched line by line on the code without literals.
+// The rule an #include of `path` (opened by `open`, '<' or '"') breaks, or nullptr; *shown
+// is the directive as written.
+const Rule* include_rule(const std::string& open, const std::string& path, Role role,
+                         std::string* shown) {
+  std::string low = path;
+  std::transform(low.begin(), low.end(), low.begin(), ::tolower);
+  *shown = "#include " + open + path + (open == "<" ? ">" : "\"");
+  bool dotdot = path == ".." || path.rfind("../", 0) == 0 ||
+                path.find("/../") != std::string::npos ||
+                (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0);
+  if (!path.empty() && path[0] == '/') {
+    *shown += " (an absolute path)";
+    return &kInclude;
+  }
+  if (dotdot) {
+    *shown += " (a path with ..)";
+    return &kInclude;
+  }
+  if (low == "mpi.h" || low == "mpi_ext.h" || low == "mpi.hpp" || low == "mpicxx.h" ||
+      low.find("/mpi.h") != std::string::npos)
+    return &kMpi;
+  if (low.find("nccl") != std::string::npos && role == Role::candidate) return &kNccl;
+  return nullptr;
+}
+
+// Patterns that span tokens, matched line by line on the code without literals; #include
+// lines where string literals are kept (the path is one).
+void scan_lines(const std::string& code, const std::string& with_strings, Role role,
+                std::vector<Match>* matches) {
   static const std::regex ctor(
       R"(__attribute__\s*\(\(\s*(constructor|destructor)|\[\[\s*gnu\s*::\s*(constructor|destructor))");
   static const std::regex default_stream(R"(--default-stream)");
-  // #include lines are matched where string literals are kept (the path is one).
-  {
-    size_t start = 0;
-    int ln = 1;
-    while (start <= code.size()) {
-      size_t end = code.find('\n', start);
-      if (end == std::string::npos) end = code.size();
-      std::string cl = code.substr(start, end - start);
-      std::string sl = with_strings.substr(start, end - start);
-      std::smatch m;
-      if (std::regex_search(cl, m, ctor))
-        matches.push_back(
-            {ln, "uses __attribute__((" + std::string(m[1].matched ? m[1] : m[2]) + "))", &kCtor});
-      if (std::regex_search(cl, default_stream))
-        matches.push_back({ln, "sets --default-stream", &kStream});
-      if (std::regex_search(sl, m, include)) {
-        std::string path = m[2];
-        std::string low = path;
-        std::transform(low.begin(), low.end(), low.begin(), ::tolower);
-        std::string shown = "#include " + std::string(m[1]) + path + (m[1] == "<" ? ">" : "\"");
-        bool dotdot = path == ".." || path.rfind("../", 0) == 0 ||
-                      path.find("/../") != std::string::npos ||
-                      (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0);
-        if (!path.empty() && path[0] == '/')
-          matches.push_back({ln, shown + " (an absolute path)", &kInclude});
-        else if (dotdot)
-          matches.push_back({ln, shown + " (a path with ..)", &kInclude});
-        else if (low == "mpi.h" || low == "mpi_ext.h" || low == "mpi.hpp" || low == "mpicxx.h" ||
-                 low.find("/mpi.h") != std::string::npos)
-          matches.push_back({ln, shown, &kMpi});
-        else if (low.find("nccl") != std::string::npos && role == Role::candidate)
-          matches.push_back({ln, shown, &kNccl});
-      }
-      start = end + 1;
-      ++ln;
-    }
+  size_t start = 0;
+  int ln = 1;
+  while (start <= code.size()) {
+    size_t end = code.find('\n', start);
+    if (end == std::string::npos) end = code.size();
+    std::string cl = code.substr(start, end - start);
+    std::string sl = with_strings.substr(start, end - start);
+    std::smatch m;
+    if (std::regex_search(cl, m, ctor))
+      matches->push_back(
+          {ln, "uses __attribute__((" + std::string(m[1].matched ? m[1] : m[2]) + "))", &kCtor});
+    if (std::regex_search(cl, default_stream))
+      matches->push_back({ln, "sets --default-stream", &kStream});
+    std::string shown;
+    if (std::regex_search(sl, m, include_regex()))
+      if (const Rule* r = include_rule(m[1], m[2], role, &shown))
+        matches->push_back({ln, shown, r});
+    start = end + 1;
+    ++ln;
   }
+}
 
+}  // namespace
+
+bool static_check(const std::string& source, Role role, const StaticPolicy& pol,
+                  std::vector<Finding>* findings) {
+  findings->clear();
+  if (source.size() > pol.max_bytes) {
+    findings->push_back({"size", pol.file_name, 0, "is " + std::to_string(source.size()) + " bytes",
+                         "a source may be at most " + std::to_string(pol.max_bytes) + " bytes",
+                         "keep one kernel file small: drop generated tables and dead code"});
+    return false;
+  }
+  std::vector<Match> matches;
+  std::string code = strip_comments_and_strings(source);
+  std::string with_strings = strip_comments_and_strings(source, true);
+  bool has_kf_run = scan_identifiers(code, with_strings, role, pol, &matches);
+  scan_lines(code, with_strings, role, &matches);
   std::stable_sort(matches.begin(), matches.end(),
                    [](const Match& a, const Match& b) { return a.line < b.line; });
-  for (auto& m : matches) add(m.line, m.what, *m.rule);
+  for (auto& m : matches)
+    findings->push_back(
+        {m.rule->rule, pol.file_name, m.line, m.what, m.rule->why, m.rule->instead});
   if (!has_kf_run)
     findings->push_back({"entry", pol.file_name, 0, "defines no kf_run",
                          "every candidate exports extern \"C\" int kf_run(kf::Comm&, kf::Tensors&)",

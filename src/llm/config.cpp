@@ -42,6 +42,30 @@ bool is_key_field(const std::string& k) {
          (k.size() > 4 && k.compare(k.size() - 4, 4, "_key") == 0);
 }
 
+// Sets the number field `group`.`f` (group: timeouts or retry) to d; false where there
+// is no such field.
+bool set_number(LlmConfig* c, const std::string& group, const std::string& f, double d) {
+  if (group == "timeouts" && f == "connect_s")
+    c->timeouts.connect_s = d;
+  else if (group == "timeouts" && f == "idle_s")
+    c->timeouts.idle_s = d;
+  else if (group == "timeouts" && f == "total_s")
+    c->timeouts.total_s = d;
+  else if (group == "retry" && f == "max_retries")
+    c->retry.max_retries = static_cast<int>(d);
+  else if (group == "retry" && f == "base_s")
+    c->retry.base_s = d;
+  else if (group == "retry" && f == "cap_s")
+    c->retry.cap_s = d;
+  else if (group == "retry" && f == "jitter")
+    c->retry.jitter = d;
+  else if (group == "retry" && f == "max_retry_after_s")
+    c->retry.max_retry_after_s = d;
+  else
+    return false;
+  return true;
+}
+
 }  // namespace
 
 bool parse_llm_config(const std::string& text, const std::string& source, LlmConfig* out,
@@ -87,24 +111,7 @@ bool parse_llm_config(const std::string& text, const std::string& source, LlmCon
       if (!v.is_object()) return bad(k, "an object");
       for (auto& [f, x] : v.items()) {
         if (!x.is_number() || x.get<double>() < 0) return bad(k + "." + f, "a non-negative number");
-        double d = x.get<double>();
-        if (k == "timeouts" && f == "connect_s")
-          out->timeouts.connect_s = d;
-        else if (k == "timeouts" && f == "idle_s")
-          out->timeouts.idle_s = d;
-        else if (k == "timeouts" && f == "total_s")
-          out->timeouts.total_s = d;
-        else if (k == "retry" && f == "max_retries")
-          out->retry.max_retries = static_cast<int>(d);
-        else if (k == "retry" && f == "base_s")
-          out->retry.base_s = d;
-        else if (k == "retry" && f == "cap_s")
-          out->retry.cap_s = d;
-        else if (k == "retry" && f == "jitter")
-          out->retry.jitter = d;
-        else if (k == "retry" && f == "max_retry_after_s")
-          out->retry.max_retry_after_s = d;
-        else
+        if (!set_number(out, k, f, x.get<double>()))
           return bad(k + "." + f, "a known field (see src/llm/config.h)");
       }
     } else if (k == "max_tokens") {

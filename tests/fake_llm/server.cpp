@@ -263,6 +263,46 @@ bool parse_args(int argc, char** argv, Options* o) {
   return !o->script.empty() && !o->log.empty();
 }
 
+// The script's steps (a JSON array, or an object whose "steps" is one); false where the
+// file is missing or not that.
+bool read_script(const std::string& path, json* steps) {
+  std::ifstream sin(path);
+  *steps = json::parse(sin, nullptr, false);
+  if (steps->is_object() && steps->contains("steps")) *steps = (*steps)["steps"];
+  return sin && !steps->is_discarded() && steps->is_array();
+}
+
+// A listening socket on a free loopback port; -1 where none could be had.
+int listen_loopback(int* port) {
+  int ls = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(ls, 16) != 0 ||
+      ::getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    return -1;
+  *port = ntohs(addr.sin_port);
+  return ls;
+}
+
+// The first unused step that fits the request: no "when", or a "when" its body holds (a
+// list: every text of it); script.size() where none does.
+size_t pick_step(const json& script, const std::vector<bool>& used, const std::string& body) {
+  auto fits = [&](const json& st) {
+    if (!st.contains("when")) return true;
+    json texts = st["when"].is_array() ? st["when"] : json::array({st["when"]});
+    for (const json& t : texts)
+      if (body.find(t.get<std::string>()) == std::string::npos) return false;
+    return true;
+  };
+  for (size_t j = 0; j < script.size(); ++j)
+    if (!used[j] && fits(script[j])) return j;
+  return script.size();
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,28 +313,18 @@ int main(int argc, char** argv) {
                  "[--port-file P] [--idle-s 30] [--stall-s 30] [--cache-min-tokens 1024]\n");
     return 2;
   }
-  std::ifstream sin(opt.script);
-  json script = json::parse(sin, nullptr, false);
-  if (script.is_object() && script.contains("steps")) script = script["steps"];
-  if (!sin || script.is_discarded() || !script.is_array()) {
+  json script;
+  if (!read_script(opt.script, &script)) {
     std::fprintf(stderr, "fake_llm_server: %s: expected a JSON array of steps\n",
                  opt.script.c_str());
     return 2;
   }
-  int ls = ::socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  ::setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(ls, 16) != 0 ||
-      ::getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+  int port = 0;
+  int ls = listen_loopback(&port);
+  if (ls < 0) {
     std::perror("fake_llm_server: bind");
     return 1;
   }
-  int port = ntohs(addr.sin_port);
   std::ofstream log(opt.log, std::ios::app);
   if (!opt.port_file.empty()) {
     // Written whole and renamed, so a reader never sees half a number.
@@ -314,6 +344,7 @@ int main(int argc, char** argv) {
     }
     int fd = ::accept(ls, nullptr, nullptr);
     if (fd < 0) continue;
+    int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     HttpReq r;
     if (!read_request(fd, &r)) {
@@ -322,18 +353,7 @@ int main(int argc, char** argv) {
       continue;
     }
     json body = json::parse(r.body, nullptr, false);
-    // The first unused step that fits: no "when", or a "when" the request's body holds
-    // (a list: every text of it).
-    auto fits = [&](const json& st) {
-      if (!st.contains("when")) return true;
-      json texts = st["when"].is_array() ? st["when"] : json::array({st["when"]});
-      for (const json& t : texts)
-        if (r.body.find(t.get<std::string>()) == std::string::npos) return false;
-      return true;
-    };
-    size_t step = script.size();
-    for (size_t j = 0; j < script.size() && step == script.size(); ++j)
-      if (!used[j] && fits(script[j])) step = j;
+    size_t step = pick_step(script, used, r.body);
     if (step == script.size()) {
       std::fprintf(stderr, "fake_llm_server: no step left for request %zu\n", i);
       ::close(fd);
