@@ -15,7 +15,8 @@
 #  4. parity: bench/pkb_parity.py on bench/pkb_solutions (problems PARITY5 at five trials,
 #     PARITY2 at two: PKB's harness takes about 20 s a trial; "-" skips one).
 #  5. spread: kforge's five-trial eval of the hand-written solutions of SPREAD (default
-#     "1 3 13 18"), twice each, with the per-trial speedups and their spread.
+#     "1 3 13 18"), twice each, with the per-trial speedups, their spread, and each trial's
+#     rounds' p10-p90 (which trial moved, and whether its rounds disagreed).
 #  6. tamper: bench/pkb_tamper's cheats (its README says what each must get: rejected,
 #     a mismatch in the timed calls or on an input) and one through torch.compile (correct),
 #     one trial each.
@@ -55,6 +56,16 @@ try:
     s = [t.get("speedup") or t["ref_ms"] / t["cand_ms"] for t in trials if t.get("cand_ms")]
     if len(s) > 1:
         line += f"  per trial {min(s):.3f}-{max(s):.3f} (spread {100 * (max(s) - min(s)) / statistics.median(s):.1f}%)"
+        # Each trial's speedup in order, and the spread of its rounds' (p10-p90 over the
+        # median): which trial moved, and whether its rounds disagreed or all shifted.
+        rounds = []
+        for t in trials:
+            r = sorted(t.get("round_speedups") or [])
+            if len(r) >= 5:
+                rounds.append(f"{100 * (r[len(r) * 9 // 10] - r[len(r) // 10]) / statistics.median(r):.0f}%")
+        line += "  trials " + " ".join(f"{x:.3f}" for x in s)
+        if rounds:
+            line += " (rounds p10-p90 " + " ".join(rounds) + ")"
 except Exception:
     pass
 print(line + "  " + v.get("summary", "").splitlines()[0][:120])
