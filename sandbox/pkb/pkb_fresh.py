@@ -14,8 +14,10 @@ and the call before it ran on the checked inputs, so a replay of an earlier call
 wrong one. PKB's collectives (problems 1-8) fill their inputs with the rank's number,
 alike for every trial: there the fresh tuples get small random integers instead (any sum
 of them is exact), or a result worked out once, or written down without communicating,
-would still be right. A cache keyed on the input's contents, hit within one block, is
-not caught: the block's calls repeat their inputs, as PKB's do. torch comes in as an
+would still be right. Not caught: a cache keyed on the input's contents, hit within one
+block (the block's calls repeat their inputs, as PKB's do), and a solution that tells the
+checked call apart by its inputs' addresses (the copy is the only tuple outside the
+cycling groups) and computes only for it. torch comes in as an
 argument (pkb_compare_test.py gives a stand-in). Written for kforge, not taken from PKB."""
 
 from pkb_compare import tensor_leaves, unequal
