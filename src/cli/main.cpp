@@ -33,7 +33,8 @@ void add_instance_options(CLI::App* app, cli::EvalArgs* a) {
 }
 
 CLI::App* add_problems_command(CLI::App& app, cli::ProblemsArgs* a) {
-  CLI::App* problems = app.add_subcommand("problems", "list the native problems");
+  CLI::App* problems = app.add_subcommand(
+      "problems", "list the problems: kforge's own, or a ParallelKernelBench checkout's (--suite)");
   problems->add_flag("--json", a->json, "print as JSON");
   problems->add_option("--suite", a->suite,
                        "pkb:PATH lists the problems of a ParallelKernelBench checkout");
