@@ -381,16 +381,12 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
   }
   out->lib_path = dir + "/lib.so";
   auto t1 = Clock::now();
-  if (fs::exists(out->lib_path)) {
+  if (fs::exists(out->lib_path))
     out->cached = true;
-  } else {
-    if (!compile_into(tc, compiler, flags, source, role, dir, out, err)) return false;
-    if (out->status == Status::compile_error) {
-      out->compile_s = since(t1);
-      return true;
-    }
-  }
+  else if (!compile_into(tc, compiler, flags, source, role, dir, out, err))
+    return false;
   out->compile_s = since(t1);
+  if (out->status == Status::compile_error) return true;
   return check_library(role, out, err);
 }
 
