@@ -22,7 +22,10 @@
 #     one trial each.
 #  7. cheats: bench/pkb_parity.py --cheats on bench/pkb_tamper's cheats of problems CHEATS
 #     (default 1), one trial: what PKB's run_local.py says of them beside kforge.
-# PARTS="p1 refs overhead parity spread tamper cheats" picks the parts; FROM=N starts part 2 at problem N,
+#  8. clones: --timed-check clones (pkb_fresh.CheckedClones): bench/pkb_tamper's cheats,
+#     one trial each, then the hand-written solutions of SPREAD, five trials, under last
+#     and clones in turn: what the stronger check catches, and whether it moves speedups.
+# PARTS="p1 refs overhead parity spread tamper cheats clones" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun).
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
@@ -145,6 +148,26 @@ if [[ "$parts" == *" cheats "* ]]; then
 echo "== cheats: PKB's run_local.py and kforge's evaluator on bench/pkb_tamper's cheats"
 "$py" bench/pkb_parity.py --pkb "$pkb" --kforge "$K" --cheats bench/pkb_tamper \
   --out "$out/pkb/parity-cheats" --python "$py" --only "${CHEATS:-1}" --trials 1
+fi
+
+if [[ "$parts" == *" clones "* ]]; then
+echo "== --timed-check clones: the cheats, then the solutions under last and clones in turn"
+for f in bench/pkb_tamper/[0-9]*_*.py; do
+  t0=$(date +%s.%N)
+  stem=$(basename "$f" .py)
+  "$K" eval --suite "pkb:$pkb" "${stem%%_*}" "$f" --world 1 --trials 1 --timed-check clones --json \
+    >"$out/pkb/clones-$stem.json" 2>"$out/pkb/clones-$stem.err"
+  summary "$out/pkb/clones-$stem.json" "clones: kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
+done
+for p in ${SPREAD:-1 3 13 18}; do
+  f=$(ls bench/pkb_solutions/${p}_*_cuda.py | head -1)
+  for mode in last clones; do
+    t0=$(date +%s.%N)
+    "$K" eval --suite "pkb:$pkb" "$p" "$f" --world 1 --timed-check $mode --json \
+      >"$out/pkb/mode-$p-$mode.json" 2>"$out/pkb/mode-$p-$mode.err"
+    summary "$out/pkb/mode-$p-$mode.json" "$mode: kforge eval $(basename "$f")" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
+  done
+done
 fi
 
 [[ "$parts" == *" refs "* ]] || exit 0

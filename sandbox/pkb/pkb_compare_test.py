@@ -11,6 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pkb_compare  # noqa: E402
+import pkb_eval  # noqa: E402
 import pkb_fresh  # noqa: E402
 import pkb_timing  # noqa: E402
 
@@ -333,13 +334,30 @@ class Cheat:
         return self.last[1]
 
 
+class TellsApart:
+    """A candidate that computes only for inputs it did not meet in its first `warm` calls
+    (the warmup's) and hands back a made-up result for the rest."""
+
+    def __init__(self, warm=3):
+        self.warm, self.met = warm, set()
+
+    def __call__(self, x, *rest):
+        if self.warm > 0:
+            self.warm -= 1
+            self.met.add(id(x))
+        return T([0.0]) if id(x) in self.met else honest(x)
+
+
 class TimedCallsChecked(unittest.TestCase):
     """time_alternated with a FreshLast: what the last call's check catches."""
 
+    def make_fresh(self, torch, dist, make):
+        return pkb_fresh.fresh_last(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
+                                    lambda want, got: pkb_compare.compare(torch, want, got, 0, 0))[0]
+
     def timed_failure(self, cand_of, make=lambda k: (T([5.0 + k, 6.0 * k]),)):
         torch, dist = Torch(), Dist()
-        fresh, _ = pkb_fresh.fresh_last(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
-                                        lambda want, got: pkb_compare.compare(torch, want, got, 0, 0))
+        fresh = self.make_fresh(torch, dist, make)
         groups = lambda: [(T([1.0, 2.0]),), (T([1.0, 2.0]),), (T([1.0, 2.0]),)]  # noqa: E731
         pkb_timing.time_alternated(torch, dist, "dev", (honest, groups()), (cand_of(dist), groups()), warmup=3,
                                    iters=40, min_ms=0, rounds=4, fresh=fresh)
@@ -366,6 +384,118 @@ class TimedCallsChecked(unittest.TestCase):
     def test_a_cache_keyed_on_contents_is_not_caught(self):
         # The documented limit: the block's calls repeat their inputs, as PKB's do.
         self.assertIsNone(self.timed_failure(lambda dist: Cheat(dist, "contents")))
+
+    def test_a_solution_that_tells_the_checked_call_apart_is_not_caught(self):
+        # The other documented limit: the last call's inputs are the only ones the warmup
+        # never used. CheckedClones catches it (below).
+        self.assertIsNone(self.timed_failure(lambda dist: TellsApart()))
+
+
+class TimedCallsCheckedOnClones(TimedCallsChecked):
+    """The same candidates under a CheckedClones (--timed-check clones): the same catches,
+    and the solution that tells the checked call apart. (Which round catches one is not
+    asserted: the checked call's place is drawn.)"""
+
+    def make_fresh(self, torch, dist, make):
+        return pkb_fresh.checked_clones(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
+                                        lambda want, got: pkb_compare.compare(torch, want, got, 0, 0), 3, position_seed=5)[0]
+
+    def test_a_cache_keyed_on_the_input_object_is_caught_once_the_fresh_inputs_change(self):
+        self.assertIsNotNone(self.timed_failure(lambda dist: Cheat(dist, "object")))
+
+    def test_a_replay_of_the_first_call_of_a_block_is_caught_in_the_first_round(self):
+        self.assertIsNotNone(self.timed_failure(lambda dist: Cheat(dist, "replay")))
+
+    def test_an_answer_written_down_for_inputs_alike_in_every_trial_is_caught(self):
+        alike = lambda k: (T([1.0, 2.0]),)  # noqa: E731
+        self.assertIsNone(self.timed_failure(lambda dist: honest, make=alike))
+        self.assertIsNotNone(self.timed_failure(lambda dist: lambda x: T([3.0]), make=alike))
+
+    def test_a_solution_that_tells_the_checked_call_apart_is_not_caught(self):
+        pass  # replaced by the test below
+
+    def test_a_solution_that_tells_the_checked_call_apart_is_caught(self):
+        self.assertIsNotNone(self.timed_failure(lambda dist: TellsApart()))
+
+
+class DriverTimedCheck(unittest.TestCase):
+    """pkb_eval.timed_check: what --timed-check picks, on the checkout's inputs."""
+
+    def pick(self, mode, free_bytes=1 << 40, rank=0, alike=False):
+        torch = Torch(free_bytes)
+        torch.bfloat16 = "bfloat16"
+        made = []
+
+        def create_input_tensor(rank, world, problem_id, mn, dtype, trial, device):
+            made.append(trial)
+            return (T([float(rank if alike else trial + rank)] * 512),)
+
+        args = pkb_eval.parse_args(["--pkb", "p", "--problem-id", "18", "--reference", "r", "--solution", "s",
+                                    "--out", "o", "--timed-check", mode])
+        ctx = (torch, Dist(), create_input_tensor, "dev")
+        fresh, why, no_clones = pkb_eval.timed_check(args, ctx, rank, 2, 1,
+                                                     create_input_tensor(rank, 2, 18, None, None, 1, "dev"), 1024, 3)
+        self.assertEqual(why, "")
+        return fresh, no_clones, made[1:]
+
+    def test_last_is_a_fresh_last_on_trial_numbers_no_check_uses(self):
+        fresh, no_clones, made = self.pick("last")
+        self.assertIsInstance(fresh, pkb_fresh.FreshLast)
+        self.assertEqual((no_clones, made), ("", [5 + 8, 5 + 8 + 1]))  # 5 trials, 8 tries each
+
+    def test_clones_are_checked_clones_alike_on_every_rank_or_a_fresh_last_without_room(self):
+        fresh, _, _ = self.pick("clones")
+        self.assertIsInstance(fresh, pkb_fresh.CheckedClones)
+        self.assertEqual(len(fresh.own["cand"]), 3)
+        other = self.pick("clones", rank=1)[0]
+        self.assertEqual([fresh.position(r, 100) for r in range(8)], [other.position(r, 100) for r in range(8)])
+        # Inputs alike in every trial (PKB's collectives) get each rank's own random integers.
+        mine, theirs = self.pick("clones", alike=True)[0], self.pick("clones", rank=1, alike=True)[0]
+        self.assertNotEqual(mine.sources[1][0].v, theirs.sources[1][0].v)
+        # Room for FreshLast's four tuples and two outputs (1 KiB each here, and a GiB
+        # spare), not for the clones' eight tuples and two outputs.
+        fresh, no_clones, _ = self.pick("clones", free_bytes=(1 << 30) + 6 * 1024 + 2 * 1024)
+        self.assertIsInstance(fresh, pkb_fresh.FreshLast)
+        self.assertIn("no room", no_clones)
+
+
+class CheckedClonesTuples(unittest.TestCase):
+    def build(self, count):
+        make = lambda k: (T([10.0 * (k + 1), 1.0]), 3 + k)  # noqa: E731
+        return pkb_fresh.checked_clones(Torch(), Dist(), "dev", make, (T([1.0, 2.0]), 3), 4,
+                                        lambda want, got: None, count, position_seed=1)[0]
+
+    def test_every_tuple_changes_contents_every_round_and_keeps_its_tensors(self):
+        for count in (1, 2, 3, 4, 7):
+            clones = self.build(count)
+            rounds, contents = [], []
+            for r in range(-1, 6):  # each round's contents as it is filled (in place)
+                rounds.append(clones.groups("cand", r))
+                contents.append([(g[0].v[:], g[1]) for g in rounds[-1]])
+            n = max(count, 2)
+            self.assertEqual([len(g) for g in rounds], [n] * 7)
+            for before, after in zip(rounds, rounds[1:]):
+                for j in range(n):
+                    self.assertIs(after[j][0], before[j][0])  # the same tensor, refilled
+            for r in range(1, len(contents)):
+                for j in range(n):
+                    self.assertNotEqual(contents[r][j], contents[r - 1][j], (count, r, j))
+                    self.assertNotEqual(contents[r][j], contents[r][(j + 1) % n], (count, r, j))
+
+    def test_both_sides_get_the_same_contents_in_tuples_of_their_own(self):
+        clones = self.build(3)
+        ref, cand = clones.groups("ref", 2), clones.groups("cand", 2)
+        self.assertEqual([g[0].v for g in ref], [g[0].v for g in cand])
+        self.assertTrue(all(a[0] is not b[0] for a, b in zip(ref, cand)))
+
+    def test_the_checked_position_is_one_a_round_and_the_same_for_both_sides(self):
+        clones = self.build(3)
+        first = [clones.position(r, 10) for r in range(20)]
+        self.assertEqual(first, [clones.position(r, 10) for r in range(20)])
+        self.assertTrue(all(0 <= p < 10 for p in first))
+        self.assertGreater(len(set(first)), 1)
+        again = self.build(3)  # another rank: the same seed, the same positions
+        self.assertEqual(first, [again.position(r, 10) for r in range(20)])
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ pkb_compare.py), and times them as PKB does (500 warmup calls, then calls back t
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
 or as many as fill --min-ms where those are shorter), alternated in rounds so that both
 see the same machine, the last call of each block on fresh inputs and its output checked
-(pkb_fresh.py). A trial's times are the medians of its rounds' means on the
+(pkb_fresh.py; --timed-check clones: every call on whole tuples refilled each block, a
+drawn one checked). A trial's times are the medians of its rounds' means on the
 slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Process
 groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
 candidate that replaces what the reference, the check or the timer call is rejected
@@ -21,7 +22,7 @@ median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from 
 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
   --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 200 --atol 1e-2 --rtol 1e-2
-  --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR] [--probe]
+  --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR --timed-check last|clones] [--probe]
 With --nproc it starts the ranks itself (see launch()); without, it is one rank under
 torchrun (RANK and WORLD_SIZE from the environment).
 """
@@ -42,7 +43,7 @@ import pkb_tamper
 import pkb_timing
 from pkb_compare import changed_input, compare, untouched
 from pkb_setup import last_line, load_setup
-from pkb_timing import DroppedGroups, input_groups, l2_bytes, time_alternated
+from pkb_timing import DroppedGroups, group_count, input_groups, l2_bytes, time_alternated
 
 STARTED = time.time()  # before torch is imported: the timeline's zero
 
@@ -68,6 +69,10 @@ def parse_args(argv=None):
                    help="check the setup alone (no candidate), write <out>/probe.json, and exit")
     p.add_argument("--min-ms", type=float, default=200.0,
                    help="at least this long per side and trial: more calls than --iters where one is short")
+    p.add_argument("--timed-check", choices=("last", "clones"), default="last",
+                   help="last: each block's last call on fresh inputs of its own (pkb_fresh.FreshLast); "
+                   "clones: every call on whole tuples refilled every block, one drawn call checked "
+                   "(pkb_fresh.CheckedClones; to be measured against PKB's speedups first)")
     return p.parse_args(argv)
 
 
@@ -235,6 +240,25 @@ def check_trial(args, rep, ctx, fns, trial, rank, world):
     return (ref_x, cand_x), pkb_fresh.nbytes(torch, want)
 
 
+def timed_check(args, ctx, rank, world, trial, ref_x, out_bytes, groups):
+    """What checks trial `trial`'s timed calls (--timed-check), with fresh inputs from trial
+    numbers no check uses, or None; why none can; and why clones, where asked for, could
+    not be had (a FreshLast checks instead)."""
+    torch, dist, _, dev = ctx
+    unused = args.trials + pkb_fresh.TRIES * trial
+    make = lambda k: make_inputs(args, ctx, rank, world, unused + k)  # noqa: E731
+    compare_fn = lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True)  # noqa: E731
+    shared = 42 + args.problem_id * 1000 + unused * 1_000_003  # alike on every rank
+    no_clones = ""
+    if args.timed_check == "clones":
+        clones, no_clones = pkb_fresh.checked_clones(torch, dist, dev, make, ref_x, out_bytes, compare_fn, groups,
+                                                     seed=shared + rank, position_seed=shared)
+        if clones is not None:
+            return clones, "", ""
+    fresh, unchecked = pkb_fresh.fresh_last(torch, dist, dev, make, ref_x, out_bytes, compare_fn, seed=shared + rank)
+    return fresh, unchecked, no_clones
+
+
 def timed_failure(watched, fresh, trial):
     """What the trial's timing showed: a change to what the harness calls, or a last call
     whose output differed from the reference's (pkb_fresh.py); None when neither."""
@@ -268,25 +292,23 @@ def run(args, rep, rank, world):
         if args.iters <= 0:
             continue
         rep.phase("fresh inputs trial %d" % trial)  # a phase of its own: its cost shows in the timeline
-        # The last call of each block on inputs of its own, from trial numbers no check uses.
-        unused = args.trials + pkb_fresh.TRIES * trial
-        fresh, unchecked = pkb_fresh.fresh_last(
-            torch, dist, dev, lambda k: make_inputs(args, ctx, rank, world, unused + k), ref_x, out_bytes,
-            lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True),
-            seed=42 + args.problem_id * 1000 + rank + unused * 1_000_003)
-        rep.phase("time trial %d" % trial)
         l2 = l2_bytes(torch, dev)
+        fresh, unchecked, no_clones = timed_check(args, ctx, rank, world, trial, ref_x, out_bytes,
+                                                  group_count(torch, ref_x, l2))
+        rep.phase("time trial %d" % trial)
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
+        clones = isinstance(fresh, pkb_fresh.CheckedClones)  # its own tuples replace the groups
         ref_ms, cand_ms, ratios, speedup, calls = time_alternated(
-            torch, dist, dev, (ref_fn, input_groups(torch, ref_x, l2)), (cand_fn, input_groups(torch, cand_x, l2)),
+            torch, dist, dev, (ref_fn, None if clones else input_groups(torch, ref_x, l2)),
+            (cand_fn, None if clones else input_groups(torch, cand_x, l2)),
             warm, args.iters, args.min_ms, dropped=dropped, fresh=fresh)
         if stop_if(torch, dist, dev, rep, timed_failure(watched, fresh, trial)):
             return False
         fresh = None  # its tuples' memory is the next trial's
         rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "speedup": speedup,
                                    "calls": calls, "round_speedups": [round(r, 4) for r in ratios],
-                                   "unchecked": unchecked})
+                                   "unchecked": unchecked, "no_clones": no_clones})
     rep.finish("correct")
     dist.barrier()
     dist.destroy_process_group()

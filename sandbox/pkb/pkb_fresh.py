@@ -16,9 +16,12 @@ alike for every trial: there the fresh tuples get small random integers instead 
 of them is exact), or a result worked out once, or written down without communicating,
 would still be right. Not caught: a cache keyed on the input's contents, hit within one
 block (the block's calls repeat their inputs, as PKB's do), and a solution that tells the
-checked call apart by its inputs' addresses (the copy is the only tuple outside the
-cycling groups) and computes only for it. torch comes in as an
+checked call apart (the copy is the only tuple outside the cycling groups, and the only
+whole one) and computes only for it; CheckedClones (the driver's --timed-check clones)
+catches the second. torch comes in as an
 argument (pkb_compare_test.py gives a stand-in). Written for kforge, not taken from PKB."""
+
+import random
 
 from pkb_compare import tensor_leaves, unequal
 
@@ -85,6 +88,52 @@ class FreshLast:
                 self.failure = dict(bad, round=r)
 
 
+class CheckedClones:
+    """The stronger check (the driver's --timed-check clones), in place of FreshLast and of
+    PKB's clones of the first tensor: each side has `count` (at least two) whole argument
+    tuples of its own, which the warmup and every block cycle through; before each block
+    every one is refilled from one of the checked tuple and the two fresh ones, rotated so
+    that none keeps its contents from one block to the next and neighbours differ; and in
+    each round one call, at a position drawn from `position_seed` (alike on every rank)
+    and the same for both sides, has its output compared. The checked call's inputs are those of every
+    other call, so no address tells it apart. Every tensor is copied, not only the first,
+    so the others no longer stay in L2 across calls as in PKB's method: its speedups are to
+    be measured against PKB's before it is the default."""
+
+    def __init__(self, torch, checked, pool, compare, count, position_seed):
+        self.torch, self.compare, self.sources = torch, compare, [checked] + list(pool)
+        n = max(count, 2)
+        self.own = {side: [[t.clone() for t in leaves(torch, checked)] for _ in range(n)] for side in ("ref", "cand")}
+        self.rng, self.positions, self.failure = random.Random(position_seed), {}, None
+
+    def source(self, j, r):
+        """Tuple j's source in round r (-1: the warmup): rotated every round; the last
+        tuple shifted once more where it would match the first it is followed by."""
+        n, k = len(self.own["ref"]), len(self.sources)
+        return (j + r + (1 if j == n - 1 and n % k == 1 else 0)) % k
+
+    def groups(self, side, r):
+        """The side's argument tuples for round r, refilled in place (each its source's
+        plain values, such as a step count, as they are)."""
+        out = []
+        for j, own in enumerate(self.own[side]):
+            src = self.sources[self.source(j, r)]
+            for dst, t in zip(own, leaves(self.torch, src)):
+                dst.copy_(t)
+            out.append(with_tensors(self.torch, src, iter(own)))
+        return out
+
+    def position(self, r, calls):
+        """The call of round r's blocks (of `calls` each) whose output is checked."""
+        if r not in self.positions:
+            self.positions[r] = self.rng.randrange(calls)
+        return self.positions[r]
+
+    def check(self, r, want, got):
+        """As FreshLast's: the first output that differed, with its round."""
+        FreshLast.check(self, r, want, got)
+
+
 def vary_fixed(torch, checked, pool, seed):
     """Where the checkout makes every tensor alike for every trial (PKB's collectives),
     the floating-point ones get small random integers (-4 to 4) in both fresh tuples,
@@ -121,15 +170,13 @@ def all_agree(torch, dist, dev, ok):
 TRIES = 8  # fresh argument tuples made, at most, to find two of the checked one's shapes
 
 
-def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
-    """A FreshLast from the first two of make(0), make(1), ... make(TRIES - 1) (fresh
-    argument tuples) whose tensors have the checked one's shapes on every rank (PKB's
-    81_sam3 draws its counts from the trial, 70_torchrec its lengths); `seed` for what
-    vary_fixed() fills in. Or (None, why not): when the device has no room for four more
-    argument tuples (the two fresh ones and a copy per side) and two more outputs (of
-    out_bytes each), or when no two tries fit. Every rank decides alike, since make() may
-    be collective (the checkout makes process groups for some problems)."""
-    need = 4 * nbytes(torch, checked) + 2 * out_bytes + GIB
+def fresh_pool(torch, dist, dev, make, checked, need, seed):
+    """The first two of make(0), make(1), ... make(TRIES - 1) (fresh argument tuples) whose
+    tensors have the checked one's shapes on every rank (PKB's 81_sam3 draws its counts
+    from the trial, 70_torchrec its lengths), vary_fixed() with `seed`; or (None, why not):
+    when the device has less than `need` bytes free, or when no two tries fit. Every rank
+    decides alike, since make() may be collective (the checkout makes process groups for
+    some problems)."""
     have = free_bytes(torch, dev)
     if not all_agree(torch, dist, dev, have >= need):
         return None, "no room for fresh inputs on some rank (this one needs %.1f GiB, has %.1f GiB free)" % (
@@ -141,6 +188,23 @@ def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
             pool.append(x)
             if len(pool) == 2:
                 vary_fixed(torch, checked, pool, seed)
-                return FreshLast(torch, pool, compare), ""
+                return pool, ""
     return None, "the inputs' shapes change with the trial: %d of %d fresh trials had the checked one's" % (
         len(pool), TRIES)
+
+
+def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
+    """A FreshLast, or (None, why not) (fresh_pool): it needs room for four more argument
+    tuples (the two fresh ones and a copy per side) and two more outputs (of out_bytes
+    each)."""
+    pool, why = fresh_pool(torch, dist, dev, make, checked, 4 * nbytes(torch, checked) + 2 * out_bytes + GIB, seed)
+    return (FreshLast(torch, pool, compare), "") if pool else (None, why)
+
+
+def checked_clones(torch, dist, dev, make, checked, out_bytes, compare, count, seed=0, position_seed=0):
+    """A CheckedClones of `count` tuples a side, or (None, why not) (fresh_pool; `seed` is
+    vary_fixed's, the rank's own): it needs room for the two fresh tuples, the sides'
+    tuples and two more outputs."""
+    need = (2 + 2 * max(count, 2)) * nbytes(torch, checked) + 2 * out_bytes + GIB
+    pool, why = fresh_pool(torch, dist, dev, make, checked, need, seed)
+    return (CheckedClones(torch, checked, pool, compare, count, position_seed), "") if pool else (None, why)

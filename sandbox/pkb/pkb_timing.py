@@ -17,11 +17,8 @@ def input_groups(torch, x, l2_bytes):
     candidate's in one job, and a clone of each would double that (problem 68's first
     tensor is 53 GiB on the H200)."""
     idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
-    if idx is None:
-        return [tuple(x)]
-    nbytes = x[idx].element_size() * x[idx].numel()
-    groups = 1 if nbytes <= 0 or nbytes >= 3 * l2_bytes else min(max(2, 3 * l2_bytes // nbytes + 1), 128)
-    if groups == 1:
+    groups = group_count(torch, x, l2_bytes)
+    if idx is None or groups == 1:
         return [tuple(x)]
     out = []
     for _ in range(groups):
@@ -29,6 +26,15 @@ def input_groups(torch, x, l2_bytes):
         args[idx] = x[idx].clone()
         out.append(tuple(args))
     return out
+
+
+def group_count(torch, x, l2_bytes):
+    """How many input groups input_groups makes of x."""
+    idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
+    if idx is None:
+        return 1
+    nbytes = x[idx].element_size() * x[idx].numel()
+    return 1 if nbytes <= 0 or nbytes >= 3 * l2_bytes else min(max(2, 3 * l2_bytes // nbytes + 1), 128)
 
 
 def l2_bytes(torch, dev):
@@ -85,20 +91,24 @@ class DroppedGroups:
         self.made = kept
 
 
-def timed_block(torch, dist, fn, groups, n, start, last=None):
+def timed_block(torch, dist, fn, groups, n, start, last=None, keep=None):
     """ms for n calls back to back, inputs cycling through the groups from index start,
-    and the last call's output; with `last`, the last call runs on those arguments (a
-    FreshLast's). The ranks start it together."""
+    and the last call's output (with `keep`, call number keep's instead); with `last`, the
+    last call runs on those arguments (a FreshLast's). The ranks start it together."""
     dist.barrier()
     torch.cuda.synchronize()
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    kept = None
     begin.record()
     for i in range(n - 1):
-        fn(*groups[(start + i) % len(groups)])
+        if i == keep:  # only the kept output outlives its call, as in a block without one
+            kept = fn(*groups[(start + i) % len(groups)])
+        else:
+            fn(*groups[(start + i) % len(groups)])
     out = fn(*(last if last is not None else groups[(start + n - 1) % len(groups)]))
     end.record()
     end.synchronize()
-    return begin.elapsed_time(end), out
+    return begin.elapsed_time(end), (kept if keep is not None and keep < n - 1 else out)
 
 
 def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
@@ -121,8 +131,13 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     speedup (of the slowest rank's blocks), their median, and the calls made of each.
     `dropped` (a DroppedGroups) frees the groups the calls dropped, after each call of the
     warmup and after each block. `fresh` (a pkb_fresh.FreshLast) gives each block's last
-    call its arguments and is given both sides' last outputs after each round."""
+    call its arguments and is given both sides' last outputs after each round; a
+    pkb_fresh.CheckedClones instead gives every call its arguments, in place of the input
+    groups, and is given both sides' outputs of the call it picked."""
     free = dropped.free if dropped is not None else (lambda: None)
+    clones = fresh is not None and hasattr(fresh, "groups")
+    if clones:  # the warmup's calls on the same tuples as the blocks', so no address is new
+        ref, cand = (ref[0], fresh.groups("ref", -1)), (cand[0], fresh.groups("cand", -1))
     for fn, groups in (ref, cand):
         for i in range(warmup):
             fn(*groups[i % len(groups)])
@@ -142,8 +157,12 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
             order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
             last = {}
             for key, (fn, groups) in order:
-                ms, out = timed_block(torch, dist, fn, groups, n, done[key],
-                                      fresh.args(key, r) if fresh is not None else None)
+                if clones:
+                    ms, out = timed_block(torch, dist, fn, fresh.groups(key, r), n, done[key],
+                                          keep=fresh.position(r, n))
+                else:
+                    ms, out = timed_block(torch, dist, fn, groups, n, done[key],
+                                          fresh.args(key, r) if fresh is not None else None)
                 if fresh is not None:  # else no output outlives its block
                     last[key] = out
                 out = None

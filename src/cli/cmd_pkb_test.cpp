@@ -61,6 +61,37 @@ TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") 
   CHECK(none.output.find("'99'") != std::string::npos);
 }
 
+TEST_CASE("pkb cli: --timed-check reaches the driver; kforge's own problems refuse it") {
+  pkb::test::FakeCheckout f;
+  f.write("solution.py", "def solution(x):\n    return x\n");
+  // The stand-in prints its arguments (the verdict's log shows them) and reports a crash.
+  f.write("python",
+          "#!/bin/sh\necho \"driver args: $@.\"\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = "
+          "--out ] && out=\"$2\"; shift; done\necho '{\"rank\":0,\"status\":\"crash\"}' > "
+          "$out/rank0.json\nexit 1\n");
+  chmod((f.root + "/python").c_str(), 0755);
+  std::vector<std::string> eval = {"eval",
+                                   "--suite",
+                                   "pkb:" + f.root,
+                                   "--world",
+                                   "1",
+                                   "--python",
+                                   f.root + "/python",
+                                   "3",
+                                   f.root + "/solution.py"};
+  auto r = kforge(eval, f.root + "/runs");
+  CHECK_MESSAGE(r.output.find("--timed-check last ") != std::string::npos, r.output);  // default
+  eval.insert(eval.begin() + 1, {"--timed-check", "clones"});
+  r = kforge(eval, f.root + "/runs");
+  CHECK_MESSAGE(r.output.find("--timed-check clones ") != std::string::npos, r.output);
+  kforge_run::Run native =
+      kforge_run::kforge("eval all_reduce --backend host --timed-check clones");
+  CHECK(native.code == 2);
+  CHECK(native.out.find("--timed-check clones") != std::string::npos);
+  CHECK(native.out.find("drop it") != std::string::npos);
+  CHECK(kforge_run::kforge("eval all_reduce --timed-check first").code == 2);
+}
+
 TEST_CASE("pkb cli: tune refuses --suite, saying which commands take it; sweep wants a model") {
   kforge_run::Run r = kforge_run::kforge("tune all_reduce --backend host --suite pkb:/nonexistent");
   CHECK(r.code == 2);

@@ -47,6 +47,13 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
   app->add_option("--python", o->python,
                   "pkb: the python3 that has torch (default $KF_PYTHON, else python3)")
       ->group(g);
+  app->add_option("--timed-check", o->timed_check,
+                  "pkb: last (default: each timed block's last call on fresh inputs of its own) "
+                  "or clones (every call on tuples refilled each block, a drawn call checked: "
+                  "catches a solution that tells the checked call apart; not yet measured "
+                  "against PKB's speedups)")
+      ->check(CLI::IsMember({"last", "clones"}))
+      ->group(g);
   app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
       ->group(g);
 }
@@ -75,6 +82,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   else if (!o.suite.empty())
     a.insert(a.end(), {"--suite", o.suite});
   if (!o.python.empty()) a.insert(a.end(), {"--python", o.python});
+  if (!o.timed_check.empty()) a.insert(a.end(), {"--timed-check", o.timed_check});
   return a;
 }
 
@@ -84,6 +92,12 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
     return (*err = "--suite " + o.suite +
                    ": `kforge tune` and `kforge baseline` run kforge's own problems only; a "
                    "ParallelKernelBench problem goes to problems, eval, solve or sweep",
+            false);
+  if (!o.timed_check.empty())
+    return (*err = "--timed-check " + o.timed_check +
+                   ": it picks how a ParallelKernelBench problem's timed calls are checked "
+                   "(--suite pkb:PATH); kforge's own problems check timed samples on fresh "
+                   "inputs of their own: drop it",
             false);
   std::vector<std::string> overrides;
   for (const std::string& p : params) {

@@ -30,6 +30,8 @@ struct EvalOptions {
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
   std::string suite;
   std::string python;  // pkb: the python3 with torch (default $KF_PYTHON, else PATH's)
+  // pkb: how the timed calls are checked, last or clones ("": last; sandbox/pkb/pkb_fresh.py)
+  std::string timed_check;
 };
 
 // Whether --suite names a ParallelKernelBench checkout (pkb:PATH, PATH not empty).

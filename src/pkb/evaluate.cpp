@@ -46,6 +46,9 @@ struct RankTrial {
   // Why the timed calls' last outputs went unchecked (no room for fresh inputs, say); ""
   // when they were checked (sandbox/pkb/pkb_fresh.py).
   std::string unchecked;
+  // Why --timed-check clones, asked for, was not had (no room), the default checking
+  // instead; "" otherwise.
+  std::string no_clones;
 };
 
 // What the driver (sandbox/pkb/pkb_eval.py) writes as <work_dir>/rank<R>.json.
@@ -63,7 +66,7 @@ struct RankReport {
   std::vector<RankTrial> trials;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_ms, speedup,
-                                                unchecked)
+                                                unchecked, no_clones)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, python, tensor,
                                                 trial, max_abs, bad, total, changed, trials)
 
@@ -134,11 +137,12 @@ void add_rank(const EvalSpec& spec, const RankReport& j, int rank, sandbox::Verd
 // The times of a correct run: per trial the slowest rank's medians; their medians. The
 // speedup: the median of the trials' own (the driver's median of paired rounds, the same
 // on every rank), or, from a driver that gives none, the ratio of the medians. A trial
-// whose timed outputs went unchecked is said once, to the person (a model told that
-// would know what it could get away with).
+// whose timed outputs went unchecked, or checked the default way where clones were asked
+// for, is said once, to the person (a model told that would know what it could get away
+// with).
 void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
   std::vector<double> ref, cand, speedups;
-  std::string unchecked;
+  std::string unchecked, no_clones;
   for (size_t t = 0;; ++t) {
     double r = 0, c = 0, s = -1;
     bool any = false;
@@ -150,6 +154,8 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
       s = std::max(s, j.trials[t].speedup);
       if (unchecked.empty() && !j.trials[t].unchecked.empty())
         unchecked = fmt::format("trial {}: {}", j.trials[t].trial, j.trials[t].unchecked);
+      if (no_clones.empty() && !j.trials[t].no_clones.empty())
+        no_clones = fmt::format("trial {}: {}", j.trials[t].trial, j.trials[t].no_clones);
     }
     if (!any) break;
     ref.push_back(r), cand.push_back(c);
@@ -160,6 +166,9 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
     v->harness_notes.push_back("the timed calls' outputs were not checked on fresh inputs (" +
                                unchecked +
                                "): the speedup is as trustworthy as PKB's own, which checks none");
+  if (!no_clones.empty())
+    v->harness_notes.push_back("--timed-check clones could not be had (" + no_clones +
+                               "): the timed calls were checked as with --timed-check last");
   v->timed = true;
   v->baseline_time = stats_of(ref);
   v->candidate_time = stats_of(cand);

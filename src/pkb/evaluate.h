@@ -28,6 +28,7 @@ struct EvalSpec {
   std::string dtype = "bfloat16";   // PKB's default
   double timeout_s = 600;           // the whole job; past it the process tree is killed
   // The python3 with torch: this, else $KF_PYTHON, else `python3` on PATH.
+  std::string timed_check = "last";  // or clones: the driver's --timed-check (pkb_fresh.py)
   std::string python;
   std::string driver;     // "" = <kforge source root>/sandbox/pkb/pkb_eval.py
   std::string work_dir;   // where the ranks write; must exist

@@ -77,6 +77,7 @@ TEST_CASE("pkb eval: the job's command, KF_PYTHON overriding the default") {
   CHECK(line.find("--problem-id 16 ") != std::string::npos);
   CHECK(line.find("--atol 0.01 --rtol 0.01 ") != std::string::npos);
   CHECK(line.find("--trials 5 --warmup 500 --iters 100 ") != std::string::npos);  // PKB's
+  CHECK(line.find("--timed-check last ") != std::string::npos);
   CHECK(pkb::job_argv(x.spec)[0] == "python3");
 }
 
@@ -105,17 +106,21 @@ TEST_CASE("pkb eval: the trials' own speedups (paired rounds) win over the ratio
   CHECK(v.candidate_time.median_ms == doctest::Approx(0.04));
 }
 
-TEST_CASE("pkb eval: timed outputs left unchecked are said to the person, not the model") {
+TEST_CASE(
+    "pkb eval: timed outputs left unchecked, or clones not had, are said to the person only") {
   Fixture x(
       "echo '{\"rank\":0,\"status\":\"correct\",\"trials\":["
       "{\"trial\":0,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"\"},"
-      "{\"trial\":1,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"no room\"}]}'"
+      "{\"trial\":1,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"no room\"},"
+      "{\"trial\":2,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"no_clones\":\"no room for 9\"}]}'"
       " > $out/rank0.json",
       1);
   auto v = x.run();
   CHECK(v.status == sandbox::Status::correct);
-  REQUIRE(v.harness_notes.size() == 1);
+  REQUIRE(v.harness_notes.size() == 2);
   CHECK(v.harness_notes[0].find("not checked on fresh inputs (trial 1: no room)") !=
+        std::string::npos);
+  CHECK(v.harness_notes[1].find("clones could not be had (trial 2: no room for 9)") !=
         std::string::npos);
   CHECK(v.notes.empty());  // the model's feedback prints these
   CHECK(sandbox::render_text(v).find("trial 1: no room") != std::string::npos);

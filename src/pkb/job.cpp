@@ -80,20 +80,21 @@ std::vector<std::string> job_argv(const EvalSpec& s) {
       s.driver.empty() ? suite::default_paths().source_root + "/sandbox/pkb/pkb_eval.py" : s.driver;
   std::string cache =
       s.ext_cache.empty() ? suite::default_paths().cache_dir + "/pkb_ext" : s.ext_cache;
-  return {python,         driver,
-          "--nproc",      std::to_string(s.world),
-          "--pkb",        s.checkout,
-          "--problem-id", std::to_string(s.problem.number),
-          "--reference",  s.problem.reference,
-          "--solution",   s.solution,
-          "--out",        s.work_dir,
-          "--trials",     std::to_string(s.trials),
-          "--warmup",     std::to_string(s.warmup),
-          "--iters",      std::to_string(s.iters),
-          "--atol",       fmt::format("{}", s.atol),
-          "--rtol",       fmt::format("{}", s.rtol),
-          "--dtype",      s.dtype,
-          "--ext-cache",  cache};
+  return {python,          driver,
+          "--nproc",       std::to_string(s.world),
+          "--pkb",         s.checkout,
+          "--problem-id",  std::to_string(s.problem.number),
+          "--reference",   s.problem.reference,
+          "--solution",    s.solution,
+          "--out",         s.work_dir,
+          "--trials",      std::to_string(s.trials),
+          "--warmup",      std::to_string(s.warmup),
+          "--iters",       std::to_string(s.iters),
+          "--atol",        fmt::format("{}", s.atol),
+          "--rtol",        fmt::format("{}", s.rtol),
+          "--dtype",       s.dtype,
+          "--timed-check", s.timed_check,
+          "--ext-cache",   cache};
 }
 
 bool run_job(const EvalSpec& spec, const std::vector<std::string>& extra,
