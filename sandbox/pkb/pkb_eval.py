@@ -8,8 +8,8 @@ pkb_compare.py), and times them as PKB does (500 warmup calls, then calls back t
 through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
 or as many as fill --min-ms where those are shorter), alternated in rounds so that both
 see the same machine, the last call of each block on fresh inputs and its output checked
-(pkb_fresh.py; --timed-check clones: every call on whole tuples refilled each block, a
-drawn one checked). A trial's times are the medians of its rounds' means on the
+(pkb_fresh.py; --timed-check clones: every call on whole tuples refilled each block,
+blocks of drawn lengths). A trial's times are the medians of its rounds' means on the
 slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Process
 groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
 candidate that replaces what the reference, the check or the timer call is rejected
@@ -71,7 +71,7 @@ def parse_args(argv=None):
                    help="at least this long per side and trial: more calls than --iters where one is short")
     p.add_argument("--timed-check", choices=("last", "clones"), default="last",
                    help="last: each block's last call on fresh inputs of its own (pkb_fresh.FreshLast); "
-                   "clones: every call on whole tuples refilled every block, one drawn call checked "
+                   "clones: every call on whole tuples refilled every block, blocks of drawn lengths "
                    "(pkb_fresh.CheckedClones; to be measured against PKB's speedups first)")
     return p.parse_args(argv)
 
@@ -252,7 +252,7 @@ def timed_check(args, ctx, rank, world, trial, ref_x, out_bytes, groups):
     no_clones = ""
     if args.timed_check == "clones":
         clones, no_clones = pkb_fresh.checked_clones(torch, dist, dev, make, ref_x, out_bytes, compare_fn, groups,
-                                                     seed=shared + rank, position_seed=shared)
+                                                     seed=shared + rank, length_seed=shared)
         if clones is not None:
             return clones, "", ""
     fresh, unchecked = pkb_fresh.fresh_last(torch, dist, dev, make, ref_x, out_bytes, compare_fn, seed=shared + rank)

@@ -93,18 +93,20 @@ class CheckedClones:
     PKB's clones of the first tensor: each side has `count` (at least two) whole argument
     tuples of its own, which the warmup and every block cycle through; before each block
     every one is refilled from one of the checked tuple and the two fresh ones, rotated so
-    that none keeps its contents from one block to the next and neighbours differ; and in
-    each round one call, at a position drawn from `position_seed` (alike on every rank)
-    and the same for both sides, has its output compared. The checked call's inputs are those of every
-    other call, so no address tells it apart. Every tensor is copied, not only the first,
-    so the others no longer stay in L2 across calls as in PKB's method: its speedups are to
-    be measured against PKB's before it is the default."""
+    that none keeps its contents from one block to the next and neighbours differ; and
+    each block's last call has its output compared, in blocks whose lengths are drawn from
+    `length_seed` (alike on every rank, the same for both sides). So the checked call's
+    inputs are like every other call's, and no count of calls says which is last. (The
+    last, not one drawn from inside the block: a solution may return a buffer of its own
+    that its next call overwrites.) Every tensor is copied, not only the first, so the
+    others no longer stay in L2 across calls as in PKB's method: its speedups are to be
+    measured against PKB's before it is the default."""
 
-    def __init__(self, torch, checked, pool, compare, count, position_seed):
+    def __init__(self, torch, checked, pool, compare, count, length_seed):
         self.torch, self.compare, self.sources = torch, compare, [checked] + list(pool)
         n = max(count, 2)
         self.own = {side: [[t.clone() for t in leaves(torch, checked)] for _ in range(n)] for side in ("ref", "cand")}
-        self.rng, self.positions, self.failure = random.Random(position_seed), {}, None
+        self.rng, self.lengths, self.failure = random.Random(length_seed), {}, None
 
     def source(self, j, r):
         """Tuple j's source in round r (-1: the warmup): rotated every round; the last
@@ -123,11 +125,12 @@ class CheckedClones:
             out.append(with_tensors(self.torch, src, iter(own)))
         return out
 
-    def position(self, r, calls):
-        """The call of round r's blocks (of `calls` each) whose output is checked."""
-        if r not in self.positions:
-            self.positions[r] = self.rng.randrange(calls)
-        return self.positions[r]
+    def length(self, r, calls):
+        """How many calls round r's blocks make, where `calls` is their usual count: drawn
+        from half to one and a half times it."""
+        if r not in self.lengths:
+            self.lengths[r] = self.rng.randint((calls + 1) // 2, calls + calls // 2)
+        return self.lengths[r]
 
     def check(self, r, want, got):
         """As FreshLast's: the first output that differed, with its round."""
@@ -201,10 +204,10 @@ def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
     return (FreshLast(torch, pool, compare), "") if pool else (None, why)
 
 
-def checked_clones(torch, dist, dev, make, checked, out_bytes, compare, count, seed=0, position_seed=0):
+def checked_clones(torch, dist, dev, make, checked, out_bytes, compare, count, seed=0, length_seed=0):
     """A CheckedClones of `count` tuples a side, or (None, why not) (fresh_pool; `seed` is
     vary_fixed's, the rank's own): it needs room for the two fresh tuples, the sides'
     tuples and two more outputs."""
     need = (2 + 2 * max(count, 2)) * nbytes(torch, checked) + 2 * out_bytes + GIB
     pool, why = fresh_pool(torch, dist, dev, make, checked, need, seed)
-    return (CheckedClones(torch, checked, pool, compare, count, position_seed), "") if pool else (None, why)
+    return (CheckedClones(torch, checked, pool, compare, count, length_seed), "") if pool else (None, why)

@@ -91,24 +91,23 @@ class DroppedGroups:
         self.made = kept
 
 
-def timed_block(torch, dist, fn, groups, n, start, last=None, keep=None):
+def timed_block(torch, dist, fn, groups, n, start, last=None):
     """ms for n calls back to back, inputs cycling through the groups from index start,
-    and the last call's output (with `keep`, call number keep's instead); with `last`, the
-    last call runs on those arguments (a FreshLast's). The ranks start it together."""
+    and the last call's output; with `last`, the last call runs on those arguments (a
+    FreshLast's). The ranks start it together. The block ends when the device is idle, not
+    when the current stream is: work a call left running on a stream of its own is its
+    work (PKB's events on the current stream alone would time only its launch)."""
     dist.barrier()
     torch.cuda.synchronize()
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    kept = None
     begin.record()
     for i in range(n - 1):
-        if i == keep:  # only the kept output outlives its call, as in a block without one
-            kept = fn(*groups[(start + i) % len(groups)])
-        else:
-            fn(*groups[(start + i) % len(groups)])
+        fn(*groups[(start + i) % len(groups)])
     out = fn(*(last if last is not None else groups[(start + n - 1) % len(groups)]))
+    torch.cuda.synchronize()
     end.record()
     end.synchronize()
-    return begin.elapsed_time(end), (kept if keep is not None and keep < n - 1 else out)
+    return begin.elapsed_time(end), out
 
 
 def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
@@ -133,7 +132,7 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     warmup and after each block. `fresh` (a pkb_fresh.FreshLast) gives each block's last
     call its arguments and is given both sides' last outputs after each round; a
     pkb_fresh.CheckedClones instead gives every call its arguments, in place of the input
-    groups, and is given both sides' outputs of the call it picked."""
+    groups, and each round's block length."""
     free = dropped.free if dropped is not None else (lambda: None)
     clones = fresh is not None and hasattr(fresh, "groups")
     if clones:  # the warmup's calls on the same tuples as the blocks', so no address is new
@@ -154,12 +153,13 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     try:
         for r in range(rounds):
             n = iters // rounds + (1 if r < iters % rounds else 0)
+            if clones:
+                n = fresh.length(r, n)
             order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
             last = {}
             for key, (fn, groups) in order:
                 if clones:
-                    ms, out = timed_block(torch, dist, fn, fresh.groups(key, r), n, done[key],
-                                          keep=fresh.position(r, n))
+                    ms, out = timed_block(torch, dist, fn, fresh.groups(key, r), n, done[key])
                 else:
                     ms, out = timed_block(torch, dist, fn, groups, n, done[key],
                                           fresh.args(key, r) if fresh is not None else None)
@@ -188,4 +188,4 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     # cancels in each.
     ratios = [r / c for r, c in zip(ref_ms, cand_ms) if c > 0]
     speedup = statistics.median(ratios) if ratios else 0.0
-    return statistics.median(ref_ms), statistics.median(cand_ms), ratios, speedup, iters
+    return statistics.median(ref_ms), statistics.median(cand_ms), ratios, speedup, done["cand"]

@@ -49,9 +49,9 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
       ->group(g);
   app->add_option("--timed-check", o->timed_check,
                   "pkb: last (default: each timed block's last call on fresh inputs of its own) "
-                  "or clones (every call on tuples refilled each block, a drawn call checked: "
-                  "catches a solution that tells the checked call apart; not yet measured "
-                  "against PKB's speedups)")
+                  "or clones (every call on tuples refilled each block, blocks of drawn "
+                  "lengths: catches a solution that tells the checked call apart; not yet "
+                  "measured against PKB's speedups)")
       ->check(CLI::IsMember({"last", "clones"}))
       ->group(g);
   app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
