@@ -241,22 +241,15 @@ def check_trial(args, rep, ctx, fns, trial, rank, world):
 
 
 def timed_check(args, ctx, rank, world, trial, ref_x, out_bytes, groups):
-    """What checks trial `trial`'s timed calls (--timed-check), with fresh inputs from trial
-    numbers no check uses, or None; why none can; and why clones, where asked for, could
-    not be had (a FreshLast checks instead)."""
+    """pkb_fresh.timed_checker for trial `trial` (--timed-check; `groups`: PKB's count of
+    input groups, the clones' count), with fresh inputs from trial numbers no check uses."""
     torch, dist, _, dev = ctx
     unused = args.trials + pkb_fresh.TRIES * trial
-    make = lambda k: make_inputs(args, ctx, rank, world, unused + k)  # noqa: E731
-    compare_fn = lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True)  # noqa: E731
     shared = 42 + args.problem_id * 1000 + unused * 1_000_003  # alike on every rank
-    no_clones = ""
-    if args.timed_check == "clones":
-        clones, no_clones = pkb_fresh.checked_clones(torch, dist, dev, make, ref_x, out_bytes, compare_fn, groups,
-                                                     seed=shared + rank, length_seed=shared)
-        if clones is not None:
-            return clones, "", ""
-    fresh, unchecked = pkb_fresh.fresh_last(torch, dist, dev, make, ref_x, out_bytes, compare_fn, seed=shared + rank)
-    return fresh, unchecked, no_clones
+    return pkb_fresh.timed_checker(
+        torch, dist, dev, lambda k: make_inputs(args, ctx, rank, world, unused + k), ref_x, out_bytes,
+        lambda want, got: compare(torch, want, got, args.atol, args.rtol, equal_nan=True),
+        clones=groups if args.timed_check == "clones" else 0, seed=shared + rank, length_seed=shared)
 
 
 def timed_failure(watched, fresh, trial):

@@ -173,17 +173,22 @@ def all_agree(torch, dist, dev, ok):
 TRIES = 8  # fresh argument tuples made, at most, to find two of the checked one's shapes
 
 
-def fresh_pool(torch, dist, dev, make, checked, need, seed):
+def room(torch, dist, dev, need):
+    """"" where every rank has `need` bytes free on its device, else why not (every rank
+    decides alike)."""
+    have = free_bytes(torch, dev)
+    if all_agree(torch, dist, dev, have >= need):
+        return ""
+    return "no room for fresh inputs on some rank (this one needs %.1f GiB, has %.1f GiB free)" % (
+        need / GIB, have / GIB)
+
+
+def fresh_pool(torch, dist, dev, make, checked, seed):
     """The first two of make(0), make(1), ... make(TRIES - 1) (fresh argument tuples) whose
     tensors have the checked one's shapes on every rank (PKB's 81_sam3 draws its counts
-    from the trial, 70_torchrec its lengths), vary_fixed() with `seed`; or (None, why not):
-    when the device has less than `need` bytes free, or when no two tries fit. Every rank
-    decides alike, since make() may be collective (the checkout makes process groups for
-    some problems)."""
-    have = free_bytes(torch, dev)
-    if not all_agree(torch, dist, dev, have >= need):
-        return None, "no room for fresh inputs on some rank (this one needs %.1f GiB, has %.1f GiB free)" % (
-            need / GIB, have / GIB)
+    from the trial, 70_torchrec its lengths), vary_fixed() with `seed`; or (None, why not)
+    when no two tries fit. Every rank decides alike, since make() may be collective (the
+    checkout makes process groups for some problems)."""
     pool, want = [], shape_of(torch, checked)
     for k in range(TRIES):
         x = make(k)
@@ -196,18 +201,28 @@ def fresh_pool(torch, dist, dev, make, checked, need, seed):
         len(pool), TRIES)
 
 
+def timed_checker(torch, dist, dev, make, checked, out_bytes, compare, clones=0, seed=0, length_seed=0):
+    """What checks the timed calls: a FreshLast, or with `clones` (a count of tuples a side)
+    a CheckedClones. Returns it or None, why none (no room for the two fresh tuples, a copy
+    a side and two outputs of out_bytes; or the shapes change with the trial), and why no
+    CheckedClones where one was asked for and a FreshLast checks instead (no room for its
+    tuples). `seed` is vary_fixed's (the rank's own), `length_seed` the block lengths'
+    (alike on every rank)."""
+    tuple_bytes = nbytes(torch, checked)
+    why = room(torch, dist, dev, 4 * tuple_bytes + 2 * out_bytes + GIB)
+    if why:
+        return None, why, ""
+    pool, why = fresh_pool(torch, dist, dev, make, checked, seed)
+    if pool is None:
+        return None, why, ""
+    if not clones:
+        return FreshLast(torch, pool, compare), "", ""
+    lack = room(torch, dist, dev, 2 * max(clones, 2) * tuple_bytes + 2 * out_bytes + GIB)
+    if lack:
+        return FreshLast(torch, pool, compare), "", lack
+    return CheckedClones(torch, checked, pool, compare, clones, length_seed), "", ""
+
+
 def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
-    """A FreshLast, or (None, why not) (fresh_pool): it needs room for four more argument
-    tuples (the two fresh ones and a copy per side) and two more outputs (of out_bytes
-    each)."""
-    pool, why = fresh_pool(torch, dist, dev, make, checked, 4 * nbytes(torch, checked) + 2 * out_bytes + GIB, seed)
-    return (FreshLast(torch, pool, compare), "") if pool else (None, why)
-
-
-def checked_clones(torch, dist, dev, make, checked, out_bytes, compare, count, seed=0, length_seed=0):
-    """A CheckedClones of `count` tuples a side, or (None, why not) (fresh_pool; `seed` is
-    vary_fixed's, the rank's own): it needs room for the two fresh tuples, the sides'
-    tuples and two more outputs."""
-    need = (2 + 2 * max(count, 2)) * nbytes(torch, checked) + 2 * out_bytes + GIB
-    pool, why = fresh_pool(torch, dist, dev, make, checked, need, seed)
-    return (CheckedClones(torch, checked, pool, compare, count, length_seed), "") if pool else (None, why)
+    """timed_checker's FreshLast, or (None, why not)."""
+    return timed_checker(torch, dist, dev, make, checked, out_bytes, compare, seed=seed)[:2]

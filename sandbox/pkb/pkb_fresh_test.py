@@ -204,8 +204,9 @@ class TimedCallsCheckedOnClones(TimedCallsChecked):
     asserted: the blocks' lengths are drawn.)"""
 
     def make_fresh(self, torch, dist, make):
-        return pkb_fresh.checked_clones(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
-                                        lambda want, got: pkb_compare.compare(torch, want, got, 0, 0), 3, length_seed=5)[0]
+        return pkb_fresh.timed_checker(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
+                                       lambda want, got: pkb_compare.compare(torch, want, got, 0, 0), clones=3,
+                                       length_seed=5)[0]
 
     def test_a_cache_keyed_on_the_input_object_is_caught_once_the_fresh_inputs_change(self):
         self.assertIsNotNone(self.timed_failure(lambda dist: Cheat(dist, "object")))
@@ -261,17 +262,19 @@ class DriverTimedCheck(unittest.TestCase):
         mine, theirs = self.pick("clones", alike=True)[0], self.pick("clones", rank=1, alike=True)[0]
         self.assertNotEqual(mine.sources[1][0].v, theirs.sources[1][0].v)
         # Room for FreshLast's four tuples and two outputs (1 KiB each here, and a GiB
-        # spare), not for the clones' eight tuples and two outputs.
-        fresh, no_clones, _ = self.pick("clones", free_bytes=(1 << 30) + 6 * 1024 + 2 * 1024)
+        # spare), not for the clones' six tuples and two outputs (the stand-in's free
+        # memory does not shrink as the fresh tuples are made).
+        fresh, no_clones, made = self.pick("clones", free_bytes=(1 << 30) + 7 * 1024)
         self.assertIsInstance(fresh, pkb_fresh.FreshLast)
         self.assertIn("no room", no_clones)
+        self.assertEqual(made, [13, 14])  # the fresh tuples made once, for either
 
 
 class CheckedClonesTuples(unittest.TestCase):
     def build(self, count):
         make = lambda k: (T([10.0 * (k + 1), 1.0]), 3 + k)  # noqa: E731
-        return pkb_fresh.checked_clones(Torch(), Dist(), "dev", make, (T([1.0, 2.0]), 3), 4,
-                                        lambda want, got: None, count, length_seed=1)[0]
+        return pkb_fresh.timed_checker(Torch(), Dist(), "dev", make, (T([1.0, 2.0]), 3), 4,
+                                       lambda want, got: None, clones=count, length_seed=1)[0]
 
     def test_every_tuple_changes_contents_every_round_and_keeps_its_tensors(self):
         for count in (1, 2, 3, 4, 7):
