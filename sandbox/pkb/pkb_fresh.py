@@ -4,22 +4,22 @@ checked inputs and checks no timed output).
 
 A solution that computes once and then hands back what it computed passes a check made
 on one call and is timed at next to nothing: one that keys a cache on the input's
-address, shape or object, or that returns its previous output when called again within
-a moment. So each side has its own copy of a whole argument tuple, refilled before each
+address, shape or object, or that returns its previous output when called again within a
+moment. So each side has its own copy of a whole argument tuple, refilled before each
 block from one of two fresh tuples of the checkout's create_input_tensor (trial numbers
 no check uses), the other one each round; the block's last call runs on it, and after
-each round its output is compared with the reference's. The refill
-keeps the copy's addresses, so a cache keyed on them hands back the last round's result,
-and the call before it ran on the checked inputs, so a replay of an earlier call is the
-wrong one. PKB's collectives (problems 1-8) fill their inputs with the rank's number,
-alike for every trial: there the fresh tuples get small random integers instead (any sum
-of them is exact), or a result worked out once, or written down without communicating,
-would still be right. Not caught: a cache keyed on the input's contents, hit within one
-block (the block's calls repeat their inputs, as PKB's do), and a solution that tells the
+each round its output is compared with the reference's. The refill keeps the copy's
+addresses, so a cache keyed on them hands back the last round's result, and the call
+before it ran on the checked inputs, so a replay of an earlier call is the wrong one.
+PKB's collectives (problems 1-8) fill their inputs with the rank's number, alike for
+every trial: there the fresh tuples get small random integers instead (any sum of them
+is exact), or a result worked out once, or written down without communicating, would
+still be right. Not caught: a cache keyed on the input's contents, hit within one block
+(the block's calls repeat their inputs, as PKB's do), and a solution that tells the
 checked call apart (the copy is the only tuple outside the cycling groups, and the only
 whole one) and computes only for it; CheckedClones (the driver's --timed-check clones)
-catches the second. torch comes in as an
-argument (pkb_compare_test.py gives a stand-in). Written for kforge, not taken from PKB."""
+catches the second. torch comes in as an argument (pkb_compare_test.py gives a
+stand-in, which pkb_fresh_test.py uses). Written for kforge, not taken from PKB."""
 
 import random
 
