@@ -151,12 +151,8 @@ class OwnBuffer:
         return self.out
 
 
-class TimedCallsChecked(unittest.TestCase):
-    """time_alternated with a FreshLast: what the last call's check catches."""
-
-    def make_fresh(self, torch, dist, make):
-        return pkb_fresh.fresh_last(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
-                                    lambda want, got: pkb_compare.compare(torch, want, got, 0, 0))[0]
+class TimedChecks:
+    """What both checks of the timed calls must do, whichever make_fresh() gives."""
 
     def timed_failure(self, cand_of, make=lambda k: (T([5.0 + k, 6.0 * k]),)):
         torch, dist = Torch(), Dist()
@@ -168,6 +164,21 @@ class TimedCallsChecked(unittest.TestCase):
 
     def test_a_solution_that_computes_every_call_passes(self):
         self.assertIsNone(self.timed_failure(lambda dist: honest))
+
+    def test_a_solution_that_returns_a_buffer_of_its_own_passes(self):
+        self.assertIsNone(self.timed_failure(lambda dist: OwnBuffer()))
+
+    def test_a_cache_keyed_on_contents_is_not_caught(self):
+        # The documented limit: the block's calls repeat their inputs, as PKB's do.
+        self.assertIsNone(self.timed_failure(lambda dist: Cheat(dist, "contents")))
+
+
+class TimedCallsChecked(TimedChecks, unittest.TestCase):
+    """time_alternated with a FreshLast: what the last call's check catches."""
+
+    def make_fresh(self, torch, dist, make):
+        return pkb_fresh.fresh_last(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
+                                    lambda want, got: pkb_compare.compare(torch, want, got, 0, 0))[0]
 
     def test_a_cache_keyed_on_the_input_object_is_caught_once_the_fresh_inputs_change(self):
         failure = self.timed_failure(lambda dist: Cheat(dist, "object"))
@@ -184,21 +195,14 @@ class TimedCallsChecked(unittest.TestCase):
         self.assertEqual(failure["round"], 0)
         self.assertEqual(self.timed_failure(lambda dist: Cheat(dist, "object"), make=alike)["round"], 1)
 
-    def test_a_cache_keyed_on_contents_is_not_caught(self):
-        # The documented limit: the block's calls repeat their inputs, as PKB's do.
-        self.assertIsNone(self.timed_failure(lambda dist: Cheat(dist, "contents")))
-
     def test_a_solution_that_tells_the_checked_call_apart_is_not_caught(self):
         # The other documented limit: the last call's inputs are the only ones the warmup
         # never used, and every block is as long. CheckedClones catches both (below).
         self.assertIsNone(self.timed_failure(lambda dist: TellsApart()))
         self.assertIsNone(self.timed_failure(lambda dist: CountsCalls(dist)))
 
-    def test_a_solution_that_returns_a_buffer_of_its_own_passes(self):
-        self.assertIsNone(self.timed_failure(lambda dist: OwnBuffer()))
 
-
-class TimedCallsCheckedOnClones(TimedCallsChecked):
+class TimedCallsCheckedOnClones(TimedChecks, unittest.TestCase):
     """The same candidates under a CheckedClones (--timed-check clones): the same catches,
     and the solution that tells the checked call apart. (Which round catches one is not
     asserted: the blocks' lengths are drawn.)"""
@@ -208,19 +212,16 @@ class TimedCallsCheckedOnClones(TimedCallsChecked):
                                        lambda want, got: pkb_compare.compare(torch, want, got, 0, 0), clones=3,
                                        length_seed=5)[0]
 
-    def test_a_cache_keyed_on_the_input_object_is_caught_once_the_fresh_inputs_change(self):
+    def test_a_cache_keyed_on_the_input_object_is_caught(self):
         self.assertIsNotNone(self.timed_failure(lambda dist: Cheat(dist, "object")))
 
-    def test_a_replay_of_the_first_call_of_a_block_is_caught_in_the_first_round(self):
+    def test_a_replay_of_the_first_call_of_a_block_is_caught(self):
         self.assertIsNotNone(self.timed_failure(lambda dist: Cheat(dist, "replay")))
 
     def test_an_answer_written_down_for_inputs_alike_in_every_trial_is_caught(self):
         alike = lambda k: (T([1.0, 2.0]),)  # noqa: E731
         self.assertIsNone(self.timed_failure(lambda dist: honest, make=alike))
         self.assertIsNotNone(self.timed_failure(lambda dist: lambda x: T([3.0]), make=alike))
-
-    def test_a_solution_that_tells_the_checked_call_apart_is_not_caught(self):
-        pass  # replaced by the test below
 
     def test_a_solution_that_tells_the_checked_call_apart_is_caught(self):
         self.assertIsNotNone(self.timed_failure(lambda dist: TellsApart()))

@@ -16,9 +16,8 @@ def input_groups(torch, x, l2_bytes):
     themselves, not a clone as in PKB: kforge holds the reference's inputs and the
     candidate's in one job, and a clone of each would double that (problem 68's first
     tensor is 53 GiB on the H200)."""
-    idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
-    groups = group_count(torch, x, l2_bytes)
-    if idx is None or groups == 1:
+    idx, groups = first_tensor(torch, x), group_count(torch, x, l2_bytes)
+    if groups == 1:
         return [tuple(x)]
     out = []
     for _ in range(groups):
@@ -28,9 +27,14 @@ def input_groups(torch, x, l2_bytes):
     return out
 
 
+def first_tensor(torch, x):
+    """The index of x's first tensor argument, or None."""
+    return next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
+
+
 def group_count(torch, x, l2_bytes):
-    """How many input groups input_groups makes of x."""
-    idx = next((i for i, a in enumerate(x) if isinstance(a, torch.Tensor)), None)
+    """How many input groups input_groups makes of x (one where x has no tensor)."""
+    idx = first_tensor(torch, x)
     if idx is None:
         return 1
     nbytes = x[idx].element_size() * x[idx].numel()
