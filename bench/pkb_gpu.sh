@@ -23,9 +23,10 @@
 #  7. cheats: bench/pkb_parity.py --cheats on bench/pkb_tamper's cheats of problems CHEATS
 #     (default 1), one trial: what PKB's run_local.py says of them beside kforge.
 #  8. clones: --timed-check clones (pkb_fresh.CheckedClones): bench/pkb_tamper's cheats,
-#     one trial each, then the hand-written solutions of SPREAD, five trials, under last
-#     and clones in turn: what the stronger check catches, and whether it moves speedups.
-# PARTS="p1 refs overhead parity spread tamper cheats clones" picks the parts; FROM=N starts part 2 at problem N,
+#     one trial each: what the stronger check catches.
+#  9. modes: the hand-written solutions of SPREAD, five trials, under --timed-check last
+#     and clones in turn: whether the stronger check moves speedups.
+# PARTS="p1 refs overhead parity spread tamper cheats clones modes" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun).
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
@@ -151,7 +152,7 @@ echo "== cheats: PKB's run_local.py and kforge's evaluator on bench/pkb_tamper's
 fi
 
 if [[ "$parts" == *" clones "* ]]; then
-echo "== --timed-check clones: the cheats, then the solutions under last and clones in turn"
+echo "== --timed-check clones: the cheats"
 for f in bench/pkb_tamper/[0-9]*_*.py; do
   t0=$(date +%s.%N)
   stem=$(basename "$f" .py)
@@ -159,6 +160,10 @@ for f in bench/pkb_tamper/[0-9]*_*.py; do
     >"$out/pkb/clones-$stem.json" 2>"$out/pkb/clones-$stem.err"
   summary "$out/pkb/clones-$stem.json" "clones: kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
 done
+fi
+
+if [[ "$parts" == *" modes "* ]]; then
+echo "== --timed-check last and clones in turn: the hand-written solutions, five trials"
 for p in ${SPREAD:-1 3 13 18}; do
   f=$(ls bench/pkb_solutions/${p}_*_cuda.py | head -1)
   for mode in last clones; do
