@@ -4,9 +4,10 @@ reference and the candidate, every trial, on the inputs PKB makes (the checkout'
 utils.input_output_tensors.create_input_tensor, fresh per trial), compares every rank's
 outputs as PKB does (a cast to float32, atol/rtol 1e-2 by default; kforge also requires
 equal dtypes, and that an input the reference leaves as it is the candidate leaves too:
-pkb_compare.py), and times them as PKB does (500 warmup calls, then calls back to back
-through input groups that defeat the L2, CUDA events, the mean per call; PKB's 100 calls,
-or as many as fill --min-ms where those are shorter), alternated in rounds so that both
+pkb_compare.py), and times them as PKB does (500 warmup calls, or --warmup-s seconds of
+them where those are slow; then calls back to back through input groups that defeat the
+L2, CUDA events, the mean per call; PKB's 100 calls, or as many as fill --min-ms where
+those are shorter), alternated in rounds so that both
 see the same machine, the last call of each block on fresh inputs and its output checked
 (pkb_fresh.py; --timed-check clones: every call on whole tuples refilled each block,
 blocks of drawn lengths). A trial's times are the medians of its rounds' means on the
@@ -21,7 +22,7 @@ before it believes that. Each rank writes
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
-  --out DIR [--trials 5 --warmup 500 --iters 100 --min-ms 200 --atol 1e-2 --rtol 1e-2
+  --out DIR [--trials 5 --warmup 500 --warmup-s 10 --iters 100 --min-ms 200 --atol 1e-2 --rtol 1e-2
   --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR --timed-check last|clones] [--probe]
 With --nproc it starts the ranks itself (see launch()); without, it is one rank under
 torchrun (RANK and WORLD_SIZE from the environment).
@@ -67,6 +68,9 @@ def parse_args(argv=None):
     p.add_argument("--nproc", type=int, default=0, help="start this many ranks (else: a rank under torchrun)")
     p.add_argument("--probe", action="store_true",
                    help="check the setup alone (no candidate), write <out>/probe.json, and exit")
+    p.add_argument("--warmup-s", type=float, default=10.0,
+                   help="warm each side up for --warmup calls or this many seconds, whichever ends first "
+                   "(0: PKB's count alone)")
     p.add_argument("--min-ms", type=float, default=200.0,
                    help="at least this long per side and trial: more calls than --iters where one is short")
     p.add_argument("--timed-check", choices=("last", "clones"), default="last",
@@ -265,6 +269,15 @@ def timed_failure(watched, fresh, trial):
     return failure
 
 
+def short_warmup(made, asked, seconds):
+    """Why a trial's warmup made fewer calls than asked (pkb_timing.warm_up), for the person
+    comparing with PKB's 500; "" when it made them all."""
+    if min(made) >= asked:
+        return ""
+    return "%d and %d of %d warmup calls (reference, candidate): --warmup-s %g reached" % (
+        made[0], made[1], asked, seconds)
+
+
 def run(args, rep, rank, world):
     ctx = start(args, rep, rank, world)
     if ctx is None:
@@ -292,16 +305,18 @@ def run(args, rep, rank, world):
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
         clones = isinstance(fresh, pkb_fresh.CheckedClones)  # its own tuples replace the groups
-        ref_ms, cand_ms, ratios, speedup, calls = time_alternated(
+        timing = time_alternated(
             torch, dist, dev, (ref_fn, None if clones else input_groups(torch, ref_x, l2)),
             (cand_fn, None if clones else input_groups(torch, cand_x, l2)),
-            warm, args.iters, args.min_ms, dropped=dropped, fresh=fresh)
+            warm, args.iters, args.min_ms, dropped=dropped, fresh=fresh, warmup_s=args.warmup_s)
         if stop_if(torch, dist, dev, rep, timed_failure(watched, fresh, trial)):
             return False
         fresh = None  # its tuples' memory is the next trial's
-        rep.data["trials"].append({"trial": trial, "ref_ms": ref_ms, "cand_ms": cand_ms, "speedup": speedup,
-                                   "calls": calls, "round_speedups": [round(r, 4) for r in ratios],
-                                   "unchecked": unchecked, "no_clones": no_clones})
+        rep.data["trials"].append({"trial": trial, "ref_ms": timing.ref_ms, "cand_ms": timing.cand_ms,
+                                   "speedup": timing.speedup, "calls": timing.calls,
+                                   "round_speedups": [round(r, 4) for r in timing.ratios],
+                                   "unchecked": unchecked, "no_clones": no_clones,
+                                   "short_warmup": short_warmup(timing.warmup, warm, args.warmup_s)})
     rep.finish("correct")
     dist.barrier()
     dist.destroy_process_group()

@@ -41,7 +41,7 @@ class Torch:
     when an event of the current stream is."""
 
     Tensor = Tensor
-    float64 = int64 = int32 = "dtype"
+    float64, int64, int32 = "float64", "int64", "int32"
 
     def __init__(self):
         self.now_ms = self.pending_ms = 0.0
@@ -70,7 +70,9 @@ class Torch:
         self.cuda = Cuda
 
     def tensor(self, values, device=None, dtype=None):
-        return Tensor(values=values)
+        t = Tensor(values=values)
+        t.dtype = dtype
+        return t
 
 
 class Dist:
@@ -173,7 +175,7 @@ class TimeAlternated(unittest.TestCase):
         return result, log
 
     def test_paired_rounds_cancel_a_shift_of_the_clocks(self):
-        (ref, cand, ratios, speedup, calls), _ = self.run_timing(Dist(), shifting_clocks=True)
+        (ref, cand, ratios, speedup, calls, _), _ = self.run_timing(Dist(), shifting_clocks=True)
         self.assertEqual(calls, 100)
         self.assertEqual(len(ratios), 10)
         for r in ratios:
@@ -189,16 +191,15 @@ class TimeAlternated(unittest.TestCase):
         def off_stream(*args):  # 1 ms a call, launched on a side stream and not joined
             torch.pending_ms += 1.0
 
-        _, _, _, speedup, _ = pkb_timing.time_alternated(torch, Dist(), "dev", (costly(torch, 2.0, []), [()]),
-                                                         (off_stream, [()]), warmup=3, iters=100, min_ms=0,
-                                                         rounds=10)
-        self.assertAlmostEqual(speedup, 2.0)
+        timing = pkb_timing.time_alternated(torch, Dist(), "dev", (costly(torch, 2.0, []), [()]),
+                                            (off_stream, [()]), warmup=3, iters=100, min_ms=0, rounds=10)
+        self.assertAlmostEqual(timing.speedup, 2.0)
 
     def test_the_slowest_rank_sets_each_round(self):
         # Another rank whose candidate took 4 ms a call in every round: the candidate's time
         # and every round's speedup are that rank's.
         other = [[1.0] * 10, [4.0] * 10]
-        (ref, cand, ratios, speedup, _), _ = self.run_timing(Dist(other=other))
+        (ref, cand, ratios, speedup, _, _), _ = self.run_timing(Dist(other=other))
         self.assertAlmostEqual(ref, 2.0)
         self.assertAlmostEqual(cand, 4.0)
         self.assertAlmostEqual(speedup, 0.5)
@@ -210,6 +211,41 @@ class TimeAlternated(unittest.TestCase):
         self.assertTrue(timed)
         self.assertFalse(any(timed))
         self.assertTrue(gc.isenabled())
+
+
+class LateRank(Dist):
+    """A world whose other rank's warmup time is always up (warm_up's int32 flag)."""
+
+    def all_reduce(self, t, op=None):
+        if getattr(t, "dtype", None) == "int32" and op == self.ReduceOp.MAX:
+            t.values = [1]
+
+
+class WarmUp(unittest.TestCase):
+    """PKB's 500 warmup calls, or fewer where they would take longer than warmup_s."""
+
+    def warmed(self, call_ms, warmup_s, dist=None):
+        torch = Torch()
+        timing = pkb_timing.time_alternated(torch, dist or Dist(), "dev", (costly(torch, call_ms, []), [()]),
+                                            (costly(torch, call_ms / 2, []), [()]), warmup=500, iters=10,
+                                            min_ms=0, rounds=2, warmup_s=warmup_s,
+                                            clock=lambda: torch.now_ms / 1000)
+        return timing.warmup
+
+    def test_slow_calls_stop_at_the_first_look_past_the_time(self):
+        # 112 ms calls (48_fsdp_and_tp's), looked at every 10: 50 calls reach 5.6 s; the
+        # candidate's 56 ms ones take 90 calls to pass 5 s.
+        self.assertEqual(self.warmed(112.0, 5.0), [50, 90])
+
+    def test_fast_calls_make_all_of_pkbs_count(self):
+        self.assertEqual(self.warmed(0.04, 5.0), [500, 500])
+
+    def test_no_limit_makes_the_whole_count_however_slow(self):
+        self.assertEqual(self.warmed(112.0, 0), [500, 500])
+
+    def test_a_rank_whose_time_is_up_stops_every_rank(self):
+        # Each call may be a collective: this rank stops where the other did.
+        self.assertEqual(self.warmed(0.04, 5.0, LateRank()), [10, 10])
 
 
 class FreeingDroppedGroups(unittest.TestCase):

@@ -3,9 +3,18 @@ back through input groups that defeat the L2, CUDA events, the mean per call), t
 reference and the candidate alternated in rounds, and the process groups the calls make
 and drop destroyed between blocks. torch and torch.distributed come in as arguments, so
 that pkb_eval_test.py can time a stand-in. Written for kforge, not taken from PKB."""
+import collections
 import gc
 import statistics
 import sys
+import time
+
+# What time_alternated finds: the slowest rank's ms per call of each side (the median over
+# the rounds), each round's speedup (of the slowest rank's blocks), their median, the
+# timed calls made of each side, and the warmup calls made of each.
+Timing = collections.namedtuple("Timing", "ref_ms cand_ms ratios speedup calls warmup")
+
+WARMUP_CHECK = 10  # warmup calls between two looks at the clock
 
 
 def input_groups(torch, x, l2_bytes):
@@ -125,13 +134,39 @@ def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
     return int(count.item())
 
 
-def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None, fresh=None):
+def any_rank(torch, dist, dev, flag):
+    """True when this rank or any other says so (every rank decides alike)."""
+    t = torch.tensor([1 if flag else 0], device=dev, dtype=torch.int32)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return int(t.item()) != 0
+
+
+def warm_up(torch, dist, dev, fn, groups, calls, seconds, free, clock=time.monotonic):
+    """PKB's `calls` warmup calls, or fewer once `seconds` have passed (0: no limit). PKB
+    warms up for a count whatever a call costs: 500 calls of 48_fsdp_and_tp's are over a
+    minute a side, most of an eval, where clocks and caches settle within a second. Every
+    WARMUP_CHECK calls the device is let finish and the clock read (a host that only
+    launches is ahead of it); the ranks stop together, when any rank's time is up, since
+    each call may be a collective. Returns the calls made."""
+    deadline = clock() + seconds
+    for i in range(calls):
+        fn(*groups[i % len(groups)])
+        free()
+        if seconds > 0 and (i + 1) % WARMUP_CHECK == 0 and i + 1 < calls:
+            torch.cuda.synchronize()
+            if any_rank(torch, dist, dev, clock() >= deadline):
+                return i + 1
+    return calls
+
+
+def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None, fresh=None,
+                    warmup_s=0.0, clock=time.monotonic):
     """The reference and the candidate, each given as (fn, input groups), timed as PKB
     times one (calls back to back, inputs cycling through the groups, CUDA events around
     them, the mean per call) but in `rounds` alternated blocks, which of the two goes
-    first swapped every round, so that both see the same clocks and neighbours. Returns
-    the slowest rank's ms per call of each (the median over the rounds), each round's
-    speedup (of the slowest rank's blocks), their median, and the calls made of each.
+    first swapped every round, so that both see the same clocks and neighbours. Each side
+    is first warmed up with `warmup` calls, or as many as fit in `warmup_s` (warm_up).
+    Returns a Timing.
     `dropped` (a DroppedGroups) frees the groups the calls dropped, after each call of the
     warmup and after each block. `fresh` (a pkb_fresh.FreshLast) gives each block's last
     call its arguments and is given both sides' last outputs after each round; a
@@ -141,10 +176,7 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     clones = fresh is not None and hasattr(fresh, "groups")
     if clones:  # the warmup's calls on the same tuples as the blocks', so no address is new
         ref, cand = (ref[0], fresh.groups("ref", -1)), (cand[0], fresh.groups("cand", -1))
-    for fn, groups in (ref, cand):
-        for i in range(warmup):
-            fn(*groups[i % len(groups)])
-            free()
+    warmed = [warm_up(torch, dist, dev, fn, groups, warmup, warmup_s, free, clock) for fn, groups in (ref, cand)]
     torch.cuda.synchronize()
     iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
     free()
@@ -192,4 +224,4 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     # cancels in each.
     ratios = [r / c for r, c in zip(ref_ms, cand_ms) if c > 0]
     speedup = statistics.median(ratios) if ratios else 0.0
-    return statistics.median(ref_ms), statistics.median(cand_ms), ratios, speedup, done["cand"]
+    return Timing(statistics.median(ref_ms), statistics.median(cand_ms), ratios, speedup, done["cand"], warmed)

@@ -43,6 +43,7 @@ void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
   if (o.no_time) spec->iters = 0, spec->warmup = 0;
   spec->python = o.python;
   if (!o.timed_check.empty()) spec->timed_check = o.timed_check;
+  if (o.warmup_s >= 0) spec->warmup_s = o.warmup_s;
 }
 
 int cmd_pkb_problems(const ProblemsArgs& a) {

@@ -61,7 +61,8 @@ TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") 
   CHECK(none.output.find("'99'") != std::string::npos);
 }
 
-TEST_CASE("pkb cli: --timed-check reaches the driver; kforge's own problems refuse it") {
+TEST_CASE(
+    "pkb cli: --timed-check and --warmup-s reach the driver; kforge's own problems refuse them") {
   pkb::test::FakeCheckout f;
   f.write("solution.py", "def solution(x):\n    return x\n");
   // The stand-in prints its arguments (the verdict's log shows them) and reports a crash.
@@ -81,15 +82,20 @@ TEST_CASE("pkb cli: --timed-check reaches the driver; kforge's own problems refu
                                    f.root + "/solution.py"};
   auto r = kforge(eval, f.root + "/runs");
   CHECK_MESSAGE(r.output.find("--timed-check last ") != std::string::npos, r.output);  // default
-  eval.insert(eval.begin() + 1, {"--timed-check", "clones"});
+  CHECK_MESSAGE(r.output.find("--warmup-s 10 ") != std::string::npos, r.output);
+  eval.insert(eval.begin() + 1, {"--timed-check", "clones", "--warmup-s", "0"});
   r = kforge(eval, f.root + "/runs");
   CHECK_MESSAGE(r.output.find("--timed-check clones ") != std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find("--warmup-s 0 ") != std::string::npos, r.output);
   kforge_run::Run native =
       kforge_run::kforge("eval all_reduce --backend host --timed-check clones");
   CHECK(native.code == 2);
   CHECK(native.out.find("--timed-check clones") != std::string::npos);
   CHECK(native.out.find("drop it") != std::string::npos);
   CHECK(kforge_run::kforge("eval all_reduce --timed-check first").code == 2);
+  kforge_run::Run warm = kforge_run::kforge("eval all_reduce --backend host --warmup-s 3");
+  CHECK(warm.code == 2);
+  CHECK(warm.out.find("--warmup-s 3: it limits") != std::string::npos);
 }
 
 TEST_CASE("pkb cli: tune refuses --suite, saying which commands take it; sweep wants a model") {

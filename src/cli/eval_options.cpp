@@ -54,6 +54,11 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                   "measured against PKB's speedups)")
       ->check(CLI::IsMember({"last", "clones"}))
       ->group(g);
+  app->add_option("--warmup-s", o->warmup_s,
+                  "pkb: the warm-up ends after this many seconds a side where PKB's 500 calls "
+                  "take longer (default 10; 0: all of them, however long)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(g);
   app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
       ->group(g);
 }
@@ -83,6 +88,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
     a.insert(a.end(), {"--suite", o.suite});
   if (!o.python.empty()) a.insert(a.end(), {"--python", o.python});
   if (!o.timed_check.empty()) a.insert(a.end(), {"--timed-check", o.timed_check});
+  if (o.warmup_s != d.warmup_s) a.insert(a.end(), {"--warmup-s", num(o.warmup_s)});
   return a;
 }
 
@@ -98,6 +104,12 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
                    ": it picks how a ParallelKernelBench problem's timed calls are checked "
                    "(--suite pkb:PATH); kforge's own problems check timed samples on fresh "
                    "inputs of their own: drop it",
+            false);
+  if (o.warmup_s >= 0)
+    return (*err = fmt::format("--warmup-s {}: it limits a ParallelKernelBench problem's warm-up "
+                               "(--suite pkb:PATH); kforge's own problems warm up for --warmup "
+                               "calls: drop it",
+                               o.warmup_s),
             false);
   std::vector<std::string> overrides;
   for (const std::string& p : params) {

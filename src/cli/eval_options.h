@@ -32,6 +32,7 @@ struct EvalOptions {
   std::string python;  // pkb: the python3 with torch (default $KF_PYTHON, else PATH's)
   // pkb: how the timed calls are checked, last or clones ("": last; sandbox/pkb/pkb_fresh.py)
   std::string timed_check;
+  double warmup_s = -1;  // pkb: the warmup's limit in seconds a side (-1: the default, 10)
 };
 
 // Whether --suite names a ParallelKernelBench checkout (pkb:PATH, PATH not empty).

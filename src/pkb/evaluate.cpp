@@ -49,6 +49,9 @@ struct RankTrial {
   // Why --timed-check clones, asked for, was not had (no room), the default checking
   // instead; "" otherwise.
   std::string no_clones;
+  // How many of the warmup calls asked for were made, where --warmup-s ended them; "" when
+  // all were (sandbox/pkb/pkb_timing.py: warm_up).
+  std::string short_warmup;
 };
 
 // What the driver (sandbox/pkb/pkb_eval.py) writes as <work_dir>/rank<R>.json.
@@ -66,7 +69,7 @@ struct RankReport {
   std::vector<RankTrial> trials;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_ms, speedup,
-                                                unchecked, no_clones)
+                                                unchecked, no_clones, short_warmup)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, python, tensor,
                                                 trial, max_abs, bad, total, changed, trials)
 
@@ -134,15 +137,41 @@ void add_rank(const EvalSpec& spec, const RankReport& j, int rank, sandbox::Verd
   }
 }
 
+// "trial N: why" of the first trial, on any rank, whose `field` gives a reason; "" when none.
+std::string first_reason(const std::vector<RankReport>& ranks, std::string RankTrial::*field) {
+  for (size_t t = 0;; ++t) {
+    bool any = false;
+    for (const RankReport& j : ranks) {
+      if (t >= j.trials.size()) continue;
+      any = true;
+      if (!(j.trials[t].*field).empty())
+        return fmt::format("trial {}: {}", j.trials[t].trial, j.trials[t].*field);
+    }
+    if (!any) return "";
+  }
+}
+
+// What the person comparing with PKB must know of how the trials were timed, said once
+// each, to the person only (a model told that timed outputs went unchecked would know what
+// it could get away with): outputs left unchecked, clones asked for and not had, a warmup
+// cut short.
+void add_trial_notes(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
+  if (std::string why = first_reason(ranks, &RankTrial::unchecked); !why.empty())
+    v->harness_notes.push_back("the timed calls' outputs were not checked on fresh inputs (" + why +
+                               "): the speedup is as trustworthy as PKB's own, which checks none");
+  if (std::string why = first_reason(ranks, &RankTrial::no_clones); !why.empty())
+    v->harness_notes.push_back("--timed-check clones could not be had (" + why +
+                               "): the timed calls were checked as with --timed-check last");
+  if (std::string why = first_reason(ranks, &RankTrial::short_warmup); !why.empty())
+    v->harness_notes.push_back("the warm-up made fewer calls than PKB's (" + why +
+                               "); --warmup-s 0 makes all of them, however long they take");
+}
+
 // The times of a correct run: per trial the slowest rank's medians; their medians. The
 // speedup: the median of the trials' own (the driver's median of paired rounds, the same
-// on every rank), or, from a driver that gives none, the ratio of the medians. A trial
-// whose timed outputs went unchecked, or checked the default way where clones were asked
-// for, is said once, to the person (a model told that would know what it could get away
-// with).
+// on every rank), or, from a driver that gives none, the ratio of the medians.
 void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
   std::vector<double> ref, cand, speedups;
-  std::string unchecked, no_clones;
   for (size_t t = 0;; ++t) {
     double r = 0, c = 0, s = -1;
     bool any = false;
@@ -152,23 +181,13 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
       r = std::max(r, j.trials[t].ref_ms);
       c = std::max(c, j.trials[t].cand_ms);
       s = std::max(s, j.trials[t].speedup);
-      if (unchecked.empty() && !j.trials[t].unchecked.empty())
-        unchecked = fmt::format("trial {}: {}", j.trials[t].trial, j.trials[t].unchecked);
-      if (no_clones.empty() && !j.trials[t].no_clones.empty())
-        no_clones = fmt::format("trial {}: {}", j.trials[t].trial, j.trials[t].no_clones);
     }
     if (!any) break;
     ref.push_back(r), cand.push_back(c);
     if (s > 0) speedups.push_back(s);
   }
   if (cand.empty()) return;
-  if (!unchecked.empty())
-    v->harness_notes.push_back("the timed calls' outputs were not checked on fresh inputs (" +
-                               unchecked +
-                               "): the speedup is as trustworthy as PKB's own, which checks none");
-  if (!no_clones.empty())
-    v->harness_notes.push_back("--timed-check clones could not be had (" + no_clones +
-                               "): the timed calls were checked as with --timed-check last");
+  add_trial_notes(ranks, v);
   v->timed = true;
   v->baseline_time = stats_of(ref);
   v->candidate_time = stats_of(cand);

@@ -76,7 +76,7 @@ TEST_CASE("pkb eval: the job's command, KF_PYTHON overriding the default") {
   for (auto& s : a) line += s + " ";
   CHECK(line.find("--problem-id 16 ") != std::string::npos);
   CHECK(line.find("--atol 0.01 --rtol 0.01 ") != std::string::npos);
-  CHECK(line.find("--trials 5 --warmup 500 --iters 100 ") != std::string::npos);  // PKB's
+  CHECK(line.find("--trials 5 --warmup 500 --warmup-s 10 --iters 100 ") != std::string::npos);
   CHECK(line.find("--timed-check last ") != std::string::npos);
   CHECK(pkb::job_argv(x.spec)[0] == "python3");
 }
@@ -107,20 +107,24 @@ TEST_CASE("pkb eval: the trials' own speedups (paired rounds) win over the ratio
 }
 
 TEST_CASE(
-    "pkb eval: timed outputs left unchecked, or clones not had, are said to the person only") {
+    "pkb eval: timed outputs left unchecked, clones not had, a short warmup are said to the "
+    "person only") {
   Fixture x(
       "echo '{\"rank\":0,\"status\":\"correct\",\"trials\":["
-      "{\"trial\":0,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"\"},"
+      "{\"trial\":0,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"\","
+      "\"short_warmup\":\"50 and 90 of 500\"},"
       "{\"trial\":1,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"no room\"},"
       "{\"trial\":2,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"no_clones\":\"no room for 9\"}]}'"
       " > $out/rank0.json",
       1);
   auto v = x.run();
   CHECK(v.status == sandbox::Status::correct);
-  REQUIRE(v.harness_notes.size() == 2);
+  REQUIRE(v.harness_notes.size() == 3);
   CHECK(v.harness_notes[0].find("not checked on fresh inputs (trial 1: no room)") !=
         std::string::npos);
   CHECK(v.harness_notes[1].find("clones could not be had (trial 2: no room for 9)") !=
+        std::string::npos);
+  CHECK(v.harness_notes[2].find("(trial 0: 50 and 90 of 500); --warmup-s 0 makes all") !=
         std::string::npos);
   CHECK(v.notes.empty());  // the model's feedback prints these
   CHECK(sandbox::render_text(v).find("trial 1: no room") != std::string::npos);

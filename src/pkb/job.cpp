@@ -89,6 +89,7 @@ std::vector<std::string> job_argv(const EvalSpec& s) {
           "--out",         s.work_dir,
           "--trials",      std::to_string(s.trials),
           "--warmup",      std::to_string(s.warmup),
+          "--warmup-s",    fmt::format("{}", s.warmup_s),
           "--iters",       std::to_string(s.iters),
           "--atol",        fmt::format("{}", s.atol),
           "--rtol",        fmt::format("{}", s.rtol),
