@@ -27,7 +27,7 @@
 #  9. modes: the hand-written solutions of SPREAD, five trials, under --timed-check last
 #     and clones in turn: whether the stronger check moves speedups.
 # PARTS="p1 refs overhead parity spread tamper cheats clones modes" picks the parts; FROM=N starts part 2 at problem N,
-# ONLY="48 68" runs only those problems in it (a rerun).
+# ONLY="48 68" runs only those problems in it (a rerun), TIMED_CHECK=clones checks its timed calls so.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
 pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
@@ -56,7 +56,8 @@ except Exception:
 line = f"{label:<44} {v['status']:<13} wall {float(wall):6.1f}s  speedup {v.get('speedup', 0):.3f}"
 dirs = sorted(glob.glob(os.path.join(evals, "*")), key=os.path.getmtime)
 try:
-    trials = json.load(open(os.path.join(dirs[-1], "rank0.json")))["trials"]
+    rank0 = json.load(open(os.path.join(dirs[-1], "rank0.json")))
+    trials = rank0["trials"]
     s = [t.get("speedup") or t["ref_ms"] / t["cand_ms"] for t in trials if t.get("cand_ms")]
     if len(s) > 1:
         line += f"  per trial {min(s):.3f}-{max(s):.3f} (spread {100 * (max(s) - min(s)) / statistics.median(s):.1f}%)"
@@ -70,6 +71,14 @@ try:
         line += "  trials " + " ".join(f"{x:.3f}" for x in s)
         if rounds:
             line += " (rounds p10-p90 " + " ".join(rounds) + ")"
+        # Where the driver's time went: seconds per phase, a trial's phases summed over
+        # the trials (the wall also holds kforge's start and python's before the driver's).
+        marks, spent = rank0.get("timeline", []), {}
+        for (name, at), (_, nxt) in zip(marks, marks[1:]):
+            kind = name.split(" trial ")[0]
+            spent[kind] = spent.get(kind, 0) + nxt - at
+        if marks:
+            line += "  driver s: " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) + f" (of {marks[-1][1]:.1f})"
 except Exception:
     pass
 print(line + "  " + v.get("summary", "").splitlines()[0][:120])
@@ -177,13 +186,13 @@ fi
 
 [[ "$parts" == *" refs "* ]] || exit 0
 echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
-export K pkb out REF_S="${REF_S:-180}"
+export K pkb out REF_S="${REF_S:-180}" TIMED_CHECK="${TIMED_CHECK:-last}"
 t0=$(date +%s)
 ls "$pkb"/reference/[0-9]*_*.py | sort -V |
   awk -F/ -v from="${FROM:-1}" -v only=" ${ONLY:-} " '{ split($NF, a, "_"); if (a[1] + 0 >= from && (only == "  " || index(only, " " a[1] " "))) print }' |
   timeout "${PART2_S:-300}" xargs -P "${JOBS:-4}" -I{} sh -c '
     f={}; stem=$(basename "$f" .py)
-    timeout "$REF_S" "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --json \
+    timeout "$REF_S" "$K" eval --suite "pkb:$pkb" "$stem" "$f" --world 1 --trials 1 --timed-check "$TIMED_CHECK" --json \
       >"$out/pkb/ref-$stem.json" 2>"$out/pkb/ref-$stem.err"'
 echo "part 2 took $(( $(date +%s) - t0 )) s"
 python3 - "$out/pkb" "$pkb" <<'PY'
