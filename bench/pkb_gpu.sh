@@ -26,7 +26,11 @@
 #     one trial each: what the stronger check catches.
 #  9. modes: the hand-written solutions of SPREAD, five trials, under --timed-check last
 #     and clones in turn: whether the stronger check moves speedups.
-# PARTS="p1 refs overhead parity spread tamper cheats clones modes" picks the parts; FROM=N starts part 2 at problem N,
+# 10. rounds: the driver alone (sandbox/pkb/pkb_eval.py, no kforge around it) on the
+#     hand-written solutions of SPREAD, five trials, with each count of ROUNDS (default
+#     "20 40") in turn, twice: whether more rounds a trial narrow the per-trial spread,
+#     and what they cost (the driver's own seconds).
+# PARTS="p1 refs overhead parity spread tamper cheats clones modes rounds" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun), TIMED_CHECK=clones checks its timed calls so.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
@@ -180,6 +184,34 @@ for p in ${SPREAD:-1 3 13 18}; do
     "$K" eval --suite "pkb:$pkb" "$p" "$f" --world 1 --timed-check $mode --json \
       >"$out/pkb/mode-$p-$mode.json" 2>"$out/pkb/mode-$p-$mode.err"
     summary "$out/pkb/mode-$p-$mode.json" "$mode: kforge eval $(basename "$f")" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
+  done
+done
+fi
+
+if [[ "$parts" == *" rounds "* ]]; then
+echo "== rounds a trial: the driver alone, five trials, twice for each count"
+for p in ${SPREAD:-1 3 13 18}; do
+  f=$(ls bench/pkb_solutions/${p}_*_cuda.py | head -1)
+  ref=$(ls "$pkb"/reference/${p}_*.py | head -1)
+  for i in 1 2; do
+    for r in ${ROUNDS:-20 40}; do
+      d="$out/pkb/rounds-$p-$r-$i"
+      "$py" sandbox/pkb/pkb_eval.py --nproc 1 --pkb "$pkb" --problem-id "$p" --reference "$ref" \
+        --solution "$f" --out "$d" --rounds "$r" --ext-cache "$out/pkb/ext" >"$d.log" 2>&1
+      python3 - "$d/rank0.json" "$(basename "$f") rounds $r #$i" <<'PY'
+import json, statistics, sys
+try:
+    rank0 = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(print(f"BAD {sys.argv[2]}: no report ({e})"))
+s = [t["speedup"] for t in rank0["trials"]]
+if not s:
+    sys.exit(print(f"{sys.argv[2]:<40} {rank0['status']}: {rank0.get('message', '')[:200]}"))
+spread = 100 * (max(s) - min(s)) / statistics.median(s)
+print(f"{sys.argv[2]:<40} {rank0['status']:<8} speedup {statistics.median(s):.3f}  trials "
+      + " ".join(f"{x:.3f}" for x in s) + f"  spread {spread:.1f}%  driver {rank0['timeline'][-1][1]:.1f} s")
+PY
+    done
   done
 done
 fi

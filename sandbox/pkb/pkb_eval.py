@@ -22,8 +22,9 @@ before it believes that. Each rank writes
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
-  --out DIR [--trials 5 --warmup 500 --warmup-s 10 --iters 100 --min-ms 200 --atol 1e-2 --rtol 1e-2
-  --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR --timed-check last|clones] [--probe]
+  --out DIR [--trials 5 --warmup 500 --warmup-s 10 --iters 100 --min-ms 200 --rounds 20
+  --atol 1e-2 --rtol 1e-2 --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR
+  --timed-check last|clones] [--probe]
 With --nproc it starts the ranks itself (see launch()); without, it is one rank under
 torchrun (RANK and WORLD_SIZE from the environment).
 """
@@ -71,6 +72,8 @@ def parse_args(argv=None):
     p.add_argument("--warmup-s", type=float, default=10.0,
                    help="warm each side up for --warmup calls or this many seconds, whichever ends first "
                    "(0: PKB's count alone)")
+    p.add_argument("--rounds", type=int, default=20,
+                   help="alternated rounds a trial: its speedup is the median of theirs")
     p.add_argument("--min-ms", type=float, default=200.0,
                    help="at least this long per side and trial: more calls than --iters where one is short")
     p.add_argument("--timed-check", choices=("last", "clones"), default="last",
@@ -308,7 +311,8 @@ def run(args, rep, rank, world):
         timing = time_alternated(
             torch, dist, dev, (ref_fn, None if clones else input_groups(torch, ref_x, l2)),
             (cand_fn, None if clones else input_groups(torch, cand_x, l2)),
-            warm, args.iters, args.min_ms, dropped=dropped, fresh=fresh, warmup_s=args.warmup_s)
+            warm, args.iters, args.min_ms, rounds=args.rounds, dropped=dropped, fresh=fresh,
+            warmup_s=args.warmup_s)
         if stop_if(torch, dist, dev, rep, timed_failure(watched, fresh, trial)):
             return False
         fresh = None  # its tuples' memory is the next trial's
