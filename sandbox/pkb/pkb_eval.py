@@ -7,10 +7,10 @@ equal dtypes, and that an input the reference leaves as it is the candidate leav
 pkb_compare.py), and times them as PKB does (500 warmup calls, or --warmup-s seconds of
 them where those are slow; then calls back to back through input groups that defeat the
 L2, CUDA events, the mean per call; PKB's 100 calls, or as many as fill --min-ms where
-those are shorter), alternated in rounds so that both
-see the same machine, the last call of each block on fresh inputs and its output checked
-(pkb_fresh.py; --timed-check clones: every call on whole tuples refilled each block,
-blocks of drawn lengths). A trial's times are the medians of its rounds' means on the
+those are shorter), alternated in --rounds rounds so that both see the same machine, the
+last call of each block on fresh inputs and its output checked (pkb_fresh.py;
+--timed-check clones: every call on whole tuples refilled each block, blocks of drawn
+lengths). A trial's times are the medians of its rounds' means on the
 slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Process
 groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
 candidate that replaces what the reference, the check or the timer call is rejected
@@ -79,7 +79,7 @@ def parse_args(argv=None):
     p.add_argument("--timed-check", choices=("last", "clones"), default="last",
                    help="last: each block's last call on fresh inputs of its own (pkb_fresh.FreshLast); "
                    "clones: every call on whole tuples refilled every block, blocks of drawn lengths "
-                   "(pkb_fresh.CheckedClones; to be measured against PKB's speedups first)")
+                   "(pkb_fresh.CheckedClones; not yet run on all 87 references)")
     return p.parse_args(argv)
 
 
