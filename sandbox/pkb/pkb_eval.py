@@ -104,6 +104,12 @@ class Report:
         self.data.setdefault("timeline", []).append([name, round(time.time() - STARTED, 3)])
         write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), name)
 
+    def side(self, key):
+        """Whose calls run now within the phase ("ref" or "cand"), for the watchdog's report
+        of a hang: the phase file only, not the timeline (a timed trial switches 40 times)."""
+        who = {"ref": "the reference's calls", "cand": "the candidate's calls"}[key]
+        write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), "%s (%s)" % (self.data["phase"], who))
+
     def finish(self, status, **fields):
         self.data["status"] = status
         self.data.setdefault("timeline", []).append(["finish", round(time.time() - STARTED, 3)])
@@ -223,11 +229,13 @@ def check_trial(args, rep, ctx, fns, trial, rank, world):
     ref_fn, cand_fn, watched = fns
     rep.phase("check trial %d" % trial)
     ref_x, cand_x = (make_inputs(args, ctx, rank, world, trial) for _ in range(2))
+    rep.side("ref")
     want = ref_fn(*ref_x)
     torch.cuda.synchronize()
     kept = untouched(torch, ref_x, cand_x)
     dist.barrier()
     crashed = None
+    rep.side("cand")
     try:
         got = cand_fn(*cand_x)
         torch.cuda.synchronize()
@@ -312,7 +320,7 @@ def run(args, rep, rank, world):
             torch, dist, dev, (ref_fn, None if clones else input_groups(torch, ref_x, l2)),
             (cand_fn, None if clones else input_groups(torch, cand_x, l2)),
             warm, args.iters, args.min_ms, rounds=args.rounds, dropped=dropped, fresh=fresh,
-            warmup_s=args.warmup_s)
+            warmup_s=args.warmup_s, on_side=rep.side)
         if stop_if(torch, dist, dev, rep, timed_failure(watched, fresh, trial)):
             return False
         fresh = None  # its tuples' memory is the next trial's

@@ -6,9 +6,11 @@ registry. Run by ctest (CMakeLists.txt)."""
 import gc
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pkb_eval  # noqa: E402
 import pkb_timing  # noqa: E402
 
 
@@ -211,6 +213,35 @@ class TimeAlternated(unittest.TestCase):
         self.assertTrue(timed)
         self.assertFalse(any(timed))
         self.assertTrue(gc.isenabled())
+
+
+class WhoseCalls(unittest.TestCase):
+    """A hang's report names the side whose calls ran: the phase file says it."""
+
+    def test_every_switch_of_side_is_told_before_its_calls(self):
+        torch, told, calls = Torch(), [], []
+
+        def side(key):
+            def fn(*args):
+                calls.append((key, told[-1]))
+                torch.now_ms += 1.0
+            return fn
+
+        pkb_timing.time_alternated(torch, Dist(), "dev", (side("ref"), [()]), (side("cand"), [()]), warmup=2,
+                                   iters=8, min_ms=0, rounds=2, on_side=told.append)
+        self.assertTrue(calls)
+        self.assertTrue(all(key == last for key, last in calls))  # no call under the other's name
+        # warmup, sizing, then the rounds (which goes first swapped each round)
+        self.assertEqual(told, ["ref", "cand", "ref", "cand", "ref", "cand", "cand", "ref"])
+
+    def test_the_phase_file_names_the_side_within_the_phase(self):
+        with tempfile.TemporaryDirectory() as out:
+            rep = pkb_eval.Report(out, 0, 1)
+            rep.phase("time trial 2")
+            rep.side("cand")
+            with open(os.path.join(out, "rank0.phase")) as f:
+                self.assertEqual(f.read(), "time trial 2 (the candidate's calls)")
+            self.assertEqual(rep.data["timeline"][-1][0], "time trial 2")  # the timeline: phases only
 
 
 class LateRank(Dist):

@@ -123,11 +123,15 @@ def timed_block(torch, dist, fn, groups, n, start, last=None):
     return begin.elapsed_time(end), out
 
 
-def calls_per_trial(torch, dist, dev, fns, iters, min_ms):
+def calls_per_trial(torch, dist, dev, sides, iters, min_ms, on_side):
     """PKB's `iters` calls, or more where that many take under min_ms (a 40 us operation's
     100 calls are 4 ms, where the clocks' and the launches' jitter is several percent);
-    the same count on every rank, since each call may be a collective."""
-    per_call = max(timed_block(torch, dist, fn, groups, 5, 0)[0] / 5 for fn, groups in fns)
+    the same count on every rank, since each call may be a collective. `sides`: (key, (fn,
+    groups)) pairs."""
+    per_call = 0.0
+    for key, (fn, groups) in sides:
+        on_side(key)
+        per_call = max(per_call, timed_block(torch, dist, fn, groups, 5, 0)[0] / 5)
     n = iters if per_call <= 0 else max(iters, min(int(min_ms / per_call) + 1, 20000))
     count = torch.tensor([n], device=dev, dtype=torch.int64)
     dist.all_reduce(count, op=dist.ReduceOp.MAX)
@@ -160,7 +164,7 @@ def warm_up(torch, dist, dev, fn, groups, calls, seconds, free, clock=time.monot
 
 
 def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=20, dropped=None, fresh=None,
-                    warmup_s=0.0, clock=time.monotonic):
+                    warmup_s=0.0, clock=time.monotonic, on_side=lambda key: None):
     """The reference and the candidate, each given as (fn, input groups), timed as PKB
     times one (calls back to back, inputs cycling through the groups, CUDA events around
     them, the mean per call) but in `rounds` alternated blocks, which of the two goes
@@ -171,14 +175,18 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
     warmup and after each block. `fresh` (a pkb_fresh.FreshLast) gives each block's last
     call its arguments and is given both sides' last outputs after each round; a
     pkb_fresh.CheckedClones instead gives every call its arguments, in place of the input
-    groups, and each round's block length."""
+    groups, and each round's block length. on_side("ref" or "cand") is told whose calls
+    come next, before each side's warmup and block (a hang's report names the side)."""
     free = dropped.free if dropped is not None else (lambda: None)
     clones = fresh is not None and hasattr(fresh, "groups")
     if clones:  # the warmup's calls on the same tuples as the blocks', so no address is new
         ref, cand = (ref[0], fresh.groups("ref", -1)), (cand[0], fresh.groups("cand", -1))
-    warmed = [warm_up(torch, dist, dev, fn, groups, warmup, warmup_s, free, clock) for fn, groups in (ref, cand)]
+    warmed = []
+    for key, (fn, groups) in (("ref", ref), ("cand", cand)):
+        on_side(key)
+        warmed.append(warm_up(torch, dist, dev, fn, groups, warmup, warmup_s, free, clock))
     torch.cuda.synchronize()
-    iters = calls_per_trial(torch, dist, dev, (ref, cand), iters, min_ms)
+    iters = calls_per_trial(torch, dist, dev, (("ref", ref), ("cand", cand)), iters, min_ms, on_side)
     free()
     rounds = max(1, min(rounds, iters))
     per_call, done = {"ref": [], "cand": []}, {"ref": 0, "cand": 0}
@@ -194,6 +202,7 @@ def time_alternated(torch, dist, dev, ref, cand, warmup, iters, min_ms, rounds=2
             order = (("ref", ref), ("cand", cand)) if r % 2 == 0 else (("cand", cand), ("ref", ref))
             last = {}
             for key, (fn, groups) in order:
+                on_side(key)
                 if clones:
                     ms, out = timed_block(torch, dist, fn, fresh.groups(key, r), n, done[key])
                 else:

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -197,17 +198,24 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
     v->speedup = v->baseline_time.median_ms / v->candidate_time.median_ms;
 }
 
-// Where each rank was when the job was killed (rank<R>.phase).
+// Where each rank was when the job was killed (rank<R>.phase: the driver's phase, and in a
+// trial whose calls ran then, "time trial 0 (the candidate's calls)"). in_candidate stays
+// false: it means inside kf_run, a native problem's entry; here the detail says whose code.
 void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox::Verdict* v) {
   v->limit_s = spec.timeout_s;
   for (int r = 0; r < spec.world; ++r) {
     std::string phase = read_file(fmt::format("{}/rank{}.phase", spec.work_dir, r));
+    while (!phase.empty() && std::isspace(static_cast<unsigned char>(phase.back())))
+      phase.pop_back();
     sandbox::Verdict::Stuck s;
     s.rank = r;
-    s.phase = phase.empty() ? "start (no phase reported)" : phase;
     s.seconds = run.seconds;
-    s.in_candidate =
-        phase.find("candidate") != std::string::npos || phase.find("trial") != std::string::npos;
+    size_t open = phase.rfind(" (");
+    if (open != std::string::npos && phase.back() == ')') {
+      s.detail = phase.substr(open + 2, phase.size() - open - 3);
+      phase.resize(open);
+    }
+    s.phase = phase.empty() ? "start (no phase reported)" : phase;
     v->stuck.push_back(s);
   }
 }

@@ -130,13 +130,20 @@ TEST_CASE(
   CHECK(sandbox::render_text(v).find("trial 1: no room") != std::string::npos);
 }
 
-TEST_CASE("pkb eval: a hang is a timeout, and its processes are gone") {
-  Fixture x("echo 'check trial 0' > $out/rank0.phase\nsleep 300 & echo $! > $out/child.pid\nwait");
+TEST_CASE("pkb eval: a hang is a timeout naming whose calls ran, and its processes are gone") {
+  Fixture x(
+      "echo \"time trial 2 (the reference's calls)\" > $out/rank0.phase\n"
+      "sleep 300 & echo $! > $out/child.pid\nwait");
   x.spec.timeout_s = 1;
   auto v = x.run();
   CHECK(v.status == sandbox::Status::timeout);
   REQUIRE(v.stuck.size() == 1);
-  CHECK(v.stuck[0].phase == "check trial 0\n");
+  CHECK(v.stuck[0].phase == "time trial 2");
+  CHECK(v.stuck[0].detail == "the reference's calls");
+  CHECK_FALSE(v.stuck[0].in_candidate);  // no "inside kf_run": that is a native problem's
+  CHECK_MESSAGE(
+      sandbox::render_text(v).find("time trial 2 (the reference's calls)") != std::string::npos,
+      sandbox::render_text(v));
   int child = 0;
   std::ifstream(x.spec.work_dir + "/child.pid") >> child;
   REQUIRE(child > 0);
