@@ -41,13 +41,13 @@ import traceback
 
 import pkb_compare
 import pkb_fresh
+import pkb_report
 import pkb_tamper
 import pkb_timing
 from pkb_compare import changed_input, compare, untouched
+from pkb_report import Report, write_whole
 from pkb_setup import last_line, load_setup
 from pkb_timing import DroppedGroups, group_count, input_groups, l2_bytes, time_alternated
-
-STARTED = time.time()  # before torch is imported: the timeline's zero
 
 
 def parse_args(argv=None):
@@ -81,40 +81,6 @@ def parse_args(argv=None):
                    "clones: every call on whole tuples refilled every block, blocks of drawn lengths "
                    "(pkb_fresh.CheckedClones; not yet run on all 87 references)")
     return p.parse_args(argv)
-
-
-def write_whole(path, text):
-    """Never half-written: a reader sees the old file or the new one."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-class Report:
-    """One rank's result file, rewritten whole (never half-written) at each change."""
-
-    def __init__(self, out, rank, world):
-        self.out, self.rank = out, rank
-        self.data = {"rank": rank, "world": world, "status": "crash", "phase": "start", "trials": [],
-                     "python": sys.executable}
-
-    def phase(self, name):
-        self.data["phase"] = name
-        self.data.setdefault("timeline", []).append([name, round(time.time() - STARTED, 3)])
-        write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), name)
-
-    def side(self, key):
-        """Whose calls run now within the phase ("ref" or "cand"), for the watchdog's report
-        of a hang: the phase file only, not the timeline (a timed trial switches 40 times)."""
-        who = {"ref": "the reference's calls", "cand": "the candidate's calls"}[key]
-        write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), "%s (%s)" % (self.data["phase"], who))
-
-    def finish(self, status, **fields):
-        self.data["status"] = status
-        self.data.setdefault("timeline", []).append(["finish", round(time.time() - STARTED, 3)])
-        self.data.update(fields)
-        write_whole(os.path.join(self.out, "rank%d.json" % self.rank), json.dumps(self.data, indent=1))
 
 
 def load_module(path, name):
@@ -202,7 +168,7 @@ def load_both(args, rep, torch, dist, dev):
     rep.phase("load reference")
     ref_fn = load_module(args.reference, "pkb_reference")
     own = {"pkb_eval": sys.modules[__name__], "pkb_timing": pkb_timing, "pkb_tamper": pkb_tamper,
-           "pkb_compare": pkb_compare, "pkb_fresh": pkb_fresh}
+           "pkb_compare": pkb_compare, "pkb_fresh": pkb_fresh, "pkb_report": pkb_report}
     watched = pkb_tamper.Watched(torch, pkb_tamper.default_places(torch, dist, own))
     rep.phase("load candidate")
     try:
