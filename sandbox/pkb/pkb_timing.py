@@ -147,8 +147,8 @@ def any_rank(torch, dist, dev, flag):
 
 def warm_up(torch, dist, dev, fn, groups, calls, seconds, free, clock=time.monotonic):
     """PKB's `calls` warmup calls, or fewer once `seconds` have passed (0: no limit). PKB
-    warms up for a count whatever a call costs: 500 calls of 48_fsdp_and_tp's are over a
-    minute a side, most of an eval, where clocks and caches settle within a second. Every
+    warms up for a count whatever a call costs: 500 calls of 48_fsdp_and_tp's are minutes
+    a side, most of an eval, where 10 s is what PKB gives any 20 ms call. Every
     WARMUP_CHECK calls the device is let finish and the clock read (a host that only
     launches is ahead of it); the ranks stop together, when any rank's time is up, since
     each call may be a collective. Returns the calls made."""
