@@ -33,8 +33,8 @@ TEST_CASE("eval options: the defaults give a child no words") {
 
 TEST_CASE("eval options: a PKB sweep's options reach its children, the checkout made absolute") {
   std::string line = joined(cli::eval_option_args(
-      parsed({"--world", "1", "--trials", "3", "--suite", "pkb:rel/pkb", "--timed-check",
-              "clones", "--warmup-s", "0", "--python", "/opt/py/bin/python3"})));
+      parsed({"--world", "1", "--trials", "3", "--suite", "pkb:rel/pkb", "--timed-check", "clones",
+              "--warmup-s", "0", "--python", "/opt/py/bin/python3"})));
   CHECK_MESSAGE(line.find("--world 1 ") != std::string::npos, line);
   CHECK_MESSAGE(line.find("--trials 3 ") != std::string::npos, line);
   CHECK_MESSAGE(line.find("--timed-check clones ") != std::string::npos, line);
