@@ -251,8 +251,7 @@ def short_warmup(made, asked, seconds):
     comparing with PKB's 500; "" when it made them all."""
     if min(made) >= asked:
         return ""
-    return "%d and %d of %d warmup calls (reference, candidate): --warmup-s %g reached" % (
-        made[0], made[1], asked, seconds)
+    return "reference %d, candidate %d of %d calls, --warmup-s %g reached" % (made[0], made[1], asked, seconds)
 
 
 def run(args, rep, rank, world):

@@ -278,6 +278,12 @@ class WarmUp(unittest.TestCase):
         # Each call may be a collective: this rank stops where the other did.
         self.assertEqual(self.warmed(0.04, 5.0, LateRank()), [10, 10])
 
+    def test_the_trial_says_a_cut_warm_up_and_nothing_of_a_whole_one(self):
+        self.assertEqual(pkb_eval.short_warmup([50, 90], 500, 10.0),
+                         "reference 50, candidate 90 of 500 calls, --warmup-s 10 reached")
+        self.assertEqual(pkb_eval.short_warmup([500, 500], 500, 10.0), "")
+        self.assertEqual(pkb_eval.short_warmup([10, 10], 10, 10.0), "")  # a later trial's few
+
 
 class FreeingDroppedGroups(unittest.TestCase):
     """48_fsdp_and_tp makes two groups a call and drops them; a candidate may keep one."""

@@ -112,7 +112,7 @@ TEST_CASE(
   Fixture x(
       "echo '{\"rank\":0,\"status\":\"correct\",\"trials\":["
       "{\"trial\":0,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"\","
-      "\"short_warmup\":\"50 and 90 of 500\"},"
+      "\"short_warmup\":\"reference 50, candidate 90 of 500 calls\"},"
       "{\"trial\":1,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"unchecked\":\"no room\"},"
       "{\"trial\":2,\"ref_ms\":2,\"cand_ms\":1,\"speedup\":2,\"no_clones\":\"no room for 9\"}]}'"
       " > $out/rank0.json",
@@ -124,8 +124,8 @@ TEST_CASE(
         std::string::npos);
   CHECK(v.harness_notes[1].find("clones could not be had (trial 2: no room for 9)") !=
         std::string::npos);
-  CHECK(v.harness_notes[2].find("(trial 0: 50 and 90 of 500); --warmup-s 0 makes all") !=
-        std::string::npos);
+  CHECK(v.harness_notes[2].find("(trial 0: reference 50, candidate 90 of 500 calls); --warmup-s 0 "
+                                "makes all") != std::string::npos);
   CHECK(v.notes.empty());  // the model's feedback prints these
   CHECK(sandbox::render_text(v).find("trial 1: no room") != std::string::npos);
 }
