@@ -62,14 +62,28 @@ def nbytes(torch, x):
     return sum(t.element_size() * t.numel() for t in leaves(torch, x))
 
 
-class FreshLast:
-    """The two fresh tuples, each side's copy, and the first timed output that differed
-    (failure: compare()'s dict with the round), for pkb_timing.time_alternated."""
+class TimedCheck:
+    """What both checks of the timed calls keep: the first timed output that differed
+    (failure: compare()'s dict with the round)."""
+
+    def __init__(self, compare):
+        self.compare, self.failure = compare, None
+
+    def check(self, r, want, got):
+        """The reference's and the candidate's last outputs of round r (the device idle)."""
+        if self.failure is None:
+            bad = self.compare(want, got)
+            if bad:
+                self.failure = dict(bad, round=r)
+
+
+class FreshLast(TimedCheck):
+    """The two fresh tuples and each side's copy, for pkb_timing.time_alternated."""
 
     def __init__(self, torch, pool, compare):
-        self.torch, self.pool, self.compare = torch, pool, compare
+        super().__init__(compare)
+        self.torch, self.pool = torch, pool
         self.own = {side: [t.clone() for t in leaves(torch, pool[0])] for side in ("ref", "cand")}
-        self.failure = None
 
     def args(self, side, r):
         """The side's last call's arguments in round r: the round's fresh tuple, with its
@@ -80,15 +94,8 @@ class FreshLast:
             dst.copy_(t)
         return with_tensors(self.torch, src, iter(self.own[side]))
 
-    def check(self, r, want, got):
-        """The reference's and the candidate's last outputs of round r (the device idle)."""
-        if self.failure is None:
-            bad = self.compare(want, got)
-            if bad:
-                self.failure = dict(bad, round=r)
 
-
-class CheckedClones:
+class CheckedClones(TimedCheck):
     """The stronger check (the driver's --timed-check clones), in place of FreshLast and of
     PKB's clones of the first tensor: each side has `count` (at least two) whole argument
     tuples of its own, which the warmup and every block cycle through; before each block
@@ -99,14 +106,15 @@ class CheckedClones:
     inputs are like every other call's, and no count of calls says which is last. (The
     last, not one drawn from inside the block: a solution may return a buffer of its own
     that its next call overwrites.) Every tensor is copied, not only the first, so the
-    others no longer stay in L2 across calls as in PKB's method: its speedups are to be
-    measured against PKB's before it is the default."""
+    others no longer stay in L2 across calls as in PKB's method: not the default until it
+    has run on every reference (README, bench/RESULTS.md)."""
 
     def __init__(self, torch, checked, pool, compare, count, length_seed):
-        self.torch, self.compare, self.sources = torch, compare, [checked] + list(pool)
+        super().__init__(compare)
+        self.torch, self.sources = torch, [checked] + list(pool)
         n = max(count, 2)
         self.own = {side: [[t.clone() for t in leaves(torch, checked)] for _ in range(n)] for side in ("ref", "cand")}
-        self.rng, self.lengths, self.failure = random.Random(length_seed), {}, None
+        self.rng, self.lengths = random.Random(length_seed), {}
 
     def source(self, j, r):
         """Tuple j's source in round r (-1: the warmup): rotated every round; the last
@@ -131,10 +139,6 @@ class CheckedClones:
         if r not in self.lengths:
             self.lengths[r] = self.rng.randint((calls + 1) // 2, calls + calls // 2)
         return self.lengths[r]
-
-    def check(self, r, want, got):
-        """As FreshLast's: the first output that differed, with its round."""
-        FreshLast.check(self, r, want, got)
 
 
 def vary_fixed(torch, checked, pool, seed):
@@ -221,8 +225,3 @@ def timed_checker(torch, dist, dev, make, checked, out_bytes, compare, clones=0,
     if lack:
         return FreshLast(torch, pool, compare), "", lack
     return CheckedClones(torch, checked, pool, compare, clones, length_seed), "", ""
-
-
-def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
-    """timed_checker's FreshLast, or (None, why not)."""
-    return timed_checker(torch, dist, dev, make, checked, out_bytes, compare, seed=seed)[:2]

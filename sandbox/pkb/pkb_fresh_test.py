@@ -15,6 +15,11 @@ import pkb_timing  # noqa: E402
 from pkb_compare_test import Dist, T, Torch  # noqa: E402
 
 
+def fresh_last(torch, dist, dev, make, checked, out_bytes, compare, seed=0):
+    """pkb_fresh.timed_checker's FreshLast (--timed-check last), or (None, why not)."""
+    return pkb_fresh.timed_checker(torch, dist, dev, make, checked, out_bytes, compare, seed=seed)[:2]
+
+
 class ProcessGroup:
     pass
 
@@ -32,8 +37,8 @@ class FreshInputs(unittest.TestCase):
         return make
 
     def build(self, torch=None, dist=None, length=2):
-        return pkb_fresh.fresh_last(torch or Torch(), dist or Dist(), "dev", self.make(length),
-                                    (T([1.0, 2.0]), 3, ProcessGroup()), 100, lambda want, got: None)
+        return fresh_last(torch or Torch(), dist or Dist(), "dev", self.make(length),
+                          (T([1.0, 2.0]), 3, ProcessGroup()), 100, lambda want, got: None)
 
     def test_each_side_has_its_own_copy_refilled_in_place_from_the_two_fresh_tuples(self):
         fresh, why = self.build()
@@ -60,7 +65,7 @@ class FreshInputs(unittest.TestCase):
         # As PKB's collectives: every trial's input is the rank's number, so a result worked
         # out once would match every fresh tuple too. An integer tensor stays as made.
         alike = lambda k: (T([2.0, 2.0, 2.0, 2.0]), T([1, 2], "int64"))  # noqa: E731
-        fresh, _ = pkb_fresh.fresh_last(Torch(), Dist(), "dev", alike, alike(None), 100, lambda w, g: None, seed=7)
+        fresh, _ = fresh_last(Torch(), Dist(), "dev", alike, alike(None), 100, lambda w, g: None, seed=7)
         a, b = fresh.pool[0][0].v, fresh.pool[1][0].v
         self.assertNotEqual(a, b)
         self.assertNotEqual(a, [2.0] * 4)
@@ -71,15 +76,15 @@ class FreshInputs(unittest.TestCase):
         # As a table of cosines beside random activations: the activations already make a
         # result worked out once wrong, and the reference may rely on the table.
         make = lambda k: (T([1.0 + (k or 0), 2.0]), T([0.5, 0.25]))  # noqa: E731
-        fresh, _ = pkb_fresh.fresh_last(Torch(), Dist(), "dev", make, make(None), 100, lambda w, g: None)
+        fresh, _ = fresh_last(Torch(), Dist(), "dev", make, make(None), 100, lambda w, g: None)
         self.assertEqual((fresh.pool[0][1].v, fresh.pool[1][1].v), ([0.5, 0.25], [0.5, 0.25]))
         self.assertEqual((fresh.pool[0][0].v, fresh.pool[1][0].v), ([1.0, 2.0], [2.0, 2.0]))
 
     def test_fresh_tuples_of_another_shape_are_passed_over(self):
         # As PKB's 81_sam3, whose counts follow the trial modulo 3: tries 2 and 5 fit.
         made = self.make(2)
-        fresh, _ = pkb_fresh.fresh_last(Torch(), Dist(), "dev", lambda k: made(k) if k % 3 == 2 else (T([0.0] * 3),),
-                                        (T([1.0, 2.0]), 3, ProcessGroup()), 100, lambda w, g: None)
+        fresh, _ = fresh_last(Torch(), Dist(), "dev", lambda k: made(k) if k % 3 == 2 else (T([0.0] * 3),),
+                              (T([1.0, 2.0]), 3, ProcessGroup()), 100, lambda w, g: None)
         self.assertEqual(self.made, [2, 5])
         self.assertEqual((fresh.pool[0][1], fresh.pool[1][1]), (5, 8))
 
@@ -177,8 +182,8 @@ class TimedCallsChecked(TimedChecks, unittest.TestCase):
     """time_alternated with a FreshLast: what the last call's check catches."""
 
     def make_fresh(self, torch, dist, make):
-        return pkb_fresh.fresh_last(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
-                                    lambda want, got: pkb_compare.compare(torch, want, got, 0, 0))[0]
+        return fresh_last(torch, dist, "dev", make, (T([1.0, 2.0]),), 4,
+                          lambda want, got: pkb_compare.compare(torch, want, got, 0, 0))[0]
 
     def test_a_cache_keyed_on_the_input_object_is_caught_once_the_fresh_inputs_change(self):
         failure = self.timed_failure(lambda dist: Cheat(dist, "object"))
