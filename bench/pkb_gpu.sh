@@ -27,9 +27,10 @@
 #  9. modes: the hand-written solutions of SPREAD, five trials, under --timed-check last
 #     and clones in turn: whether the stronger check moves speedups.
 # 10. rounds: the driver alone (sandbox/pkb/pkb_eval.py, no kforge around it) on the
-#     hand-written solutions of SPREAD, five trials, with each count of ROUNDS (default
-#     "20 40") in turn, twice: whether more rounds a trial narrow the per-trial spread,
-#     and what they cost (the driver's own seconds).
+#     hand-written solutions of SPREAD, five trials, with each ROUNDS:MIN_MS of ROUNDS
+#     (default "20:200 40:200 40:400": the driver's --rounds and --min-ms, its timed
+#     milliseconds a side a trial) in turn, twice: whether more rounds, or longer ones,
+#     narrow the per-trial spread, and what they cost (the driver's own seconds).
 # PARTS="p1 refs overhead parity spread tamper cheats clones modes rounds" picks the parts; FROM=N starts part 2 at problem N,
 # ONLY="48 68" runs only those problems in it (a rerun), TIMED_CHECK=clones checks its timed calls so.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
@@ -194,11 +195,12 @@ for p in ${SPREAD:-1 3 13 18}; do
   f=$(ls bench/pkb_solutions/${p}_*_cuda.py | head -1)
   ref=$(ls "$pkb"/reference/${p}_*.py | head -1)
   for i in 1 2; do
-    for r in ${ROUNDS:-20 40}; do
-      d="$out/pkb/rounds-$p-$r-$i"
+    for rm in ${ROUNDS:-20:200 40:200 40:400}; do
+      r=${rm%%:*} ms=${rm##*:}
+      d="$out/pkb/rounds-$p-$r-$ms-$i"
       "$py" sandbox/pkb/pkb_eval.py --nproc 1 --pkb "$pkb" --problem-id "$p" --reference "$ref" \
-        --solution "$f" --out "$d" --rounds "$r" --ext-cache "$out/pkb/ext" >"$d.log" 2>&1
-      python3 - "$d/rank0.json" "$(basename "$f") rounds $r #$i" <<'PY'
+        --solution "$f" --out "$d" --rounds "$r" --min-ms "$ms" --ext-cache "$out/pkb/ext" >"$d.log" 2>&1
+      python3 - "$d/rank0.json" "$(basename "$f") rounds $r min-ms $ms #$i" <<'PY'
 import json, statistics, sys
 try:
     rank0 = json.load(open(sys.argv[1]))
