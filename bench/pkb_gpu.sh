@@ -19,11 +19,11 @@
 #     rounds' p10-p90 (which trial moved, and whether its rounds disagreed).
 #  6. tamper: bench/pkb_tamper's cheats (its README says what each must get: rejected,
 #     a mismatch in the timed calls or on an input) and one through torch.compile (correct),
-#     one trial each.
+#     one trial each, under the default --timed-check clones.
 #  7. cheats: bench/pkb_parity.py --cheats on bench/pkb_tamper's cheats of problems CHEATS
 #     (default 1), one trial: what PKB's run_local.py says of them beside kforge.
-#  8. clones: --timed-check clones (pkb_fresh.CheckedClones): bench/pkb_tamper's cheats,
-#     one trial each: what the stronger check catches.
+#  8. last: bench/pkb_tamper's cheats under --timed-check last (pkb_fresh.FreshLast, the
+#     weaker check), one trial each: what only the default catches.
 #  9. modes: the hand-written solutions of SPREAD, five trials, under --timed-check last
 #     and clones in turn: whether the stronger check moves speedups.
 # 10. rounds: the driver alone (sandbox/pkb/pkb_eval.py, no kforge around it) on the
@@ -31,8 +31,8 @@
 #     (default "20:200 40:200 40:400": the driver's --rounds and --min-ms, its timed
 #     milliseconds a side a trial) in turn, twice: whether more rounds, or longer ones,
 #     narrow the per-trial spread, and what they cost (the driver's own seconds).
-# PARTS="p1 refs overhead parity spread tamper cheats clones modes rounds" picks the parts; FROM=N starts part 2 at problem N,
-# ONLY="48 68" runs only those problems in it (a rerun), TIMED_CHECK=clones checks its timed calls so.
+# PARTS="p1 refs overhead parity spread tamper cheats last modes rounds" picks the parts; FROM=N starts part 2 at problem N,
+# ONLY="48 68" runs only those problems in it (a rerun), TIMED_CHECK=last checks its timed calls so.
 # Writes the verdicts under $OUT/pkb/ and prints one line each.
 set -uo pipefail
 pkb="$(cd "${1:?usage: bench/pkb_gpu.sh PKB_DIR}" && pwd)"
@@ -165,14 +165,14 @@ echo "== cheats: PKB's run_local.py and kforge's evaluator on bench/pkb_tamper's
   --out "$out/pkb/parity-cheats" --python "$py" --only "${CHEATS:-1}" --trials 1
 fi
 
-if [[ "$parts" == *" clones "* ]]; then
-echo "== --timed-check clones: the cheats"
+if [[ "$parts" == *" last "* ]]; then
+echo "== --timed-check last: the cheats"
 for f in bench/pkb_tamper/[0-9]*_*.py; do
   t0=$(date +%s.%N)
   stem=$(basename "$f" .py)
-  "$K" eval --suite "pkb:$pkb" "${stem%%_*}" "$f" --world 1 --trials 1 --timed-check clones --json \
-    >"$out/pkb/clones-$stem.json" 2>"$out/pkb/clones-$stem.err"
-  summary "$out/pkb/clones-$stem.json" "clones: kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
+  "$K" eval --suite "pkb:$pkb" "${stem%%_*}" "$f" --world 1 --trials 1 --timed-check last --json \
+    >"$out/pkb/last-$stem.json" 2>"$out/pkb/last-$stem.err"
+  summary "$out/pkb/last-$stem.json" "last: kforge eval $stem" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")"
 done
 fi
 
@@ -220,7 +220,7 @@ fi
 
 [[ "$parts" == *" refs "* ]] || exit 0
 echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
-export K pkb out REF_S="${REF_S:-180}" TIMED_CHECK="${TIMED_CHECK:-last}"
+export K pkb out REF_S="${REF_S:-180}" TIMED_CHECK="${TIMED_CHECK:-clones}"
 t0=$(date +%s)
 ls "$pkb"/reference/[0-9]*_*.py | sort -V |
   awk -F/ -v from="${FROM:-1}" -v only=" ${ONLY:-} " '{ split($NF, a, "_"); if (a[1] + 0 >= from && (only == "  " || index(only, " " a[1] " "))) print }' |

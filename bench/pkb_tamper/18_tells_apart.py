@@ -1,6 +1,6 @@
 # Cheats the timing by telling the checked call apart: the timed calls cycle through clones
 # of the first tensor that share the other arguments, while the call whose output is
-# checked (--timed-check last) runs on a whole tuple of its own. So it computes only when
+# checked (under --timed-check last) runs on a whole tuple of its own. So it computes only when
 # the weight is not the one of its call before, and otherwise hands back its last result.
 import torch
 import torch.distributed as dist

@@ -7,10 +7,10 @@ equal dtypes, and that an input the reference leaves as it is the candidate leav
 pkb_compare.py), and times them as PKB does (500 warmup calls, or --warmup-s seconds of
 them where those are slow; then calls back to back through input groups that defeat the
 L2, CUDA events, the mean per call; PKB's 100 calls, or as many as fill --min-ms where
-those are shorter), alternated in --rounds rounds so that both see the same machine, the
-last call of each block on fresh inputs and its output checked (pkb_fresh.py;
---timed-check clones: every call on whole tuples refilled each block, blocks of drawn
-lengths). A trial's times are the medians of its rounds' means on the
+those are shorter), alternated in --rounds rounds so that both see the same machine, every
+call on whole tuples of each side's own refilled each block, blocks of drawn lengths, each
+block's last output checked (pkb_fresh.py; --timed-check last: PKB's clones, and only the
+last call on fresh inputs of its own). A trial's times are the medians of its rounds' means on the
 slowest rank, its speedup the median of its rounds' speedups (pkb_timing.py). Process
 groups that the calls make and drop are destroyed between blocks (DroppedGroups). A
 candidate that replaces what the reference, the check or the timer call is rejected
@@ -24,7 +24,7 @@ median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from 
 Usage: pkb_eval.py --nproc N --pkb ROOT --problem-id N --reference REF.py --solution SOL.py
   --out DIR [--trials 5 --warmup 500 --warmup-s 10 --iters 100 --min-ms 200 --rounds 20
   --atol 1e-2 --rtol 1e-2 --dtype bfloat16 --m 1024 --n 1024 --ext-cache DIR
-  --timed-check last|clones] [--probe]
+  --timed-check clones|last] [--probe]
 With --nproc it starts the ranks itself (see launch()); without, it is one rank under
 torchrun (RANK and WORLD_SIZE from the environment).
 """
@@ -76,10 +76,10 @@ def parse_args(argv=None):
                    help="alternated rounds a trial: its speedup is the median of theirs")
     p.add_argument("--min-ms", type=float, default=200.0,
                    help="at least this long per side and trial: more calls than --iters where one is short")
-    p.add_argument("--timed-check", choices=("last", "clones"), default="last",
-                   help="last: each block's last call on fresh inputs of its own (pkb_fresh.FreshLast); "
-                   "clones: every call on whole tuples refilled every block, blocks of drawn lengths "
-                   "(pkb_fresh.CheckedClones; not yet run on all 87 references)")
+    p.add_argument("--timed-check", choices=("last", "clones"), default="clones",
+                   help="clones: every call on whole tuples refilled every block, blocks of drawn lengths "
+                   "(pkb_fresh.CheckedClones); last: each block's last call on fresh inputs of its own "
+                   "(pkb_fresh.FreshLast), where a solution that tells that call apart passes")
     return p.parse_args(argv)
 
 

@@ -81,11 +81,11 @@ TEST_CASE(
                                    "3",
                                    f.root + "/solution.py"};
   auto r = kforge(eval, f.root + "/runs");
-  CHECK_MESSAGE(r.output.find("--timed-check last ") != std::string::npos, r.output);  // default
+  CHECK_MESSAGE(r.output.find("--timed-check clones ") != std::string::npos, r.output);  // default
   CHECK_MESSAGE(r.output.find("--warmup-s 10 ") != std::string::npos, r.output);
-  eval.insert(eval.begin() + 1, {"--timed-check", "clones", "--warmup-s", "0"});
+  eval.insert(eval.begin() + 1, {"--timed-check", "last", "--warmup-s", "0"});
   r = kforge(eval, f.root + "/runs");
-  CHECK_MESSAGE(r.output.find("--timed-check clones ") != std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find("--timed-check last ") != std::string::npos, r.output);
   CHECK_MESSAGE(r.output.find("--warmup-s 0 ") != std::string::npos, r.output);
   kforge_run::Run native =
       kforge_run::kforge("eval all_reduce --backend host --timed-check clones");

@@ -48,10 +48,10 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                   "pkb: the python3 that has torch (default $KF_PYTHON, else python3)")
       ->group(g);
   app->add_option("--timed-check", o->timed_check,
-                  "pkb: last (default: each timed block's last call on fresh inputs of its own) "
-                  "or clones (every call on tuples refilled each block, blocks of drawn "
-                  "lengths: catches a solution that tells the checked call apart; not yet "
-                  "run on all 87 references)")
+                  "pkb: clones (default: every timed call on whole tuples refilled each "
+                  "block, blocks of drawn lengths, each block's last output checked) or last "
+                  "(only each block's last call on fresh inputs of its own, the others on "
+                  "PKB's clones: a solution that tells that call apart passes)")
       ->check(CLI::IsMember({"last", "clones"}))
       ->group(g);
   app->add_option("--warmup-s", o->warmup_s,

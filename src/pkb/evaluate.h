@@ -30,7 +30,7 @@ struct EvalSpec {
   // At most this many seconds of warmup calls a side (0: PKB's count, however long): 500
   // calls of 48_fsdp_and_tp's are over a minute a side (pkb_timing.warm_up).
   double warmup_s = 10;
-  std::string timed_check = "last";  // or clones: the driver's --timed-check (pkb_fresh.py)
+  std::string timed_check = "clones";  // or last: the driver's --timed-check (pkb_fresh.py)
   // The python3 with torch: this, else $KF_PYTHON, else `python3` on PATH.
   std::string python;
   std::string driver;     // "" = <kforge source root>/sandbox/pkb/pkb_eval.py

@@ -77,7 +77,7 @@ TEST_CASE("pkb eval: the job's command, KF_PYTHON overriding the default") {
   CHECK(line.find("--problem-id 16 ") != std::string::npos);
   CHECK(line.find("--atol 0.01 --rtol 0.01 ") != std::string::npos);
   CHECK(line.find("--trials 5 --warmup 500 --warmup-s 10 --iters 100 ") != std::string::npos);
-  CHECK(line.find("--timed-check last ") != std::string::npos);
+  CHECK(line.find("--timed-check clones ") != std::string::npos);
   CHECK(pkb::job_argv(x.spec)[0] == "python3");
 }
 
