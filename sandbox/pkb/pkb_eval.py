@@ -16,7 +16,9 @@ groups that the calls make and drop are destroyed between blocks (DroppedGroups)
 candidate that replaces what the reference, the check or the timer call is rejected
 (pkb_tamper.py). A setup that cannot run the job (no torch, no CUDA, fewer GPUs than
 ranks) is reported as "environment"; kforge then asks --probe, which loads no candidate,
-before it believes that. Each rank writes
+before it believes that. An exception in the reference's code or in making the inputs is
+reported as "reference"; kforge believes that once a job with the reference as its own
+candidate fails so too (a problem that needs more ranks or memory). Each rank writes
 <out>/rank<R>.json (with its timeline: seconds since the job started, at each phase);
 <out>/rank<R>.phase says where it is, for the watchdog's report. The C++ side takes the
 median over the trials. Written for kforge (src/pkb/evaluate.h), not taken from PKB.
@@ -166,6 +168,7 @@ def load_both(args, rep, torch, dist, dev):
     change, recorded before it is loaded; None where the candidate did not load or
     changed it (the report written)."""
     rep.phase("load reference")
+    rep.side("ref")
     ref_fn = load_module(args.reference, "pkb_reference")
     own = {"pkb_eval": sys.modules[__name__], "pkb_timing": pkb_timing, "pkb_tamper": pkb_tamper,
            "pkb_compare": pkb_compare, "pkb_fresh": pkb_fresh, "pkb_report": pkb_report}
@@ -194,6 +197,7 @@ def check_trial(args, rep, ctx, fns, trial, rank, world):
     torch, dist, _, dev = ctx
     ref_fn, cand_fn, watched = fns
     rep.phase("check trial %d" % trial)
+    rep.side("inputs")
     ref_x, cand_x = (make_inputs(args, ctx, rank, world, trial) for _ in range(2))
     rep.side("ref")
     want = ref_fn(*ref_x)
@@ -274,10 +278,12 @@ def run(args, rep, rank, world):
         if args.iters <= 0:
             continue
         rep.phase("fresh inputs trial %d" % trial)  # a phase of its own: its cost shows in the timeline
+        rep.side("inputs")
         l2 = l2_bytes(torch, dev)
         fresh, unchecked, no_clones = timed_check(args, ctx, rank, world, trial, ref_x, out_bytes,
                                                   group_count(torch, ref_x, l2))
         rep.phase("time trial %d" % trial)
+        rep.side("inputs")  # the input groups; time_alternated names each side as it runs
         # The full warmup once (PKB's, for steady clocks); a few calls on later trials' inputs.
         warm = args.warmup if trial == 0 else min(args.warmup, 10)
         clones = isinstance(fresh, pkb_fresh.CheckedClones)  # its own tuples replace the groups
@@ -306,7 +312,7 @@ def rank_main(args, rank, world):
     try:
         run(args, rep, rank, world)
     except Exception:
-        rep.finish("crash", message="in %s: %s" % (rep.data["phase"], traceback.format_exc(limit=6)))
+        rep.failed(traceback.format_exc(limit=6))
         sys.stderr.write(traceback.format_exc())
         return 1
     return 0

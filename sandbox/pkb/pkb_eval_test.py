@@ -4,6 +4,7 @@ against a stand-in torch (no GPU, no torch needed): a clock that the timed calls
 CUDA events that read it, an all-reduce that merges in another rank's values, and a group
 registry. Run by ctest (CMakeLists.txt)."""
 import gc
+import json
 import os
 import sys
 import tempfile
@@ -242,6 +243,29 @@ class WhoseCalls(unittest.TestCase):
             with open(os.path.join(out, "rank0.phase")) as f:
                 self.assertEqual(f.read(), "time trial 2 (the candidate's calls)")
             self.assertEqual(rep.data["timeline"][-1][0], "time trial 2")  # the timeline: phases only
+
+    def test_an_exception_in_the_references_code_or_the_inputs_is_the_references(self):
+        for side, status in (("ref", "reference"), ("inputs", "reference"), ("cand", "crash"), (None, "crash")):
+            with tempfile.TemporaryDirectory() as out:
+                rep = pkb_eval.Report(out, 0, 1)
+                rep.phase("check trial 0")
+                if side:
+                    rep.side(side)
+                rep.failed("RuntimeError: boom")
+                with open(os.path.join(out, "rank0.json")) as f:
+                    report = json.load(f)
+                self.assertEqual(report["status"], status, side)
+                self.assertEqual(report["message"], "in check trial 0: RuntimeError: boom")
+
+    def test_a_new_phase_forgets_the_side(self):
+        with tempfile.TemporaryDirectory() as out:
+            rep = pkb_eval.Report(out, 0, 1)
+            rep.phase("load reference")
+            rep.side("ref")
+            rep.phase("load candidate")
+            rep.failed("ImportError")
+            with open(os.path.join(out, "rank0.json")) as f:
+                self.assertEqual(json.load(f)["status"], "crash")
 
 
 class LateRank(Dist):

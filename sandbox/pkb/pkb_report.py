@@ -29,14 +29,25 @@ class Report:
 
     def phase(self, name):
         self.data["phase"] = name
+        self.data.pop("side", None)  # a string where there is one: kforge reads it as one
         self.data.setdefault("timeline", []).append([name, round(time.time() - STARTED, 3)])
         write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), name)
 
     def side(self, key):
-        """Whose calls run now within the phase ("ref" or "cand"), for the watchdog's report
-        of a hang: the phase file only, not the timeline (a timed trial switches 40 times)."""
-        who = {"ref": "the reference's calls", "cand": "the candidate's calls"}[key]
+        """Whose code runs now within the phase ("ref", "cand", or "inputs": the checkout's
+        input maker and the driver's copies of its tensors), for the watchdog's report of a
+        hang and for failed(): the phase file, not the timeline (a timed trial switches 40
+        times)."""
+        who = {"ref": "the reference's calls", "cand": "the candidate's calls", "inputs": "making the inputs"}[key]
+        self.data["side"] = key
         write_whole(os.path.join(self.out, "rank%d.phase" % self.rank), "%s (%s)" % (self.data["phase"], who))
+
+    def failed(self, message):
+        """An exception nothing caught: status "reference" where the reference's code or the
+        inputs' raised it (kforge then runs the reference alone to see whether it fails
+        without the candidate: src/pkb/evaluate.cpp), else "crash"."""
+        status = "reference" if self.data.get("side") in ("ref", "inputs") else "crash"
+        self.finish(status, message="in %s: %s" % (self.data["phase"], message))
 
     def finish(self, status, **fields):
         self.data["status"] = status

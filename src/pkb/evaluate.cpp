@@ -57,10 +57,12 @@ struct RankTrial {
 
 // What the driver (sandbox/pkb/pkb_eval.py) writes as <work_dir>/rank<R>.json.
 struct RankReport {
-  // A sandbox::Status's name, or "environment": the setup cannot run the job (no torch, no
-  // CUDA, fewer GPUs than ranks), which is no candidate's verdict.
+  // A sandbox::Status's name, "environment": the setup cannot run the job (no torch, no
+  // CUDA, fewer GPUs than ranks), or "reference": the reference's code or the making of
+  // the inputs raised; neither is a candidate's verdict until checked (evaluate()).
   std::string status = "crash";
   std::string phase, message;
+  std::string side;    // whose code ran in the phase: ref, cand, inputs, or ""
   std::string python;  // the interpreter's sys.executable
   std::string tensor;  // mismatch: the output that differs, and how
   int trial = -1;
@@ -71,8 +73,8 @@ struct RankReport {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_ms, speedup,
                                                 unchecked, no_clones, short_warmup)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, python, tensor,
-                                                trial, max_abs, bad, total, changed, trials)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, side, python,
+                                                tensor, trial, max_abs, bad, total, changed, trials)
 
 // Every rank's report, by rank; a rank whose file is missing or not a report has none.
 using Reports = std::vector<std::optional<RankReport>>;
@@ -89,6 +91,13 @@ Reports read_reports(const EvalSpec& spec) {
     }
   }
   return out;
+}
+
+// A Python traceback's last line, the exception and its message ("" from "").
+std::string exception_line(std::string msg) {
+  while (!msg.empty() && std::isspace(static_cast<unsigned char>(msg.back()))) msg.pop_back();
+  size_t nl = msg.rfind('\n');
+  return nl == std::string::npos ? msg : msg.substr(nl + 1);
 }
 
 Status status_of(const std::string& s) {
@@ -131,10 +140,15 @@ void add_rank(const EvalSpec& spec, const RankReport& j, int rank, sandbox::Verd
     v->failure_ranks.push_back(rank);
   } else if (st == Status::rejected) {
     if (v->findings.empty()) v->findings.push_back(tamper_finding(spec, j));
-  } else if (st == Status::crash || st == Status::compile_error) {
+  } else if (st == Status::compile_error) {
     v->crashes.push_back({rank, fmt::format("in {}: {}", j.phase.empty() ? "?" : j.phase, msg)});
-    if (st == Status::compile_error && v->log.find(msg) == std::string::npos)
-      v->log = msg + "\n" + v->log;
+    if (v->log.find(msg) == std::string::npos) v->log = msg + "\n" + v->log;
+  } else if (st == Status::crash) {  // the traceback in the log: the summary has one line
+    const std::string what = exception_line(msg);
+    v->crashes.push_back(
+        {rank, fmt::format("an exception in {}: {}", j.phase.empty() ? "?" : j.phase,
+                           what.empty() ? "(no message)" : what)});
+    if (!msg.empty() && v->log.find(msg) == std::string::npos) v->log = msg + "\n" + v->log;
   }
 }
 
@@ -234,6 +248,49 @@ bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run,
   return !any;
 }
 
+// The first rank that says the reference's code or the inputs failed, as "rank R, PHASE
+// (making the inputs): the exception's line"; "" when none says so.
+std::string reference_failure(const Reports& reports) {
+  for (size_t r = 0; r < reports.size(); ++r) {
+    if (!reports[r] || reports[r]->status != "reference") continue;
+    const std::string line = exception_line(reports[r]->message);
+    const std::string& phase = reports[r]->phase;
+    return fmt::format("rank {}, {} ({}): {}", r, phase.empty() ? "?" : phase,
+                       reports[r]->side == "inputs" ? "making the inputs" : "the reference's code",
+                       line);
+  }
+  return "";
+}
+
+// After a job whose `reports` say the reference failed: the job again with the reference
+// as its own candidate (unless it was). Where that fails so too, no solution can be judged
+// on this setup and *why says so; "" where it does not (the solution made the reference
+// fail: it shares the reference's process). False (*err) when kforge could not run it.
+bool reference_fails_alone(const EvalSpec& spec, const Reports& reports, std::string* why,
+                           std::string* err) {
+  std::error_code ec;
+  std::string failure = reference_failure(reports);
+  if (!fs::equivalent(spec.solution, spec.problem.reference, ec)) {
+    EvalSpec alone = spec;
+    alone.solution = spec.problem.reference;
+    alone.work_dir = spec.work_dir + "/reference_alone";
+    fs::create_directories(alone.work_dir, ec);
+    sandbox::ProcessResult pr;
+    sandbox::ConfinedRun cr;
+    if (!run_job(alone, {}, &pr, &cr, err)) return false;
+    failure = reference_failure(read_reports(alone));
+  }
+  why->clear();
+  if (!failure.empty())
+    *why = fmt::format(
+        "{}: PKB's reference fails on this setup at world {}, with no solution loaded ({}). No "
+        "solution can be judged here: the reference may need more ranks (--world), or more "
+        "device memory than kforge's one job, which holds both sides' inputs, has (PKB runs "
+        "each side in a job of its own)",
+        spec.problem.name, spec.world, failure);
+  return true;
+}
+
 // The verdict from a finished job: the ranks' reports and how the job ended.
 sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::ProcessResult& run,
                                     const Reports& reports) {
@@ -302,7 +359,21 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
       return false;
     }
   }
+  const bool blamed = !reference_failure(reports).empty();
+  if (blamed) {
+    std::string why;
+    if (!reference_fails_alone(spec, reports, &why, err)) return false;
+    if (!why.empty()) {
+      if (setup_error) *setup_error = true;
+      *err = why;
+      return false;
+    }
+  }
   *out = verdict_from_ranks(spec, pr, reports);
+  if (blamed)
+    out->notes.push_back(
+        "the reference failed with this solution loaded, and not without it: that was the "
+        "solution's doing");
   if (claimed)
     out->notes.push_back(
         "the job said this setup cannot run it, but the setup checked without the solution can: "

@@ -12,13 +12,14 @@
 #include "kf_build_paths.h"
 #include "pkb/job.h"
 #include "pkb/test_util.h"
+#include "pkb/text.h"
 #include "sandbox/confine.h"
 
 namespace {
 
 // A checkout, a solution, a work folder and a stand-in python whose body is `body`
-// (after $out, $world, $ext and $probe, 1 for the driver's --probe, are parsed from the
-// job's command line).
+// (after $out, $world, $ext, $sol, $ref and $probe, 1 for the driver's --probe, are parsed
+// from the job's command line).
 struct Fixture {
   pkb::test::FakeCheckout f;
   pkb::EvalSpec spec;
@@ -42,6 +43,7 @@ struct Fixture {
             "#!/bin/sh\nout=''; world=''; probe=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
             "  --out) out=\"$2\"; shift;;\n  --nproc) world=\"$2\"; shift;;\n"
             "  --ext-cache) ext=\"$2\"; shift;;\n  --probe) probe=1;;\n"
+            "  --solution) sol=\"$2\"; shift;;\n  --reference) ref=\"$2\"; shift;;\n"
             "esac; shift; done\n" +
                 body + "\n");
     chmod(spec.python.c_str(), 0755);
@@ -214,6 +216,63 @@ TEST_CASE("pkb eval: a setup failure the probe does not see is the solution's cr
     CHECK(v.status == sandbox::Status::crash);
     CHECK(sandbox::render_text(v).find("that was the solution's doing") != std::string::npos);
   }
+}
+
+// What a rank reports when making its inputs ran out of device memory (problem 68's two
+// 53 GiB tuples on an 80 GB card). printf, not echo: dash's echo would turn the JSON's \n
+// into a newline.
+const char* kInputsFailed =
+    "echo \"$sol\" > $out/solution_used; printf '%s' "
+    "'{\"rank\":0,\"status\":\"reference\",\"phase\":"
+    "\"check trial 0\",\"side\":\"inputs\",\"message\":\"in check trial 0: Traceback (most "
+    "recent call last):\\n  File x\\ntorch.OutOfMemoryError: CUDA out of memory. Tried to "
+    "allocate 52.93 GiB\\n\"}' > $out/rank0.json; exit 1";
+
+TEST_CASE("pkb eval: a reference that fails alone too is the setup's error, named") {
+  Fixture x(kInputsFailed);
+  sandbox::Verdict v;
+  std::string err;
+  bool setup = false;
+  CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
+  CHECK(setup);
+  INFO(err);
+  CHECK(err.find(x.spec.problem.name +
+                 ": PKB's reference fails on this setup at world 1, with "
+                 "no solution loaded (rank 0, check trial 0 (making the inputs): "
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 52.93 GiB)") !=
+        std::string::npos);
+  CHECK(err.find("more ranks (--world)") != std::string::npos);
+  // The second job had the reference as its candidate.
+  CHECK(pkb::read_file(x.spec.work_dir + "/solution_used").find("solution.py") !=
+        std::string::npos);
+  CHECK(pkb::read_file(x.spec.work_dir + "/reference_alone/solution_used") ==
+        x.spec.problem.reference + "\n");
+
+  // The reference as its own candidate: that job was the reference alone, and is not run
+  // twice.
+  Fixture same(kInputsFailed);
+  same.spec.solution = same.spec.problem.reference;
+  CHECK_FALSE(pkb::evaluate(same.spec, &v, &err, &setup));
+  CHECK(setup);
+  CHECK(err.find("with no solution loaded") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(same.spec.work_dir + "/reference_alone"));
+}
+
+// The candidate shares the reference's process: its import can leave the reference no
+// device memory, or break what the reference calls in ways the watch does not see.
+TEST_CASE("pkb eval: a reference that fails only beside the solution is the solution's crash") {
+  Fixture x(std::string("if [ \"$sol\" = \"$ref\" ]; then rank() {\n") + kCorrectRank +
+            "\n}\nrank 0 1.0\nelse " + kInputsFailed + "; fi");
+  sandbox::Verdict v = x.run();
+  std::string text = sandbox::render_text(v);
+  INFO(text);
+  CHECK(v.status == sandbox::Status::crash);
+  // One line for the summary, the traceback in the log.
+  CHECK(v.summary.find("crash: rank 0 died with an exception in check, trial 0: "
+                       "torch.OutOfMemoryError: CUDA out of memory.") == 0);
+  CHECK(v.log.find("Traceback (most recent call last):") != std::string::npos);
+  CHECK(text.find("the reference failed with this solution loaded, and not without it") !=
+        std::string::npos);
 }
 
 TEST_CASE("pkb eval: a candidate that changed what the harness calls is rejected, named") {
