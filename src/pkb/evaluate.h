@@ -44,7 +44,10 @@ struct EvalSpec {
 // any PKB job: a python without torch or CUDA, fewer GPUs than ranks, an interpreter the
 // sandbox cannot start. Every candidate would fail alike, so that is no candidate's
 // verdict. A job that says so is believed only once the driver's --probe, which loads no
-// candidate, agrees: the candidate shares the job's process and could say it itself.
+// candidate, agrees: the candidate shares the job's process and could say it itself. So is
+// a problem whose reference fails here (its code or its inputs raised: it needs more ranks
+// or memory), believed once a second job, with the reference as its own candidate, fails so
+// too; otherwise the candidate made it fail, and that is its crash.
 bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
               bool* setup_error = nullptr);
 
