@@ -30,7 +30,7 @@ struct EvalOptions {
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
   std::string suite;
   std::string python;  // pkb: the python3 with torch (default $KF_PYTHON, else PATH's)
-  // pkb: how the timed calls are checked, last or clones ("": last; sandbox/pkb/pkb_fresh.py)
+  // pkb: how the timed calls are checked, last or clones ("": clones; sandbox/pkb/pkb_fresh.py)
   std::string timed_check;
   double warmup_s = -1;  // pkb: the warmup's limit in seconds a side (-1: the default, 10)
 };

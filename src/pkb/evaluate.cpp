@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -47,8 +46,8 @@ struct RankTrial {
   // Why the timed calls' last outputs went unchecked (no room for fresh inputs, say); ""
   // when they were checked (sandbox/pkb/pkb_fresh.py).
   std::string unchecked;
-  // Why --timed-check clones, asked for, was not had (no room), the default checking
-  // instead; "" otherwise.
+  // Why --timed-check clones, asked for, was not had (no room), --timed-check last's
+  // checking instead; "" otherwise.
   std::string no_clones;
   // How many of the warmup calls asked for were made, where --warmup-s ended them; "" when
   // all were (sandbox/pkb/pkb_timing.py: warm_up).
@@ -94,8 +93,8 @@ Reports read_reports(const EvalSpec& spec) {
 }
 
 // A Python traceback's last line, the exception and its message ("" from "").
-std::string exception_line(std::string msg) {
-  while (!msg.empty() && std::isspace(static_cast<unsigned char>(msg.back()))) msg.pop_back();
+std::string exception_line(const std::string& traceback) {
+  const std::string msg = trim_end(traceback);
   size_t nl = msg.rfind('\n');
   return nl == std::string::npos ? msg : msg.substr(nl + 1);
 }
@@ -140,15 +139,15 @@ void add_rank(const EvalSpec& spec, const RankReport& j, int rank, sandbox::Verd
     v->failure_ranks.push_back(rank);
   } else if (st == Status::rejected) {
     if (v->findings.empty()) v->findings.push_back(tamper_finding(spec, j));
-  } else if (st == Status::compile_error) {
-    v->crashes.push_back({rank, fmt::format("in {}: {}", j.phase.empty() ? "?" : j.phase, msg)});
+  } else if (st == Status::compile_error || st == Status::crash) {
+    // The whole message in the log; a crash's summary has the traceback's last line only.
+    const std::string phase = j.phase.empty() ? "?" : j.phase;
+    const std::string line = exception_line(msg);
+    v->crashes.push_back({rank, st == Status::compile_error
+                                    ? fmt::format("in {}: {}", phase, msg)
+                                    : fmt::format("an exception in {}: {}", phase,
+                                                  line.empty() ? "(no message)" : line)});
     if (v->log.find(msg) == std::string::npos) v->log = msg + "\n" + v->log;
-  } else if (st == Status::crash) {  // the traceback in the log: the summary has one line
-    const std::string what = exception_line(msg);
-    v->crashes.push_back(
-        {rank, fmt::format("an exception in {}: {}", j.phase.empty() ? "?" : j.phase,
-                           what.empty() ? "(no message)" : what)});
-    if (!msg.empty() && v->log.find(msg) == std::string::npos) v->log = msg + "\n" + v->log;
   }
 }
 
@@ -218,9 +217,7 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
 void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox::Verdict* v) {
   v->limit_s = spec.timeout_s;
   for (int r = 0; r < spec.world; ++r) {
-    std::string phase = read_file(fmt::format("{}/rank{}.phase", spec.work_dir, r));
-    while (!phase.empty() && std::isspace(static_cast<unsigned char>(phase.back())))
-      phase.pop_back();
+    std::string phase = trim_end(read_file(fmt::format("{}/rank{}.phase", spec.work_dir, r)));
     sandbox::Verdict::Stuck s;
     s.rank = r;
     s.seconds = run.seconds;
