@@ -16,7 +16,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 
 #include "deadline.h"
@@ -167,13 +166,27 @@ std::string env_entry(const char* name) {
   return v ? std::string(name) + "=" + v : std::string();
 }
 
+std::string read_proc_file(const std::string& path) {
+  std::string out;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
 bool process_alive(int pid) {
   if (pid <= 0) return false;
   if (kill(pid, 0) != 0 && errno == ESRCH) return false;
   // A zombie still answers kill(pid, 0); it runs nothing, so it is not alive.
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return true;
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string s = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  if (s.empty()) return kill(pid, 0) == 0;
   size_t rp = s.rfind(')');
   if (rp == std::string::npos || rp + 2 >= s.size()) return true;
   char state = s[rp + 2];
@@ -187,8 +200,7 @@ std::vector<int> descendants(int pid) {
     while (dirent* e = readdir(d)) {
       int p = atoi(e->d_name);
       if (p <= 0) continue;
-      std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-      std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string s = read_proc_file(std::string("/proc/") + e->d_name + "/stat");
       size_t rp = s.rfind(')');
       if (rp == std::string::npos) continue;
       char state = 0;
@@ -241,8 +253,7 @@ std::vector<int> processes_naming(const std::string& needle) {
   while (dirent* e = readdir(d)) {
     int pid = atoi(e->d_name);
     if (pid <= 0 || pid == getpid()) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd = read_proc_file(std::string("/proc/") + e->d_name + "/cmdline");
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     if (cmd.find(needle) != std::string::npos && process_alive(pid)) out.push_back(pid);
   }

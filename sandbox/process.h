@@ -63,6 +63,11 @@ std::vector<int> kill_tree(int pid);
 // a process may run for a moment after killpg returns). True when all are gone.
 bool wait_gone(const std::vector<int>& pids, double timeout_s);
 
+// The whole of a /proc file (or any file) read with read(2), "" when it cannot be read.
+// A process may exit while its /proc entry is read: the read then fails with ESRCH,
+// which istreambuf_iterator would throw as an exception; this returns what it had.
+std::string read_proc_file(const std::string& path);
+
 // Every live process whose command line (arguments joined by spaces) contains needle.
 // A run's processes name its directory: this finds them whatever PID namespace they
 // report their pids in.

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <sstream>
 #include <thread>
@@ -122,6 +123,28 @@ TEST_CASE("process: a grandchild left running after a normal exit is killed") {
 TEST_CASE("process: process_alive") {
   CHECK(process_alive(getpid()));
   CHECK(!process_alive(0));
+}
+
+TEST_CASE("process: /proc of processes that come and go reads as text or nothing, never throws") {
+  CHECK(read_proc_file("/proc/self/cmdline").find("kforge_tests") != std::string::npos);
+  CHECK(read_proc_file("/proc/kf-no-such-pid/cmdline").empty());
+  // Short-lived shells, each naming the marker, while the scans run: a read of a process
+  // that exits under it fails with ESRCH (an istreambuf_iterator threw that, once, in CI).
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    while (!stop) {
+      ProcessResult r;
+      std::string err;
+      run_process(sh("exit 0 # kf-proc-churn"), &r, &err);
+    }
+  });
+  for (int i = 0; i < 400; ++i) {
+    CHECK_NOTHROW(processes_naming("kf-proc-churn"));
+    CHECK_NOTHROW(descendants(getpid()));
+  }
+  stop = true;
+  churn.join();
+  CHECK(wait_none_naming("kf-proc-churn", 5));
 }
 
 TEST_CASE("process: large output does not deadlock and is capped head+tail") {

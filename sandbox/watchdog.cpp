@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <fstream>
-#include <sstream>
 
 #include "process.h"
 
@@ -34,10 +32,7 @@ int current_job(const std::vector<std::string>& dirs, int r) {
 
 bool is_rank_process(int pid, const std::string& binary_name) {
   if (!process_alive(pid)) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string cmd = ss.str();
+  const std::string cmd = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
   return !cmd.empty() && cmd.find(binary_name) != std::string::npos;
 }
 

@@ -155,9 +155,9 @@ bool anything_left_in(const std::string& dir, int except = 0) {
     if (pid <= 0 || pid == getpid() || pid == except || !sandbox::process_alive(pid)) continue;
     std::error_code ec;
     std::string cwd = fs::read_symlink(e.path() / "cwd", ec).string();
-    if (read_text(e.path() / "cmdline").find(dir) != std::string::npos ||
+    if (sandbox::read_proc_file(e.path() / "cmdline").find(dir) != std::string::npos ||
         cwd.find(dir) != std::string::npos ||
-        read_text(e.path() / "environ").find(dir) != std::string::npos)
+        sandbox::read_proc_file(e.path() / "environ").find(dir) != std::string::npos)
       return true;
   }
   return false;

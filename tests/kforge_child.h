@@ -37,7 +37,7 @@ inline std::string slurp(const std::string& path) {
 
 // The short name of a process (/proc/PID/comm), "" when it is gone.
 inline std::string comm(int pid) {
-  std::string c = slurp("/proc/" + std::to_string(pid) + "/comm");
+  std::string c = sandbox::read_proc_file("/proc/" + std::to_string(pid) + "/comm");
   while (!c.empty() && c.back() == '\n') c.pop_back();
   return c;
 }
@@ -52,9 +52,9 @@ inline std::vector<int> processes_naming(const std::string& marker) {
     std::string p = e.path().string();
     std::error_code ec;
     std::string cwd = std::filesystem::read_symlink(p + "/cwd", ec).string();
-    if (slurp(p + "/cmdline").find(marker) != std::string::npos ||
+    if (sandbox::read_proc_file(p + "/cmdline").find(marker) != std::string::npos ||
         cwd.find(marker) != std::string::npos ||
-        slurp(p + "/environ").find(marker) != std::string::npos)
+        sandbox::read_proc_file(p + "/environ").find(marker) != std::string::npos)
       out.push_back(pid);
   }
   return out;

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
+
+#include "sandbox/process.h"
 
 // The pid, as this process sees it, of world rank `rank`'s kforge-rank whose command line
 // names `dir`: the child of the process mpirun started (rank/reaper.h). 0 when none.
@@ -14,10 +14,7 @@ inline int rank_process(const std::string& dir, int rank) {
   auto has = [](const std::string& s, const std::string& sub) {
     return s.find(sub) != std::string::npos;
   };
-  auto text = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
+  auto text = [](const std::string& path) { return sandbox::read_proc_file(path); };
   auto comm = [&](const std::string& pid) { return text("/proc/" + pid + "/comm"); };
   for (auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string pid = e.path().filename().string();
