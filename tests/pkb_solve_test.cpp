@@ -219,3 +219,60 @@ TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a swe
   CHECK(has(text, "No module named torch"));
   CHECK(server.requests().size() == 1);
 }
+
+TEST_CASE("pkb sweep: a problem whose reference fails here is not runnable; the sweep goes on") {
+  PkbSolve s;
+  // Problem 2's reference runs out of memory making its inputs, with or without a solution;
+  // problem 3 runs as in the other tests.
+  s.f.write("python",
+            "#!/bin/sh\nout=''; ref=''\nwhile [ $# -gt 0 ]; do case \"$1\" in\n"
+            "  --out) out=\"$2\"; shift;;\n  --reference) ref=\"$2\"; shift;;\n"
+            "esac; shift; done\n"
+            "case \"$ref\" in */2_op2.py)\n"
+            "  printf '%s' '{\"rank\":0,\"status\":\"reference\",\"phase\":\"check trial 0\","
+            "\"side\":\"inputs\",\"message\":\"in check trial 0: Traceback\\ntorch."
+            "OutOfMemoryError: CUDA out of memory\\n\"}' > $out/rank0.json; exit 1;;\nesac\n"
+            "echo '{\"rank\":0,\"status\":\"correct\",\"trials\":[{\"trial\":0,\"ref_ms\":2.0,"
+            "\"cand_ms\":1.0}]}' > $out/rank0.json\n");
+  auto start = [](fake_llm::Server* server, int replies) {
+    json script = json::array();
+    for (int i = 0; i < replies; ++i) script.push_back(openai_ok(module("    return tensor\n")));
+    std::string err;
+    REQUIRE_MESSAGE(server->start(script, &err), err);
+  };
+  fake_llm::Server server;
+  start(&server, 3);
+  std::string out = s.h.dir() + "/sweep", text;
+  int code = s.sweep(server, out, &text);
+  INFO(text);
+  CHECK(code == 0);
+  // One model call learnt that problem 2 cannot run here; its second sample made none.
+  REQUIRE(server.requests().size() == 3);
+  std::string first = server.requests()[0]["body"].dump();
+  CHECK(has(first, "ParallelKernelBench problem 2 ("));
+  json st = sweep_script::status(s.h, out);
+  CHECK(st["done"] == 2);
+  CHECK(st["failed"] == 0);
+  CHECK(st["not_runnable"] == 2);
+  CHECK(has(st["not_runnable_problems"]["2_op2"],
+            "PKB's reference fails on this setup at world 1, with no solution loaded (rank 0, "
+            "check trial 0 (making the inputs): torch.OutOfMemoryError: CUDA out of memory)"));
+  json all = sweep_script::row(st, "all");
+  CHECK(all["n"] == 2);  // problem 3's two samples alone: problem 2 is in no metric
+  CHECK(all["correct"] == 2);
+  for (const json& r : st["rows"]) CHECK(r["scope"] != "2_op2");
+  std::string table;
+  CHECK(s.h.kforge({"sweep", "status", out}, &table) == 0);
+  CHECK(has(table, "2 not runnable on this setup"));
+  CHECK(has(table, "not runnable here: 2_op2: PKB's reference fails"));
+  // The sample that ran: its solve said so in verdict.json and in its trajectory.
+  json v = json::parse(read_file(out + "/samples/2_op2/openai_test-model/0/verdict.json"));
+  CHECK(v["solve"]["error"] == "problem_not_runnable");
+  CHECK(v["solve"]["exit_code"] == 2);
+  // Run again: problem 3 is finished; problem 2 is tried again (the setup may have changed).
+  fake_llm::Server again;
+  start(&again, 1);
+  code = s.sweep(again, out, &text);
+  CHECK(code == 0);
+  CHECK(again.requests().size() == 1);
+}

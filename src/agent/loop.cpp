@@ -233,7 +233,7 @@ bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& t
   if (run.go(err)) return true;
   // kforge, or the setup it runs on, failed: the trajectory still ends with a summary that
   // says so.
-  out->exit_reason = out->setup_error ? "setup_error" : "internal_error";
+  out->exit_reason = out->setup_fault != SetupFault::none ? "setup_error" : "internal_error";
   tw.event("summary", failed_summary_json(*out, *err));
   return false;
 }

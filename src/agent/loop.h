@@ -16,6 +16,7 @@
 #include "agent/observer.h"
 #include "agent/profile_step.h"
 #include "agent/reply.h"
+#include "agent/setup_fault.h"
 #include "eval/eval.h"
 #include "sandbox/verdict.h"
 #include "suite/topology.h"
@@ -33,9 +34,9 @@ struct ForeignSuite {
   std::string extension;  // of a candidate's file, e.g. ".py"
   std::function<ParsedReply(const std::string& reply)> parse;
   // A verdict for the candidate in `file`; false (with *err) when none came: kforge failed,
-  // or (*setup_error set) the user's setup cannot run any candidate of the suite.
+  // or (*fault set) the user's setup cannot run the suite's jobs or this problem's.
   std::function<bool(const std::string& file, sandbox::Verdict* v, std::string* err,
-                     bool* setup_error)>
+                     SetupFault* fault)>
       evaluate;
 };
 
@@ -85,7 +86,7 @@ struct SolveResult {
   int interrupt_signal = 0;     // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
   std::string interrupt_phase;  // model call | compile | eval | agent command | menu
   // solve() failed on the user's setup (a foreign suite's evaluator said so), not kforge.
-  bool setup_error = false;
+  SetupFault setup_fault = SetupFault::none;
 };
 
 // False (with *err) only when kforge itself failed: a template, the workspace, the

@@ -172,14 +172,18 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
     emit(turn, "evaluating", stage);
   };
   std::string abs = fs::absolute(file).string();
-  bool ok = cfg_.foreign ? cfg_.foreign->evaluate(abs, v, err, &res_.setup_error)
+  bool ok = cfg_.foreign ? cfg_.foreign->evaluate(abs, v, err, &res_.setup_fault)
                          : eval::evaluate_file(ecfg, abs, sandbox::Role::candidate, v, err);
   // A signal or the deadline killed the build or the ranks: what came back is not the
   // kernel's verdict (a "timeout" that was kforge's doing), so it is not recorded as one.
   if (sandbox::stop_requested()) return Step::cut;
   if (!ok) {
-    tw_.event(res_.setup_error ? "setup_error" : "internal_error",
-              {{"turn", turn}, {"message", *err}});
+    if (res_.setup_fault == SetupFault::none)
+      tw_.event("internal_error", {{"turn", turn}, {"message", *err}});
+    else
+      tw_.event("setup_error", {{"turn", turn},
+                                {"message", *err},
+                                {"problem_only", res_.setup_fault == SetupFault::problem}});
     return Step::fail;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

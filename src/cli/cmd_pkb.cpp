@@ -92,8 +92,8 @@ int cmd_pkb_eval(const EvalArgs& a) {
     return kInternal;
   }
   sandbox::Verdict v;
-  bool setup_error = false;
-  bool ok = pkb::evaluate(spec, &v, &err, &setup_error);
+  agent::SetupFault fault = agent::SetupFault::none;
+  bool ok = pkb::evaluate(spec, &v, &err, &fault);
   if (int sig = sandbox::interrupt_signal()) {
     fmt::print(stderr, "{}: interrupted by {}: the job was killed; no verdict\n", cmd,
                sandbox::signal_name(sig));
@@ -101,7 +101,7 @@ int cmd_pkb_eval(const EvalArgs& a) {
   }
   if (!ok) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
-    return setup_error ? kBadInput : kInternal;
+    return fault != agent::SetupFault::none ? kBadInput : kInternal;
   }
   if (a.json)
     std::puts(sandbox::verdict_json(v).dump(2).c_str());

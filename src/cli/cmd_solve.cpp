@@ -137,9 +137,25 @@ void loop_options(const SolveArgs& a, const suite::Paths& paths, agent::SolveCon
 int exit_code_of(const agent::SolveResult& r, bool ok) {
   if (r.exit_reason == "interrupted" && r.interrupt_signal)
     return sandbox::interrupt_exit_code(r.interrupt_signal);
-  if (!ok && r.setup_error) return kBadInput;  // every sample would fail alike: a sweep stops
+  if (!ok && r.setup_fault != agent::SetupFault::none) return kBadInput;  // verdict.json says which
   if (!ok || r.exit_reason == "llm_error") return kInternal;
   return r.target_met ? kOk : kNotCorrect;
+}
+
+// verdict.json's solve.error for a run that failed: "bad_input" where the setup runs none
+// of the suite's jobs (a sweep stops: every sample would fail alike),
+// "problem_not_runnable" where this problem's reference fails here (a sweep goes on
+// without the problem), else "internal" (kforge failed).
+const char* error_kind(agent::SetupFault fault) {
+  switch (fault) {
+    case agent::SetupFault::machine:
+      return "bad_input";
+    case agent::SetupFault::problem:
+      return "problem_not_runnable";
+    case agent::SetupFault::none:
+      break;
+  }
+  return "internal";
 }
 
 // Writes the kernels kept (best, and the accepted one when that is another) into out_dir;
@@ -189,7 +205,7 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"best_turn", res.best_turn},
                   {"model", model},
                   {"target", cfg.target}};
-  if (!ok) solve_j["error"] = res.setup_error ? "bad_input" : "internal", solve_j["message"] = err;
+  if (!ok) solve_j["error"] = error_kind(res.setup_fault), solve_j["message"] = err;
   if (res.exit_reason == "llm_error")
     solve_j["error"] = "provider",
     solve_j["message"] = res.llm_error.kind + ": " + res.llm_error.message;

@@ -330,8 +330,9 @@ sandbox::Verdict verdict_from_ranks(const EvalSpec& spec, const sandbox::Process
 
 }  // namespace
 
-bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, bool* setup_error) {
-  if (setup_error) *setup_error = false;
+bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
+              agent::SetupFault* fault) {
+  if (fault) *fault = agent::SetupFault::none;
   std::error_code ec;
   if (!fs::is_directory(spec.work_dir, ec)) {
     *err = "the eval's work folder " + spec.work_dir + " does not exist: create it first";
@@ -351,7 +352,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
     std::string why;
     if (!probe_setup(spec, &why, err)) return false;
     if (!why.empty()) {
-      if (setup_error) *setup_error = true;
+      if (fault) *fault = agent::SetupFault::machine;
       *err = why;
       return false;
     }
@@ -361,7 +362,7 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err, boo
     std::string why;
     if (!reference_fails_alone(spec, reports, &why, err)) return false;
     if (!why.empty()) {
-      if (setup_error) *setup_error = true;
+      if (fault) *fault = agent::SetupFault::problem;
       *err = why;
       return false;
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/setup_fault.h"
 #include "pkb/checkout.h"
 #include "sandbox/verdict.h"
 
@@ -40,15 +41,16 @@ struct EvalSpec {
 };
 
 // Runs the job (pkb/job.h) and reads its verdict. False (with *err) when none came: kforge
-// could not run the job, or (*setup_error set, where given) the user's setup cannot run
-// any PKB job: a python without torch or CUDA, fewer GPUs than ranks, an interpreter the
-// sandbox cannot start. Every candidate would fail alike, so that is no candidate's
-// verdict. A job that says so is believed only once the driver's --probe, which loads no
-// candidate, agrees: the candidate shares the job's process and could say it itself. So is
-// a problem whose reference fails here (its code or its inputs raised: it needs more ranks
-// or memory), believed once a second job, with the reference as its own candidate, fails so
-// too; otherwise the candidate made it fail, and that is its crash.
+// could not run the job, or the user's setup cannot (*fault set, where given). Fault
+// `machine`: no PKB job runs here (a python without torch or CUDA, fewer GPUs than ranks,
+// an interpreter the sandbox cannot start); every candidate would fail alike, so that is
+// no candidate's verdict. A job that says so is believed only once the driver's --probe,
+// which loads no candidate, agrees: the candidate shares the job's process and could say
+// it itself. Fault `problem`: this problem's reference fails here (its code or its inputs
+// raised: it needs more ranks or memory), believed once a second job, with the reference
+// as its own candidate, fails so too; otherwise the candidate made it fail, and that is
+// its crash.
 bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
-              bool* setup_error = nullptr);
+              agent::SetupFault* fault = nullptr);
 
 }  // namespace pkb

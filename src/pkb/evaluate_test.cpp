@@ -177,9 +177,9 @@ TEST_CASE("pkb eval: a python that does not start the driver is the setup's erro
   Fixture x("echo 'pyenv: /root/.pyenv/libexec/pyenv: No such file or directory' >&2\nexit 127");
   sandbox::Verdict v;
   std::string err;
-  bool setup = false;
+  agent::SetupFault setup = agent::SetupFault::none;
   CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
-  CHECK(setup);
+  CHECK(setup == agent::SetupFault::machine);
   CHECK(err.find("the job's python, " + x.spec.python + ", did not start") != std::string::npos);
   CHECK(err.find("exit 127") != std::string::npos);
   CHECK(err.find("libexec/pyenv: No such file") != std::string::npos);  // its output
@@ -197,9 +197,9 @@ TEST_CASE("pkb eval: a setup the job cannot run, as the probe confirms, is the s
             2);
   sandbox::Verdict v;
   std::string err;
-  bool setup = false;
+  agent::SetupFault setup = agent::SetupFault::none;
   CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
-  CHECK(setup);
+  CHECK(setup == agent::SetupFault::machine);
   CHECK(err.find("this setup cannot run a PKB job: 2 ranks need 2 GPUs") != std::string::npos);
   CHECK(err.find("pass --world 1") != std::string::npos);
   CHECK(err.find("its python: /venv/bin/python3") != std::string::npos);
@@ -232,9 +232,9 @@ TEST_CASE("pkb eval: a reference that fails alone too is the setup's error, name
   Fixture x(kInputsFailed);
   sandbox::Verdict v;
   std::string err;
-  bool setup = false;
+  agent::SetupFault setup = agent::SetupFault::none;
   CHECK_FALSE(pkb::evaluate(x.spec, &v, &err, &setup));
-  CHECK(setup);
+  CHECK(setup == agent::SetupFault::problem);
   INFO(err);
   CHECK(err.find(x.spec.problem.name +
                  ": PKB's reference fails on this setup at world 1, with "
@@ -253,7 +253,7 @@ TEST_CASE("pkb eval: a reference that fails alone too is the setup's error, name
   Fixture same(kInputsFailed);
   same.spec.solution = same.spec.problem.reference;
   CHECK_FALSE(pkb::evaluate(same.spec, &v, &err, &setup));
-  CHECK(setup);
+  CHECK(setup == agent::SetupFault::problem);
   CHECK(err.find("with no solution loaded") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(same.spec.work_dir + "/reference_alone"));
 }
@@ -344,7 +344,7 @@ TEST_CASE("pkb eval: kforge's own driver starting one rank") {
             "    dist.all_reduce(out)\n    return out\n");
   sandbox::Verdict v;
   std::string err;
-  bool setup = false;
+  agent::SetupFault setup = agent::SetupFault::none;
   bool ok = pkb::evaluate(x.spec, &v, &err, &setup);
   INFO(err);
   INFO(sandbox::render_text(v));
@@ -354,7 +354,7 @@ TEST_CASE("pkb eval: kforge's own driver starting one rank") {
     return;
   }
   CHECK_FALSE(ok);
-  CHECK(setup);
+  CHECK(setup == agent::SetupFault::machine);
   // The driver ran, in the jail too, and its probe said what torch lacks.
   CHECK(err.find("this setup cannot run a PKB job: ") != std::string::npos);
   CHECK(err.find("its python: " + python) != std::string::npos);

@@ -66,12 +66,12 @@ bool make_foreign_suite(const SolveSpec& spec, agent::ForeignSuite* out, std::st
   EvalSpec base = spec.eval;
   std::string evals = spec.evals_dir;
   f.evaluate = [base, evals](const std::string& file, sandbox::Verdict* v, std::string* e,
-                             bool* setup_error) {
+                             agent::SetupFault* fault) {
     EvalSpec s = base;
     s.solution = file;
     s.work_dir = sandbox::make_eval_dir(evals);
     if (s.work_dir.empty()) return (*e = "cannot create a run folder under " + evals, false);
-    return evaluate(s, v, e, setup_error);
+    return evaluate(s, v, e, fault);
   };
   *out = std::move(f);
   return true;

@@ -19,10 +19,12 @@
 namespace sweep {
 
 // One sample's state, as it changes: "running" when its solve starts, then "done" (it
-// ran to an outcome, correct or not) or "failed" (kforge or the model's provider failed:
-// no outcome; the next run of the sweep retries it). A sample with no record is pending.
+// ran to an outcome, correct or not), "failed" (kforge or the model's provider failed:
+// no outcome; the next run of the sweep retries it) or "not_runnable" (the problem's
+// reference fails on this setup: message says how; in no metric; the next run tries the
+// problem again). A sample with no record is pending.
 struct Record {
-  std::string state;  // running | done | failed
+  std::string state;  // running | done | failed | not_runnable
   std::string problem, category, model;
   int index = 0;     // the sample's number within (problem, model)
   int64_t seed = 0;  // the model's sampling seed (the index)

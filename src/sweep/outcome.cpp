@@ -56,6 +56,14 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
   r->cost_usd = s.value("cost_usd", 0.0);
   r->trajectory = s.value("trajectory", "");
   r->kernel = s.value("kernel", "");
+  // 2 with this error: the problem's reference fails on this setup, whatever the model
+  // wrote. The sample says nothing about the model, nor would a rerun on this setup.
+  if (exit_code == 2 && s.value("error", "") == "problem_not_runnable") {
+    r->state = "not_runnable";
+    r->status = "not_runnable";
+    r->message = s.value("message", "");
+    return;
+  }
   // 0 and 1 are outcomes (target met, or not); 3 is kforge's or the provider's failure
   // and 128+N a signal: those samples say nothing about the model, and run again.
   if (exit_code != 0 && exit_code != 1) {

@@ -131,4 +131,24 @@ TEST_CASE("sweep outcome: kforge's or the provider's failure, a signal, no verdi
   CHECK(r.status == "mismatch");
 }
 
+TEST_CASE("sweep outcome: a problem whose reference fails here is not runnable, not failed") {
+  Folder f;
+  Record r;
+  f.verdict_json({{"solve",
+                   {{"exit_reason", "setup_error"},
+                    {"error", "problem_not_runnable"},
+                    {"message", "49_x: PKB's reference fails on this setup at world 1"},
+                    {"cost_usd", 0.01}}}});
+  read_outcome(f.dir, 2, "", &r);
+  CHECK(r.state == "not_runnable");
+  CHECK(r.status == "not_runnable");
+  CHECK_FALSE(r.correct);
+  CHECK(r.message == "49_x: PKB's reference fails on this setup at world 1");
+  CHECK(r.cost_usd == doctest::Approx(0.01));  // the model call it made still counts
+  // Exit 2 for the whole setup (no torch): no outcome; the sweep stops on the exit code.
+  f.verdict_json({{"solve", {{"error", "bad_input"}, {"message", "no torch"}}}});
+  read_outcome(f.dir, 2, "", &r);
+  CHECK(r.state == "failed");
+}
+
 }  // namespace sweep

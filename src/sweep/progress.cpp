@@ -18,7 +18,7 @@ std::string duration_text(double s) {
 }
 
 std::string eta_text(const Progress& p, std::chrono::steady_clock::time_point now) {
-  int finished_here = p.done - p.skipped + p.failed;
+  int finished_here = p.done - p.skipped + p.failed + p.not_runnable;
   int rest = p.left() + p.running;
   if (rest <= 0) return "0s";
   if (finished_here <= 0) return "-";
@@ -35,6 +35,7 @@ std::string progress_line(const Progress& p, std::chrono::steady_clock::time_poi
       fmt::format("sweep: {}/{} done, {} running, {} left | pass {} of {}", p.done, p.total,
                   p.running, std::max(0, p.left()), paint("32", std::to_string(p.correct)), p.done);
   if (p.failed) line += " | " + paint("31", fmt::format("{} failed", p.failed));
+  if (p.not_runnable) line += fmt::format(" | {} not runnable here", p.not_runnable);
   line += fmt::format(" | ${:.3f} | ETA {}", p.cost_usd, eta_text(p, now));
   if (!p.last.empty()) line += " | last: " + p.last;
   return line;
@@ -55,7 +56,7 @@ void ProgressPrinter::update(const Progress& p) {
     open_ = true;
   } else {
     // A line per finished sample (and one at the start), not per sample started.
-    int finished = p.done + p.failed;
+    int finished = p.done + p.failed + p.not_runnable;
     if (finished == printed_) return;
     printed_ = finished;
     fmt::print(out_, "{}\n", progress_line(p, now, false));

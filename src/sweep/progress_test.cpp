@@ -57,6 +57,10 @@ TEST_CASE("sweep progress: the line says done, running, left, pass, spend, failu
         std::string::npos);
   CHECK(line.find('\033') == std::string::npos);
   CHECK(progress_line(p, p.started, true).find("\033[32m1\033[0m") != std::string::npos);
+  p.not_runnable = 2;  // a problem whose reference fails here: neither left nor failed
+  line = progress_line(p, p.started, false);
+  CHECK(line.find("3/8 done, 2 running, 0 left | pass 1 of 3 | 1 failed | 2 not runnable here") !=
+        std::string::npos);
 }
 
 TEST_CASE("sweep progress: off a terminal one plain line per finished sample") {

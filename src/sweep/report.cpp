@@ -29,7 +29,7 @@ td.l,th.l{text-align:left}.chart{margin:8px 16px 8px 0;background:#fafafa;border
 polyline.series{stroke-width:2}.note{color:#666;font-style:italic}
 a.s{display:inline-block;min-width:18px;margin:1px;padding:0 3px;border-radius:3px;color:#fff;
 text-decoration:none;font-size:12px;text-align:center}.correct{background:#2ca02c}.failed{background:#777}
-.running{background:#bbb}.wrong{background:#d62728}pre{background:#f6f6f6;padding:8px;overflow:auto;
+.running,.not_runnable{background:#bbb}.wrong{background:#d62728}pre{background:#f6f6f6;padding:8px;overflow:auto;
 max-height:480px;font-size:12px}details{margin:4px 0}summary{cursor:pointer}
 </style>
 )";
@@ -40,7 +40,7 @@ std::string sample_id(const Record& r) {
 
 std::string sample_class(const Record& r) {
   if (r.state == "failed") return "failed";
-  if (r.state == "running") return "running";
+  if (r.state == "running" || r.state == "not_runnable") return r.state;
   return r.correct ? "correct" : "wrong";
 }
 
@@ -63,6 +63,9 @@ std::string summary_section(const ReportInput& in) {
   s += fmt::format(
       ", {} failed (kforge or the provider; not counted), {} running or cut short.</p>\n",
       st.failed, st.running);
+  for (const auto& [problem, why] : st.not_runnable_problems)
+    s += "<p class=note>Not runnable on this setup, in no metric: " +
+         html_escape(not_runnable_text(problem, why)) + "</p>\n";
   s += "<table><tr><th class=l>model</th><th class=l>scope</th><th>problems</th><th>n</th>"
        "<th>correct</th><th class=l>pass@k</th><th class=l>fast_1.0@k</th><th>geomean</th>"
        "<th>turns</th><th>tokens</th><th>$</th></tr>\n";
@@ -132,7 +135,9 @@ std::string failures_section(const ReportInput& in, const std::vector<std::strin
   std::set<std::string> outcomes;
   for (const Record& r : in.samples) {
     if (r.state == "running") continue;
-    std::string o = r.state == "failed" ? "failed (kforge/provider)" : r.status;
+    std::string o = r.state == "failed"         ? "failed (kforge/provider)"
+                    : r.state == "not_runnable" ? "not runnable (setup)"
+                                                : r.status;
     ++by[r.model][o];
     outcomes.insert(o);
   }

@@ -48,10 +48,16 @@ TEST_CASE("sweep report: two models, speeds, failures, every sample linked and e
   failed.state = "failed";
   failed.message = "kforge solve exited 3 <provider>";
   in.samples.push_back(failed);
-  std::vector<Record> fin(in.samples.begin(), in.samples.end() - 1);
+  Record not_runnable = sample("a", "r", 0, false, 0);
+  not_runnable.state = not_runnable.status = "not_runnable";
+  not_runnable.message = "r: PKB's reference fails on this setup at world 1";  // names r once
+  in.samples.push_back(not_runnable);
+  std::vector<Record> fin(in.samples.begin(), in.samples.end() - 2);
   in.status.rows = summarize(fin);
   in.status.done = 4;
   in.status.failed = 1;
+  in.status.not_runnable = 1;
+  in.status.not_runnable_problems["r"] = not_runnable.message;
   in.render_trajectory = [](const std::string& path) {
     return "== turn 1 == of " + path + " <script>alert(1)</script>";
   };
@@ -68,8 +74,10 @@ TEST_CASE("sweep report: two models, speeds, failures, every sample linked and e
   // The failure breakdown counts the failed sample apart from verdicts.
   CHECK(html.find("<title>b failed (kforge/provider): 1</title>") != std::string::npos);
   CHECK(html.find("<title>b mismatch: 1</title>") != std::string::npos);
+  CHECK(html.find("<title>a not runnable (setup): 1</title>") != std::string::npos);
+  CHECK(html.find("in no metric: r: PKB&#39;s reference fails on this setup") != std::string::npos);
   // Every sample has its section, linked from the problem table, its text escaped.
-  CHECK(count(html, "<details id=\"s-") == 5);
+  CHECK(count(html, "<details id=\"s-") == 6);
   CHECK(html.find("href=\"#s-a-p-1\"") != std::string::npos);
   CHECK(html.find("href=\"#s-b-q-0\"") == std::string::npos);  // no finished sample: no row
   CHECK(html.find("<details id=\"s-b-q-0\">") != std::string::npos);

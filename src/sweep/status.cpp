@@ -131,6 +131,8 @@ bool read_status(const std::string& dir, Status* out, std::vector<Record>* fin, 
     out->done += r.state == "done";
     out->failed += r.state == "failed";
     out->running += r.state == "running";
+    out->not_runnable += r.state == "not_runnable";
+    if (r.state == "not_runnable") out->not_runnable_problems[r.problem] = r.message;
     if (r.state == "done") ++out->verdicts[r.model][r.status];
   }
   if (planned) {

@@ -29,9 +29,13 @@ struct Status {
   std::vector<Row> rows;
   // model -> final verdict status -> samples: what the models got wrong.
   std::map<std::string, std::map<std::string, int>> verdicts;
+  int not_runnable = 0;  // samples whose problem's reference fails on this setup
+  // problem -> why it is not runnable here (in no metric; a rerun tries it again).
+  std::map<std::string, std::string> not_runnable_problems;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Status, dir, planned, done, failed, running,
-                                                pending, torn_lines, rows, verdicts)
+                                                pending, torn_lines, rows, verdicts, not_runnable,
+                                                not_runnable_problems)
 
 // Rows from the finished records: per (model, problem) the metrics of its samples; per
 // (model, category) and per model the mean over their problems of each metric.
@@ -40,6 +44,9 @@ std::vector<Row> summarize(const std::vector<Record>& finished_records);
 // The whole status of the sweep in dir. False with *err when dir holds no ledger.
 bool read_status(const std::string& dir, Status* out, std::vector<Record>* finished_records,
                  std::string* err);
+
+// "PROBLEM: why", the name once where why begins with it.
+std::string not_runnable_text(const std::string& problem, const std::string& why);
 
 std::string status_csv(const Status& s);
 std::string status_table(const Status& s);

@@ -44,6 +44,10 @@ TEST_CASE("sweep status: done, failed, running and pending from the ledger and t
   Record failed = done("b", 2, false);
   failed.state = "failed";
   REQUIRE(append_record(ledger, failed, &err));
+  Record not_runnable = done("c", 0, false);
+  not_runnable.state = not_runnable.status = "not_runnable";
+  not_runnable.message = "PKB's reference fails on this setup at world 1";
+  REQUIRE(append_record(ledger, not_runnable, &err));
   Status st;
   std::vector<Record> fin;
   REQUIRE(read_status(dir, &st, &fin, &err));
@@ -51,7 +55,9 @@ TEST_CASE("sweep status: done, failed, running and pending from the ledger and t
   CHECK(st.done == 5);
   CHECK(st.running == 1);
   CHECK(st.failed == 1);
-  CHECK(st.pending == 1);  // b/3
+  CHECK(st.pending == 1);       // b/3
+  CHECK(st.not_runnable == 1);  // c/0, in no row below and in no verdict count
+  CHECK(st.not_runnable_problems["c"] == not_runnable.message);
   CHECK(st.verdicts["m"]["correct"] == 3);
   CHECK(st.verdicts["m"]["mismatch"] == 2);
   // a: n=4, c=2; b: n=1, c=1. The mean has only the ks both problems have.
@@ -65,6 +71,8 @@ TEST_CASE("sweep status: done, failed, running and pending from the ledger and t
   std::string table = status_table(st);
   CHECK(table.find("5 done of 8 planned, 1 pending, 1 running") != std::string::npos);
   CHECK(table.find("1 failed (not counted") != std::string::npos);
+  CHECK(table.find("1 not runnable on this setup") != std::string::npos);
+  CHECK(table.find("not runnable here: c: PKB's reference fails") != std::string::npos);
   // The JSON contract round-trips.
   Status back = nlohmann::json(st).get<Status>();
   CHECK(back.rows[0].m.pass == all.pass);

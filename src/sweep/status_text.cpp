@@ -45,6 +45,10 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+std::string not_runnable_text(const std::string& problem, const std::string& why) {
+  return why.rfind(problem + ":", 0) == 0 ? why : problem + ": " + why;
+}
+
 std::string status_csv(const Status& s) {
   // The columns of every row, in first-seen order (rows with fewer samples have fewer
   // ks; their cells are empty there).
@@ -96,8 +100,13 @@ std::string status_table(const Status& s) {
     out += fmt::format(", {} running (or cut short by a kill: run the sweep again)", s.running);
   if (s.failed)
     out += fmt::format(", {} failed (not counted: run the sweep again to retry them)", s.failed);
+  if (s.not_runnable)
+    out +=
+        fmt::format(", {} not runnable on this setup (not counted; listed below)", s.not_runnable);
   if (s.torn_lines) out += fmt::format(", {} torn ledger lines skipped", s.torn_lines);
   out += "\n";
+  for (const auto& [problem, why] : s.not_runnable_problems)
+    out += "not runnable here: " + not_runnable_text(problem, why) + "\n";
   out += "turns, tokens and $ are means over the samples that reached a correct kernel, up to it\n";
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -58,6 +59,9 @@ struct Shared {
   Progress progress;
   std::string error;  // the first fatal error
   const std::function<void(const Progress&)>& report;
+  // Problems a sample found not runnable on this setup, with why: their other samples
+  // are recorded so without a model call (each would pay one to learn the same).
+  std::map<std::string, std::string> not_runnable;
 };
 
 // Books a finished sample: its record, then the progress.
@@ -69,18 +73,33 @@ bool finish(Shared& sh, const Sample& s, const Record& r, std::string* err) {
   if (r.state == "done") {
     ++p.done;
     p.correct += r.correct ? 1 : 0;
+  } else if (r.state == "not_runnable") {
+    ++p.not_runnable;
   } else {
     ++p.failed;
   }
   p.cost_usd += r.cost_usd;
   p.last = fmt::format("{} {} #{}: {}", s.problem, s.model, s.index,
                        r.state == "failed" ? "failed" : r.status);
+  if (r.state == "not_runnable") sh.not_runnable.emplace(s.problem, r.message);
   if (sh.report) sh.report(p);
+  return true;
+}
+
+// The problem's record when an earlier sample found it not runnable here; else false.
+bool known_not_runnable(Shared& sh, const Sample& s, Record* r) {
+  std::lock_guard<std::mutex> lock(sh.mu);
+  auto it = sh.not_runnable.find(s.problem);
+  if (it == sh.not_runnable.end()) return false;
+  *r = start_record(s, "");
+  r->state = r->status = "not_runnable";
+  r->message = it->second;
   return true;
 }
 
 bool run_one(Shared& sh, const Sample& s, std::string* err) {
   const SweepConfig& cfg = sh.cfg;
+  if (Record known; known_not_runnable(sh, s, &known)) return finish(sh, s, known, err);
   std::string dir =
       fmt::format("{}/samples/{}/{}/{}", cfg.out, s.problem, model_dir(s.model), s.index);
   std::error_code ec;
@@ -103,14 +122,15 @@ bool run_one(Shared& sh, const Sample& s, std::string* err) {
     *err = "interrupted";
     return false;
   }
-  if (!pr.killed && pr.exit_code == 2) {  // bad input: every sample would say the same
+  read_outcome(dir, pr.signal ? 128 + pr.signal : pr.exit_code, pr.output, &r);
+  r.seconds = pr.seconds;
+  // Bad input, where not this problem's alone: every sample would say the same.
+  if (!pr.killed && pr.exit_code == 2 && r.state != "not_runnable") {
     *err = fmt::format("kforge solve {} said its input is bad:\n{}", s.problem, pr.output);
     std::lock_guard<std::mutex> lock(sh.mu);
     sh.progress.bad_input = true;
     return false;
   }
-  read_outcome(dir, pr.signal ? 128 + pr.signal : pr.exit_code, pr.output, &r);
-  r.seconds = pr.seconds;
   return finish(sh, s, r, err);
 }
 
@@ -144,7 +164,7 @@ bool run_sweep(const SweepConfig& cfg, const std::function<void(const Progress&)
   int torn = 0;
   if (!read_ledgers(cfg.out, &records, &torn, err)) return false;
   std::map<std::string, Record> done = finished(records);
-  Shared sh{cfg, {}, {}, {}, {}, {}, on_progress};
+  Shared sh{cfg, {}, {}, {}, {}, {}, on_progress, {}};
   for (size_t i = 0; i < cfg.samples.size(); ++i) {
     const Sample& s = cfg.samples[i];
     if (static_cast<int>(i % cfg.tasks) != cfg.task) continue;

@@ -60,19 +60,20 @@ struct SweepConfig {
 };
 
 struct Progress {
-  int total = 0;    // this process's samples
-  int done = 0;     // finished, earlier runs included
-  int failed = 0;   // failed in this run
-  int running = 0;  // now
-  int correct = 0;  // of the finished
-  int skipped = 0;  // finished by an earlier run
+  int total = 0;         // this process's samples
+  int done = 0;          // finished, earlier runs included
+  int failed = 0;        // failed in this run
+  int not_runnable = 0;  // in this run: the problem's reference fails on this setup
+  int running = 0;       // now
+  int correct = 0;       // of the finished
+  int skipped = 0;       // finished by an earlier run
   double cost_usd = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::string last;  // the sample that last finished, and how
   // A sample's solve said its input was bad (exit code 2): every sample would, so the
   // sweep stopped there.
   bool bad_input = false;
-  int left() const { return total - done - failed - running; }
+  int left() const { return total - done - failed - not_runnable - running; }
 };
 
 // Plans: every (model, problem, index) of the sweep, index 0..samples-1.
@@ -81,7 +82,9 @@ std::vector<Sample> plan(const std::vector<std::string>& problems,
                          const std::vector<std::string>& models, int samples);
 
 // Runs what the ledger has not finished. False with *err when the ledger cannot be
-// written, or a sample said its input was bad (exit code 2: its output is in *err).
+// written, or a sample said its input was bad (exit code 2: its output is in *err). A
+// sample that finds its problem not runnable on this setup (its reference fails here)
+// does not stop the sweep: the problem's other samples are recorded so, unrun.
 // *progress ends as the last report.
 bool run_sweep(const SweepConfig& cfg, const std::function<void(const Progress&)>& on_progress,
                Progress* progress, std::string* err);

@@ -28,8 +28,10 @@
 //   budget        turn, budget (max_tokens | max_cost | max_wall), spent, limit, phase,
 //                 note: the budget that ended the run, and where
 //   internal_error turn, message: kforge failed, and the run ends
-//   setup_error   turn, message: the machine's setup cannot run the suite's jobs (a PKB
-//                 job's python without torch or CUDA, ...); the run ends, exit code 2
+//   setup_error   turn, message, problem_only: the machine's setup cannot run the suite's
+//                 jobs (a PKB job's python without torch or CUDA, ...), or with
+//                 problem_only this problem's (its reference fails here); the run ends,
+//                 exit code 2
 //   summary       exit_reason, target_met, best{turn, sha256, status, speedup,
 //                 median_ms, file}, turns, candidates, tokens_in, tokens_out,
 //                 tokens_cache_read, tokens_cache_write (parts of tokens_in), cost_usd,
