@@ -222,6 +222,42 @@ PY
 done
 fi
 
+if [[ "$parts" == *" sweep "* ]]; then
+echo "== kforge sweep over PKB problems ${SWEEP:-1 49}, a loopback model answering with each reference"
+if ! cmake --build "$build" --target fake_llm_server >"$out/build-fake.log" 2>&1; then
+  tail -20 "$out/build-fake.log"
+else
+  sw="$out/pkb/sweep"
+  rm -rf "$sw"; mkdir -p "$sw"
+  # Two steps a problem: a sample that learns its problem cannot run makes the only call.
+  python3 - "$pkb" "$sw/script.json" ${SWEEP:-1 49} <<'PY'
+import glob, json, os, sys
+pkb, path, problems = sys.argv[1], sys.argv[2], sys.argv[3:]
+steps = []
+for n in problems:
+    ref = glob.glob(os.path.join(pkb, "reference", f"{n}_*.py"))[0]
+    text = "```python\n" + open(ref).read() + "\n```\n"
+    body = {"id": "c", "object": "chat.completion", "model": "reference",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    steps += [{"when": f"ParallelKernelBench problem {n} (", "body": body}] * 2
+json.dump(steps, open(path, "w"))
+PY
+  "$build/fake_llm_server" --script "$sw/script.json" --log "$sw/requests.jsonl" \
+    --port-file "$sw/port" --idle-s 300 >"$sw/server.log" 2>&1 &
+  for _ in $(seq 50); do [ -s "$sw/port" ] && break; sleep 0.1; done
+  problems=$(echo ${SWEEP:-1 49} | tr ' ' ',')
+  t0=$(date +%s.%N)
+  "$K" sweep "$problems" --suite "pkb:$pkb" --world 1 --samples 2 --jobs 1 --max-turns 1 \
+    --model openai:reference --api-key-env none --base-url "http://127.0.0.1:$(cat "$sw/port")/v1" \
+    --out "$sw/out" >"$sw/sweep.log" 2>&1
+  echo "kforge sweep: rc=$? wall $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s, model calls $(wc -l <"$sw/requests.jsonl")"
+  tail -12 "$sw/sweep.log"
+  kill %1 2>/dev/null
+fi
+fi
+
 [[ "$parts" == *" refs "* ]] || exit 0
 echo "== every reference as its own candidate, world 1, one trial, ${JOBS:-4} at a time"
 export K pkb out REF_S="${REF_S:-180}" TIMED_CHECK="${TIMED_CHECK:-clones}"
@@ -265,39 +301,3 @@ for f in sorted(glob.glob(os.path.join(pkb, "reference", "[0-9]*_*.py")),
 print("\n".join(lines))
 print("counts:", dict(counts), "of", sum(counts.values()), "; notes:", dict(noted))
 PY
-
-if [[ "$parts" == *" sweep "* ]]; then
-echo "== kforge sweep over PKB problems ${SWEEP:-1 49}, a loopback model answering with each reference"
-if ! cmake --build "$build" --target fake_llm_server >"$out/build-fake.log" 2>&1; then
-  tail -20 "$out/build-fake.log"
-else
-  sw="$out/pkb/sweep"
-  rm -rf "$sw"; mkdir -p "$sw"
-  # Two steps a problem: a sample that learns its problem cannot run makes the only call.
-  python3 - "$pkb" "$sw/script.json" ${SWEEP:-1 49} <<'PY'
-import glob, json, os, sys
-pkb, path, problems = sys.argv[1], sys.argv[2], sys.argv[3:]
-steps = []
-for n in problems:
-    ref = glob.glob(os.path.join(pkb, "reference", f"{n}_*.py"))[0]
-    text = "```python\n" + open(ref).read() + "\n```\n"
-    body = {"id": "c", "object": "chat.completion", "model": "reference",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-    steps += [{"when": f"ParallelKernelBench problem {n} (", "body": body}] * 2
-json.dump(steps, open(path, "w"))
-PY
-  "$build/fake_llm_server" --script "$sw/script.json" --log "$sw/requests.jsonl" \
-    --port-file "$sw/port" --idle-s 300 >"$sw/server.log" 2>&1 &
-  for _ in $(seq 50); do [ -s "$sw/port" ] && break; sleep 0.1; done
-  problems=$(echo ${SWEEP:-1 49} | tr ' ' ',')
-  t0=$(date +%s.%N)
-  "$K" sweep "$problems" --suite "pkb:$pkb" --world 1 --samples 2 --jobs 1 --max-turns 1 \
-    --model openai:reference --api-key-env none --base-url "http://127.0.0.1:$(cat "$sw/port")/v1" \
-    --out "$sw/out" >"$sw/sweep.log" 2>&1
-  echo "kforge sweep: rc=$? wall $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s, model calls $(wc -l <"$sw/requests.jsonl")"
-  tail -12 "$sw/sweep.log"
-  kill %1 2>/dev/null
-fi
-fi
