@@ -44,6 +44,7 @@ void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
   spec->python = o.python;
   if (!o.timed_check.empty()) spec->timed_check = o.timed_check;
   if (o.warmup_s >= 0) spec->warmup_s = o.warmup_s;
+  if (o.job_limit_s > 0) spec->timeout_s = o.job_limit_s;
 }
 
 int cmd_pkb_problems(const ProblemsArgs& a) {

@@ -96,6 +96,11 @@ TEST_CASE(
   kforge_run::Run warm = kforge_run::kforge("eval all_reduce --backend host --warmup-s 3");
   CHECK(warm.code == 2);
   CHECK(warm.out.find("--warmup-s 3: it limits") != std::string::npos);
+  kforge_run::Run job = kforge_run::kforge("eval all_reduce --backend host --job-limit 60");
+  CHECK(job.code == 2);
+  CHECK(job.out.find("--job-limit 60: it limits a ParallelKernelBench problem's job") !=
+        std::string::npos);
+  CHECK(job.out.find("use --call-limit") != std::string::npos);
 }
 
 TEST_CASE("pkb cli: tune refuses --suite, saying which commands take it; sweep wants a model") {

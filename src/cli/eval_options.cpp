@@ -59,6 +59,11 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                   "take longer (default 10; 0: all of them, however long)")
       ->check(CLI::NonNegativeNumber)
       ->group(g);
+  app->add_option("--job-limit", o->job_limit_s,
+                  "pkb: seconds the whole job (reference and solution, every trial) may take "
+                  "before its processes are killed and the verdict is timeout (default 600)")
+      ->check(CLI::PositiveNumber)
+      ->group(g);
   app->add_option("--machine", o->machine_file, "machine description (JSON) for the roofline")
       ->group(g);
 }
@@ -89,6 +94,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   if (!o.python.empty()) a.insert(a.end(), {"--python", o.python});
   if (!o.timed_check.empty()) a.insert(a.end(), {"--timed-check", o.timed_check});
   if (o.warmup_s != d.warmup_s) a.insert(a.end(), {"--warmup-s", num(o.warmup_s)});
+  if (o.job_limit_s != d.job_limit_s) a.insert(a.end(), {"--job-limit", num(o.job_limit_s)});
   return a;
 }
 
@@ -110,6 +116,12 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
                                "(--suite pkb:PATH); kforge's own problems warm up for --warmup "
                                "calls: drop it",
                                o.warmup_s),
+            false);
+  if (o.job_limit_s > 0)
+    return (*err = fmt::format("--job-limit {}: it limits a ParallelKernelBench problem's job "
+                               "(--suite pkb:PATH); kforge's own problems limit each call: "
+                               "use --call-limit",
+                               o.job_limit_s),
             false);
   std::vector<std::string> overrides;
   for (const std::string& p : params) {

@@ -32,7 +32,8 @@ struct EvalOptions {
   std::string python;  // pkb: the python3 with torch (default $KF_PYTHON, else PATH's)
   // pkb: how the timed calls are checked, last or clones ("": clones; sandbox/pkb/pkb_fresh.py)
   std::string timed_check;
-  double warmup_s = -1;  // pkb: the warmup's limit in seconds a side (-1: the default, 10)
+  double warmup_s = -1;    // pkb: the warmup's limit in seconds a side (-1: the default, 10)
+  double job_limit_s = 0;  // pkb: the whole job's limit in seconds (0: the default, 600)
 };
 
 // Whether --suite names a ParallelKernelBench checkout (pkb:PATH, PATH not empty).

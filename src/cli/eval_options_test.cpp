@@ -48,3 +48,8 @@ TEST_CASE("eval options: a fractional warm-up limit survives the trip") {
   std::string line = joined(cli::eval_option_args(parsed({"--warmup-s", "2.5"})));
   CHECK_MESSAGE(line == "--warmup-s 2.5 ", line);
 }
+
+TEST_CASE("eval options: a PKB job's limit reaches a sweep's children") {
+  std::string line = joined(cli::eval_option_args(parsed({"--job-limit", "1200"})));
+  CHECK_MESSAGE(line == "--job-limit 1200 ", line);
+}

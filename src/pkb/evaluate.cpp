@@ -216,6 +216,12 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
 // false: it means inside kf_run, a native problem's entry; here the detail says whose code.
 void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox::Verdict* v) {
   v->limit_s = spec.timeout_s;
+  // To the person only: a reference this slow is not the solution's to fix.
+  if (run.timed_out)
+    v->harness_notes.push_back(
+        fmt::format("the whole job may take {:g} s; where the reference's own calls are that slow, "
+                    "--job-limit gives the job more",
+                    spec.timeout_s));
   for (int r = 0; r < spec.world; ++r) {
     std::string phase = trim_end(read_file(fmt::format("{}/rank{}.phase", spec.work_dir, r)));
     sandbox::Verdict::Stuck s;

@@ -143,6 +143,12 @@ TEST_CASE("pkb eval: a hang is a timeout naming whose calls ran, and its process
   CHECK(v.stuck[0].phase == "time trial 2");
   CHECK(v.stuck[0].detail == "the reference's calls");
   CHECK_FALSE(v.stuck[0].in_candidate);  // no "inside kf_run": that is a native problem's
+  CHECK(v.limit_s == doctest::Approx(1));
+  std::string told;  // the person is told how to give it more
+  for (const std::string& n : v.harness_notes) told += n + "\n";
+  CHECK_MESSAGE(told.find("may take 1 s; where the reference's own calls are that slow, "
+                          "--job-limit gives the job more") != std::string::npos,
+                told);
   CHECK_MESSAGE(
       sandbox::render_text(v).find("time trial 2 (the reference's calls)") != std::string::npos,
       sandbox::render_text(v));
