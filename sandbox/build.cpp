@@ -177,6 +177,7 @@ std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& s
     }
   } else {
     f = {"-O2", "-std=c++20", "-shared", "-fPIC", "-Wall", "-I" + tc.include_dir};
+    if (role == Role::oracle) f.push_back("-fvisibility=hidden");  // kf_oracle_v1 alone
   }
   return f;
 }
@@ -340,7 +341,13 @@ bool check_library(Role role, BuildResult* out, std::string* err) {
     out->status = Status::rejected;
     return true;
   }
-  if (!defines_symbol(syms, "kf_run")) {
+  if (role == Role::oracle && !defines_symbol(syms, "kf_oracle_v1")) {
+    out->stage = "load";
+    out->status = Status::load_error;
+    out->log = "the library defines no kf_oracle_v1: define the oracle with KF_ORACLE(<name>)";
+    return true;
+  }
+  if (role != Role::oracle && !defines_symbol(syms, "kf_run")) {
     out->stage = "load";
     out->status = Status::load_error;
     out->log =
@@ -354,8 +361,12 @@ bool check_library(Role role, BuildResult* out, std::string* err) {
 
 }  // namespace
 
-bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
-                   std::string* err) {
+bool build_library(const Toolchain& tc_in, const std::string& source_path, Role role,
+                   BuildResult* out, std::string* err) {
+  // An oracle is the problem's C++ for kforge-rank: g++ on every backend. It is the
+  // problem author's code, not a kernel: the symbol checks apply, the kernel rules do not.
+  Toolchain tc = tc_in;
+  if (role == Role::oracle) tc.backend = Backend::host;
   *out = BuildResult{};
   out->file_name = fs::path(source_path).filename().string();
   std::string source;
@@ -367,7 +378,7 @@ bool build_library(const Toolchain& tc, const std::string& source_path, Role rol
     *err = "build: no cache_dir set in the toolchain";
     return false;
   }
-  if (!passes_static_checks(tc, source, role, out)) return true;
+  if (role != Role::oracle && !passes_static_checks(tc, source, role, out)) return true;
 
   const std::string& compiler = tc.backend == Backend::cuda ? tc.nvcc : tc.cxx;
   std::vector<std::string> flags = compile_flags(tc, source, role);

@@ -47,6 +47,15 @@ struct BuildResult {
 bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
                    std::string* err);
 
+// <problem_dir>/oracle.cpp: where a problem's oracle lives.
+std::string oracle_source(const std::string& problem_dir);
+
+// Builds the oracle of the problem in `problem_dir` with tc's g++ (whatever tc.backend),
+// confined and cached like a candidate. False with *err, which names the file and says
+// what to do, when it does not build or the build could not run.
+bool build_oracle(const Toolchain& tc, const std::string& problem_dir, BuildResult* out,
+                  std::string* err);
+
 // The compile flags (without the source and the output), as the key sees them.
 std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& source, Role role);
 

@@ -70,6 +70,7 @@ std::vector<Job> make_jobs(const EvalRequest& req, const std::string& lib_dir, s
     job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
     job.candidate_lib = lib_dir + "/candidate.so";
     job.baseline_lib = req.baseline_path.empty() ? "" : lib_dir + "/baseline.so";
+    job.oracle_lib = req.problem_dir.empty() ? "" : lib_dir + "/oracle.so";
     job.build_gate = lib_dir + "/built.json";
     job.candidate_is_baseline = req.candidate_role == Role::baseline;
     job.shm_prefix = shm_base;
@@ -83,16 +84,24 @@ std::vector<Job> make_jobs(const EvalRequest& req, const std::string& lib_dir, s
 // The baseline and the candidate, side by side (on a new problem both are cold, and each
 // nvcc is mostly serial). False with *err when the baseline does not build (the
 // problem's bug) or a build could not run; a bad candidate is cb->ok false.
-bool build_both(const EvalRequest& req, BuildResult* b, BuildResult* cb, std::string* err) {
+bool build_both(const EvalRequest& req, BuildResult* b, BuildResult* cb, BuildResult* ob,
+                std::string* err) {
   Toolchain tc = req.toolchain;
   tc.backend = req.backend;
-  std::string base_err;
-  std::future<bool> base_built;
+  std::string base_err, oracle_err;
+  std::future<bool> base_built, oracle_built;
+  if (!req.problem_dir.empty())
+    oracle_built = std::async(std::launch::async,
+                              [&] { return build_oracle(tc, req.problem_dir, ob, &oracle_err); });
   if (!req.baseline_path.empty())
     base_built = std::async(std::launch::async, [&] {
       return build_library(tc, req.baseline_path, Role::baseline, b, &base_err);
     });
   bool cand_built = build_library(tc, req.candidate_path, req.candidate_role, cb, err);
+  if (oracle_built.valid() && !oracle_built.get()) {  // the problem's bug, as the baseline's
+    *err = "problem " + req.problem + ": " + oracle_err;
+    return false;
+  }
   if (base_built.valid()) {  // the baseline's failure is reported first
     if (!base_built.get()) {
       *err = "problem " + req.problem + ": baseline " + req.baseline_path + ": " + base_err;
@@ -194,12 +203,13 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   };
   stage("compiling");
   const auto t_compile = Clock::now();
-  BuildResult b, cb;
-  bool built = build_both(req, &b, &cb, err);
+  BuildResult b, cb, ob;
+  bool built = build_both(req, &b, &cb, &ob, err);
   const double compile_s = since(t_compile) - cb.static_s;  // both builds, symbols included
   if (built && cb.ok)
     built = place_library(cb.lib_path, jobs[0].candidate_lib, err) &&
-            (req.baseline_path.empty() || place_library(b.lib_path, jobs[0].baseline_lib, err));
+            (req.baseline_path.empty() || place_library(b.lib_path, jobs[0].baseline_lib, err)) &&
+            (req.problem_dir.empty() || place_library(ob.lib_path, jobs[0].oracle_lib, err));
   std::string gate_err;
   const bool gate_open = open_gate(built && cb.ok, &gate_err);
   if (!gate_open)  // the ranks wait until the watchdog ends them; say why

@@ -27,6 +27,8 @@ struct EvalRequest {
   // Role::baseline evaluates a problem's baseline as the candidate (it may use NCCL);
   // baseline_path is then usually "".
   Role candidate_role = Role::candidate;
+  // The problem's folder: its oracle.cpp is built (cached) for the ranks. "" for none.
+  std::string problem_dir;
   Backend backend = Backend::cuda;
   int world = 1;
   std::vector<Instance> instances;  // run in order; stop at the first that is not correct

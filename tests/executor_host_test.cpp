@@ -102,6 +102,7 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
   req.problem = problem;
   req.candidate_path = candidate;
   req.baseline_path = kRoot + "/problems/" + problem + "/baseline_host.cpp";
+  req.problem_dir = kRoot + "/problems/" + problem;
   req.backend = sandbox::Backend::host;
   req.world = world;
   Instance inst;

@@ -1,14 +1,48 @@
 // tests/oracle_fake.h: an oracle's view of the ranks (sandbox::OracleIO) over plain maps,
 // for the problems' oracle tests: every rank's inputs and shapes by name, and this rank's
-// expected outputs, which a test sizes (and may poison) before running the oracle.
+// expected outputs, which a test sizes (and may poison) before running the oracle. The
+// oracle itself is built from problems/<name>/oracle.cpp and loaded as kforge-rank loads
+// it (sandbox/oracle.h), once per test process.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "build.h"
+#include "kf_build_paths.h"
 #include "oracle.h"
+
+// The oracle of problems/<problem>, built into a cache of this test process (its first
+// call compiles with g++; later ones reuse it). Fails the test with the build's message.
+inline const sandbox::Oracle& problem_oracle(const std::string& problem,
+                                             std::string* err = nullptr) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<sandbox::Oracle>> loaded;
+  static const std::string cache = [] {
+    std::string dir = (std::filesystem::temp_directory_path() / "kf-oracle-test-XXXXXX").string();
+    return mkdtemp(dir.data()) ? dir : std::string();
+  }();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = loaded[problem];
+  if (slot) return *slot;
+  slot = std::make_unique<sandbox::Oracle>();
+  sandbox::Toolchain tc;
+  tc.backend = sandbox::Backend::host;
+  tc.include_dir = std::string(KF_SOURCE_ROOT) + "/primitives/include";
+  tc.cache_dir = cache;
+  sandbox::BuildResult b;
+  std::string e;
+  if (sandbox::build_oracle(tc, std::string(KF_SOURCE_ROOT) + "/problems/" + problem, &b, &e))
+    slot->open(b.lib_path, &e);
+  if (err) *err = e;
+  return *slot;
+}
 
 struct OracleFake {
   std::map<std::string, std::vector<std::vector<double>>> in;
@@ -30,4 +64,10 @@ struct OracleFake {
   // The lambdas hold `this`: a copy would read the original's maps.
   OracleFake(const OracleFake&) = delete;
   OracleFake& operator=(const OracleFake&) = delete;
+
+  // Runs problems/<problem>'s oracle on this fake; false with *err as kforge-rank gets it.
+  bool run_oracle(const std::string& problem, std::string* err) {
+    const sandbox::Oracle& o = problem_oracle(problem, err);
+    return o.loaded() && o.call(io, err);
+  }
 };

@@ -1,5 +1,5 @@
 // all_gather: y is every rank's x laid end to end in rank order.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

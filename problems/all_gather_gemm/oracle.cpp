@@ -1,6 +1,6 @@
 // all_gather_gemm: rank r's c = [a(0) | a(1) | ... ] @ b(r): the ranks' a [M, K/w] laid side
 // by side along k make the [M, K] left operand; b(r) [K, N] is rank r's own.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
@@ -21,13 +19,13 @@ struct Fake : OracleFake {
     in["b"] = std::move(b);
     outs["c"] = std::vector<double>(c_size, -7);  // poison: the oracle must write it all
   }
-  bool run(std::string* err) { return sandbox::find_oracle("all_gather_gemm")(io, err); }
+  bool run(std::string* err) { return run_oracle("all_gather_gemm", err); }
 };
 
 }  // namespace
 
 TEST_CASE("all_gather_gemm oracle: world 2, shards side by side along k, each rank its own b") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("all_gather_gemm")));
+  REQUIRE(problem_oracle("all_gather_gemm").loaded());
   // a(0) = [[1],[2]], a(1) = [[3],[4]] (K/world = 1), so A = [[1,3],[2,4]].
   // Rank 0: b = identity, c = A = [[1,3],[2,4]].
   // Rank 1: b = [[1,1],[2,-1]], c = [[1*1+3*2, 1*1+3*(-1)], [2*1+4*2, 2*1+4*(-1)]]

@@ -1,5 +1,5 @@
 // all_reduce: y = the elementwise sum of every rank's x.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // all_to_all: chunk s of rank r's y is chunk r of rank s's x (world chunks of n elements).
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,37 +1,22 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<double>> outs;
-  std::vector<int64_t> dummy_shape;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank) {
-    io.world = world;
-    io.rank = rank;
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string&, int) -> const std::vector<int64_t>& {
-      return dummy_shape;
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
-  }
-  bool run(std::string* err) { return sandbox::find_oracle("all_to_all")(io, err); }
+struct Fake : OracleFake {
+  Fake(int world, int rank) : OracleFake(world, rank) {}
+  bool run(std::string* err) { return run_oracle("all_to_all", err); }
 };
 
 }  // namespace
 
 TEST_CASE("all_to_all oracle transposes chunks, world 2 and 3") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("all_to_all")));
+  REQUIRE(problem_oracle("all_to_all").loaded());
   {
     // n = 2. Rank 0: [a0 a1 | b0 b1] = [1 2 | 3 4]; rank 1: [5 6 | 7 8].
     const std::vector<std::vector<double>> x = {{1, 2, 3, 4}, {5, 6, 7, 8}};

@@ -1,5 +1,5 @@
 // broadcast: every rank's y is the root's x.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,38 +1,22 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<double>> outs;
-  std::vector<int64_t> dummy_shape;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank, double root) {
-    io.world = world;
-    io.rank = rank;
-    io.params["root"] = root;
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string&, int) -> const std::vector<int64_t>& {
-      return dummy_shape;
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
-  }
-  bool run(std::string* err) { return sandbox::find_oracle("broadcast")(io, err); }
+struct Fake : OracleFake {
+  Fake(int world, int rank, double root) : OracleFake(world, rank) { io.params["root"] = root; }
+  bool run(std::string* err) { return run_oracle("broadcast", err); }
 };
 
 }  // namespace
 
 TEST_CASE("broadcast oracle copies the root's x to every rank") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("broadcast")));
+  REQUIRE(problem_oracle("broadcast").loaded());
   const std::vector<std::vector<double>> x = {{1, 2}, {3, 4}, {5, 6}};
   for (int root = 0; root < 3; ++root) {
     for (int rank = 0; rank < 3; ++rank) {

@@ -1,6 +1,6 @@
 // gemm_all_reduce: every rank's c is sum over ranks s of a(s) @ b(s), with a(s) [M, K] and
 // b(s) [K, N] row-major (the whole K on every rank).
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
@@ -21,13 +19,13 @@ struct Fake : OracleFake {
     in["b"] = std::move(b);
     outs["c"] = std::vector<double>(c_size, -7);  // poison: the oracle must write it all
   }
-  bool run(std::string* err) { return sandbox::find_oracle("gemm_all_reduce")(io, err); }
+  bool run(std::string* err) { return run_oracle("gemm_all_reduce", err); }
 };
 
 }  // namespace
 
 TEST_CASE("gemm_all_reduce oracle: world 1 is a plain GEMM") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("gemm_all_reduce")));
+  REQUIRE(problem_oracle("gemm_all_reduce").loaded());
   // a = [[1,2,3],[4,5,6]], b = [[1,0],[0,1],[1,1]]: c = [[1+3, 2+3], [4+6, 5+6]].
   Fake f(1, 0);
   f.matrices({{1, 2, 3, 4, 5, 6}}, {2, 3}, {{1, 0, 0, 1, 1, 1}}, {3, 2}, 4);

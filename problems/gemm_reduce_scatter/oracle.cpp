@@ -1,6 +1,6 @@
 // gemm_reduce_scatter: rank r's c is rows [r*M/w, (r+1)*M/w) of sum over ranks s of
 // a(s) @ b(s), with a(s) [M, K/w] and b(s) [K/w, N] row-major.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

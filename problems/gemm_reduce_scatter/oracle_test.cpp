@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
@@ -21,13 +19,13 @@ struct Fake : OracleFake {
     in["b"] = std::move(b);
     outs["c"] = std::vector<double>(c_size, -7);  // poison: the oracle must write it all
   }
-  bool run(std::string* err) { return sandbox::find_oracle("gemm_reduce_scatter")(io, err); }
+  bool run(std::string* err) { return run_oracle("gemm_reduce_scatter", err); }
 };
 
 }  // namespace
 
 TEST_CASE("gemm_reduce_scatter oracle: world 2, 2x2 shards, rank r gets row r of the sum") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("gemm_reduce_scatter")));
+  REQUIRE(problem_oracle("gemm_reduce_scatter").loaded());
   // Rank 0: a = [[1,2],[3,4]], b = identity, so P(0) = [[1,2],[3,4]].
   // Rank 1: a = [[1,1],[0,2]], b = [[2,0],[1,3]], so P(1) = [[1*2+1*1, 1*0+1*3],
   //         [0*2+2*1, 0*0+2*3]] = [[3,3],[2,6]].

@@ -10,7 +10,7 @@
 // logits, as Mixtral-style routers do), so no input has a constraint between elements,
 // and the kernel rebuilds the permutation itself. The splits and sub-chunks are those of
 // moe_dispatch (see its oracle), equal to PKB's at the full size.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -28,7 +26,7 @@ struct Fake : OracleFake {
     in["logits"].assign(shapes["x"].size(), logits);
     outs["y"] = std::vector<double>(static_cast<size_t>(m), -7);
   }
-  bool run(std::string* err) { return sandbox::find_oracle("moe_combine")(io, err); }
+  bool run(std::string* err) { return run_oracle("moe_combine", err); }
 };
 
 // x(d)[row] = 100 d + row, for `rows` rows.
@@ -46,7 +44,7 @@ double over(double a, double b) {
 }  // namespace
 
 TEST_CASE("moe_combine oracle: the description's world-2 example, with a tie among logits") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("moe_combine")));
+  REQUIRE(problem_oracle("moe_combine").loaded());
   // E = 4, topk = 2, M = 3. Token 0: logits [0, 3, 2, 1] -> experts 1, 2. Token 1:
   // [2, 2, 2, 1], a three-way tie that goes to the lower indices -> experts 0, 1, weights
   // 1/2 each. Token 2: [-1, 4, 0, 0.5] -> experts 1, 3. Positions: 0 (t1,e0), 1 (t0,e1),

@@ -14,7 +14,7 @@
 // first R % E one larger; here each received block is cut into L sub-chunks with the
 // last taking the remainder, so the sub-chunks never straddle source blocks; both are
 // R / E at the full size.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
@@ -28,7 +26,7 @@ struct Fake : OracleFake {
     outs["perm"] = std::vector<double>(static_cast<size_t>(m * io.iparam("topk")), -7);
     outs["routing_map"] = std::vector<double>(static_cast<size_t>(e * m), -7);
   }
-  bool run(std::string* err) { return sandbox::find_oracle("moe_dispatch")(io, err); }
+  bool run(std::string* err) { return run_oracle("moe_dispatch", err); }
 };
 
 // Row t of rank s's x is [10 s + t, -(10 s + t)].
@@ -41,7 +39,7 @@ std::vector<double> rows_of(int s, int m) {
 }  // namespace
 
 TEST_CASE("moe_dispatch oracle: the description's world-2 example, with a tie among logits") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("moe_dispatch")));
+  REQUIRE(problem_oracle("moe_dispatch").loaded());
   // E = 4, topk = 2, M = 3. Token 0: logits [0, 3, 2, 1] -> experts {1, 2}. Token 1:
   // [2, 2, 2, 1], a three-way tie that goes to the lower indices -> {0, 1}. Token 2:
   // [-1, 4, 0, 0.5] -> {1, 3}. Sorted pairs: (t1,e0) (t0,e1) (t1,e1) (t2,e1) (t0,e2)

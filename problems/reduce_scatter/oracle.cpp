@@ -1,5 +1,5 @@
 // reduce_scatter: rank r's y is the sum over ranks of chunk r of x (chunks of n = |y|).
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,37 +1,22 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "tests/oracle_fake.h"
+
 namespace {
 
-struct Fake {
-  std::map<std::string, std::vector<std::vector<double>>> in;
-  std::map<std::string, std::vector<double>> outs;
-  std::vector<int64_t> dummy_shape;
-  sandbox::OracleIO io;
-
-  Fake(int world, int rank) {
-    io.world = world;
-    io.rank = rank;
-    io.input = [this](const std::string& name, int r) -> const std::vector<double>& {
-      return in.at(name).at(static_cast<size_t>(r));
-    };
-    io.shape = [this](const std::string&, int) -> const std::vector<int64_t>& {
-      return dummy_shape;
-    };
-    io.out = [this](const std::string& name) -> std::vector<double>& { return outs.at(name); };
-  }
-  bool run(std::string* err) { return sandbox::find_oracle("reduce_scatter")(io, err); }
+struct Fake : OracleFake {
+  Fake(int world, int rank) : OracleFake(world, rank) {}
+  bool run(std::string* err) { return run_oracle("reduce_scatter", err); }
 };
 
 }  // namespace
 
 TEST_CASE("reduce_scatter oracle: rank r gets the sum of chunk r, world 2") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("reduce_scatter")));
+  REQUIRE(problem_oracle("reduce_scatter").loaded());
   // n = 2: x = [chunk 0 | chunk 1].
   const std::vector<std::vector<double>> x = {{1, 2, 3, 4}, {10, 20, 30, 40}};
   const std::vector<std::vector<double>> want = {{11, 22}, {33, 44}};

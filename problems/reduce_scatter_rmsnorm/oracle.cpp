@@ -1,6 +1,6 @@
 // reduce_scatter_rmsnorm: rank r's y [rows, hidden] is RMSNorm(m) * gamma(rank 0), where m
 // is the mean over ranks of chunk r (rows * hidden elements) of every rank's x.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <cmath>
 #include <string>

@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -27,7 +25,7 @@ struct Fake : OracleFake {
     in["gamma"][0] = std::move(gamma);
     outs["y"] = std::vector<double>(static_cast<size_t>(rows * hidden), -7);  // poison
   }
-  bool run(std::string* err) { return sandbox::find_oracle("reduce_scatter_rmsnorm")(io, err); }
+  bool run(std::string* err) { return run_oracle("reduce_scatter_rmsnorm", err); }
 };
 
 void check_near(const std::vector<double>& got, const std::vector<double>& want) {
@@ -38,7 +36,7 @@ void check_near(const std::vector<double>& got, const std::vector<double>& want)
 }  // namespace
 
 TEST_CASE("reduce_scatter_rmsnorm oracle: world 1 normalizes each row and adds eps") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("reduce_scatter_rmsnorm")));
+  REQUIRE(problem_oracle("reduce_scatter_rmsnorm").loaded());
   // rows 2, hidden 2, eps 0. Row 0 = [3, 4]: mean square (9 + 16) / 2 = 12.5. Row 1 =
   // [1, -1]: mean square 1. gamma = [2, 0.5]: y = [6, 2] / sqrt(12.5), then [2, -0.5].
   Fake f(1, 0, 0.0);

@@ -1,6 +1,6 @@
 // ulysses_all_to_all: rank r's y [M/w, w*N] holds, at columns s*N .. s*N + N - 1, rows
 // r*M/w .. (r+1)*M/w - 1 of rank s's x [M, N]: y(r)[i][s*N + j] = x(s)[r*M/w + i][j].
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <string>
 

@@ -1,5 +1,3 @@
-#include "oracle.h"
-
 #include <doctest/doctest.h>
 
 #include <map>
@@ -18,13 +16,13 @@ struct Fake : OracleFake {
     in["x"] = std::move(x);
     outs["y"] = std::vector<double>(y_size, -7);  // poison: the oracle must write it all
   }
-  bool run(std::string* err) { return sandbox::find_oracle("ulysses_all_to_all")(io, err); }
+  bool run(std::string* err) { return run_oracle("ulysses_all_to_all", err); }
 };
 
 }  // namespace
 
 TEST_CASE("ulysses_all_to_all oracle: world 1 copies x") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("ulysses_all_to_all")));
+  REQUIRE(problem_oracle("ulysses_all_to_all").loaded());
   Fake f(1, 0);
   f.inputs({{1, 2, 3, 4, 5, 6}}, {2, 3}, 6);
   std::string err;

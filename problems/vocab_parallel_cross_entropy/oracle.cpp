@@ -1,7 +1,7 @@
 // vocab_parallel_cross_entropy: for every token (row) the full logits are the world
 // shards side by side, z[r*Vl + v] = logits(r)[row][v], the label is c = target(rank 0)[row],
 // and loss[row] = log(sum over v of exp(z[v])) - z[c], on every rank.
-#include "oracle.h"
+#include "kf/oracle.h"
 
 #include <algorithm>
 #include <cmath>

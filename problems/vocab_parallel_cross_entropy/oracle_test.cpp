@@ -1,4 +1,4 @@
-#include "oracle.h"
+
 
 #include <doctest/doctest.h>
 
@@ -23,15 +23,13 @@ struct Fake : OracleFake {
     in["target"] = std::move(target);
     outs["loss"] = std::vector<double>(static_cast<size_t>(batch * seq), -7);  // poison
   }
-  bool run(std::string* err) {
-    return sandbox::find_oracle("vocab_parallel_cross_entropy")(io, err);
-  }
+  bool run(std::string* err) { return run_oracle("vocab_parallel_cross_entropy", err); }
 };
 
 }  // namespace
 
 TEST_CASE("vocab_parallel_cross_entropy oracle: world 1, log-sum-exp less the label's logit") {
-  REQUIRE(static_cast<bool>(sandbox::find_oracle("vocab_parallel_cross_entropy")));
+  REQUIRE(problem_oracle("vocab_parallel_cross_entropy").loaded());
   // Two tokens, V = 3. Token 0: all logits 0, label 1: log 3. Token 1: [1, 2, 3], label 2:
   // log(e + e^2 + e^3) - 3. Large logits must not overflow: [1000, 1000, 1000] gives log 3.
   Fake f(1, 0);

@@ -112,7 +112,7 @@ bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
 }
 
 bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* err) {
-  if (!c.oracle) {
+  if (!c.oracle.loaded()) {
     *err = "no oracle for problem '" + c.job.problem + "'";
     return false;
   }
@@ -157,7 +157,7 @@ bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* er
   };
   try {
     std::string why;
-    if (!c.oracle(io, &why)) {
+    if (!c.oracle.call(io, &why)) {
       *err = "oracle of '" + c.job.problem + "': " + why;
       return false;
     }

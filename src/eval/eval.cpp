@@ -31,6 +31,7 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   req->problem = cfg.problem.name;
   req->candidate_path = kernel;
   req->candidate_role = role;
+  req->problem_dir = cfg.problem.dir;
   req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, cfg.backend, true);
   req->backend = backend;
   req->world = cfg.world;
