@@ -61,6 +61,20 @@ print(f"{mark} {label:<34} {st:<13} rc={rc} {float(t1)-float(t0):5.1f}s  {v.get(
 PY
 }
 
+# The planted bugs of each problem: its bugs/*.patch of a CUDA example, applied into files
+# (tests/problems_test.cpp does the same for the host backend's).
+bugs="$out/bugs"
+mkdir -p "$bugs"
+for p in $problems; do
+  for b in problems/$p/bugs/*.patch; do
+    [ -f "$b" ] || continue
+    base=$(sed -n 's/^--- //p' "$b" | head -1)
+    case "$base" in
+      *.cu) patch -s -o "$bugs/$p-$(basename "$b" .patch).cu" "problems/$p/$base" "$b" ;;
+    esac
+  done
+done
+
 # Every kernel's build first, side by side on all cores, into the build cache the evals
 # then find (the eval-latency part measures cold builds with a cache of its own).
 echo "== builds (compile only, in parallel)"
@@ -69,7 +83,7 @@ t0=$(date +%s)
   for p in $problems; do
     echo "baseline $p --compile-only"
     echo "eval $p problems/$p/examples/uva.cu --compile-only"
-    echo "eval $p tests/kernels/cuda/${p}_wrong.cu --compile-only"
+    for b in "$bugs/$p"-*.cu; do [ -f "$b" ] && echo "eval $p $b --compile-only"; done
     for s in problems/$p/solution*.cu; do [ -f "$s" ] && echo "eval $p $s --compile-only"; done
   done
   for v in $variants; do IFS=: read -r p name _ <<<"$v"; echo "eval $p $vdir/$p-$name.cu --compile-only"; done
@@ -90,7 +104,9 @@ fi
 if want wrong; then
 echo "== wrong kernels"
 for p in $problems; do
-  for w in 1 2; do run "$p-wrong-w$w" mismatch eval "$p" "tests/kernels/cuda/${p}_wrong.cu" --world "$w"; done
+  for b in "$bugs/$p"-*.cu; do
+    for w in 1 2; do run "$(basename "$b" .cu)-w$w" mismatch eval "$p" "$b" --world "$w"; done
+  done
 done
 fi
 

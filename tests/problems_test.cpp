@@ -1,10 +1,11 @@
 // tests/problems_test.cpp: every folder under problems/ held to the same bar, found by
 // listing the folder (a new problem is tested by adding it, with no list to edit here):
-// its CUDA baseline, example and planted-bug kernel build for sm_90; on the host backend,
-// through the real kforge binary and real mpirun ranks, its baseline and example are
-// correct against the double-precision oracle at worlds 1, 2 and 4, and its planted-bug
-// host kernel (tests/kernels/host/<name>_wrong.cpp) is a mismatch. Running the CUDA
-// kernels needs a GPU: bench/gpu_check.sh does it on the H200.
+// its oracle builds from the folder and loads as kforge-rank loads it; its CUDA baseline,
+// example and planted bugs build for sm_90; on the host backend, through the real kforge
+// binary and real mpirun ranks, its baseline and example are correct against the
+// double-precision oracle at worlds 1, 2 and 4, and each planted host bug (bugs/*.patch of
+// its examples, tests/planted_bugs.h) is a mismatch. Running the CUDA kernels needs a GPU:
+// bench/gpu_check.sh does it on the H200.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 
 #include "kf_build_paths.h"
 #include "tests/kforge_run.h"
+#include "tests/oracle_fake.h"
+#include "tests/planted_bugs.h"
 
 namespace {
 
@@ -41,6 +44,33 @@ std::vector<std::string> problem_names() {
   return names;
 }
 
+std::string temp_dir(const char* what) {
+  std::string dir = (fs::temp_directory_path() / (std::string(what) + "-XXXXXX")).string();
+  REQUIRE(mkdtemp(dir.data()) != nullptr);
+  return dir;
+}
+
+// The problem's planted bugs for `backend`, as kernel files under out_dir; each problem
+// needs at least one per backend.
+std::vector<std::string> bug_kernels(const std::string& p, sandbox::Backend backend,
+                                     const std::string& out_dir) {
+  const std::string dir = kRoot + "/problems/" + p;
+  std::string err;
+  std::vector<std::string> kernels;
+  for (const planted_bugs::Bug& b : planted_bugs::find(dir, &err)) {
+    if (b.backend != backend) continue;
+    std::string path;
+    fs::create_directories(out_dir + "/" + p);
+    CHECK_MESSAGE(planted_bugs::kernel(dir, b, out_dir + "/" + p, &path, &err), err);
+    kernels.push_back(path);
+  }
+  CHECK_MESSAGE(err.empty(), err);
+  CHECK_MESSAGE(!kernels.empty(), p, ": every problem needs a planted ",
+                sandbox::backend_name(backend), " bug in ", dir,
+                "/bugs (a .patch of an example, or a kernel file)");
+  return kernels;
+}
+
 std::string host_eval(const std::string& problem, const std::string& kernel, int world) {
   return "eval " + problem + " " + kernel + " --backend host --world " + std::to_string(world) +
          " --size small --no-time --json";
@@ -60,10 +90,17 @@ TEST_CASE("problems: kforge problems lists every folder, as a table and as JSON"
   if (std::getenv("KF_PROBLEMS") == nullptr) CHECK(arr.size() == names.size());
 }
 
+TEST_CASE("problems: every folder's oracle builds from the folder and loads") {
+  for (const std::string& p : problem_names()) {
+    std::string err;
+    CHECK_MESSAGE(problem_oracle(p, &err).loaded(), p, ": ", err);
+  }
+}
+
 TEST_CASE("problems: every CUDA baseline, example and planted-bug kernel builds for sm_90") {
   // A fresh cache: each source really goes through nvcc on this machine.
-  std::string cache = (fs::temp_directory_path() / "kf-problems-cache-XXXXXX").string();
-  REQUIRE(mkdtemp(cache.data()) != nullptr);
+  const std::string cache = temp_dir("kf-problems-cache");
+  const std::string bugs = temp_dir("kf-problems-bugs");
   const std::string env = "KFORGE_CACHE=" + cache;
   for (const std::string& p : problem_names()) {
     const std::string dir = kRoot + "/problems/" + p;
@@ -71,19 +108,22 @@ TEST_CASE("problems: every CUDA baseline, example and planted-bug kernel builds 
     Run base = kforge("baseline " + p + " --backend cuda --compile-only", env);
     CHECK_MESSAGE(base.code == 0, p, ": ", base.out);
     CHECK_MESSAGE(base.out.find("/baseline.cu") != std::string::npos, base.out);
-    for (const std::string& k :
-         {dir + "/examples/uva.cu", kRoot + "/tests/kernels/cuda/" + p + "_wrong.cu"}) {
+    std::vector<std::string> kernels = bug_kernels(p, sandbox::Backend::cuda, bugs);
+    kernels.insert(kernels.begin(), dir + "/examples/uva.cu");
+    for (const std::string& k : kernels) {
       REQUIRE_MESSAGE(fs::exists(k), p, ": every problem needs ", k);
       Run r = kforge("eval " + p + " " + k + " --backend cuda --compile-only", env);
       CHECK_MESSAGE(r.code == 0, k, ": ", r.out);
     }
   }
   fs::remove_all(cache);
+  fs::remove_all(bugs);
 }
 
 TEST_CASE(
     "problems: on the host backend every baseline and example is correct, every planted bug a "
     "mismatch") {
+  const std::string bugs = temp_dir("kf-problems-bugs");
   for (const std::string& p : problem_names()) {
     const std::string dir = kRoot + "/problems/" + p;
     Run base = kforge("baseline " + p + " --backend host --world 2 --size small --no-time --json");
@@ -92,9 +132,10 @@ TEST_CASE(
       Run ex = kforge(host_eval(p, dir + "/examples/host.cpp", w));
       CHECK_MESSAGE(status_of(ex) == "correct", p, " world ", w, ": ", ex.out);
     }
-    const std::string wrong = kRoot + "/tests/kernels/host/" + p + "_wrong.cpp";
-    REQUIRE_MESSAGE(fs::exists(wrong), p, ": every problem needs ", wrong);
-    Run r = kforge(host_eval(p, wrong, 2));
-    CHECK_MESSAGE(status_of(r) == "mismatch", p, ": ", r.out);
+    for (const std::string& wrong : bug_kernels(p, sandbox::Backend::host, bugs)) {
+      Run r = kforge(host_eval(p, wrong, 2));
+      CHECK_MESSAGE(status_of(r) == "mismatch", p, " ", wrong, ": ", r.out);
+    }
   }
+  fs::remove_all(bugs);
 }
