@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cmd_new_problem.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_replay.h"
 #include "cli/cmd_show.h"
@@ -146,6 +147,8 @@ int dispatch(int argc, char** argv) {
   cli::SweepCommands sweep = cli::add_sweep_command(app, &sweep_args);
   cli::ReportArgs report_args;
   CLI::App* report = cli::add_report_command(app, &report_args);
+  cli::NewProblemArgs new_problem_args;
+  CLI::App* new_problem = cli::add_new_problem_command(app, &new_problem_args);
   int code = 0;
   if (!parse(app, argc, argv, &code)) return code;
 
@@ -158,6 +161,7 @@ int dispatch(int argc, char** argv) {
   if (sweep.status->parsed()) return cli::cmd_sweep_status(sweep_args);
   if (sweep.sweep->parsed()) return cli::cmd_sweep(sweep_args);
   if (report->parsed()) return cli::cmd_report(report_args);
+  if (new_problem->parsed()) return cli::cmd_new_problem(new_problem_args);
   if (eval->parsed()) {
     split_positionals(eval_pos, &eval_args, true);
     return cli::cmd_eval(eval_args);
