@@ -102,9 +102,14 @@ TEST_CASE(
                      dir.path + "/out",
                  dir.path);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
-  CHECK(r.code != 0);
+  CHECK(r.code == 2);  // not the builtin's failure: the problem is one it cannot write
   const std::string all = r.out + r.err;
-  CHECK(all.find("problem gemm_reduce_scatter has no templates for the builtin search") !=
+  CHECK(all.find("problem gemm_reduce_scatter is not supported by the builtin") !=
         std::string::npos);
   CHECK(all.find(root + "/gemm_reduce_scatter/search.json is missing") != std::string::npos);
+  // What a sweep reads: solve.error says why there is no outcome (sweep/outcome.h).
+  std::ifstream in(dir.path + "/out/verdict.json");
+  const nlohmann::json v = nlohmann::json::parse(in, nullptr, false);
+  REQUIRE(v.is_object());
+  CHECK(v["solve"]["error"] == "builtin_unsupported");
 }

@@ -114,3 +114,24 @@ TEST_CASE("new-problem: a bad name, a taken one or an unknown template is refuse
   CHECK(again.out.find(s.problems + "/taken exists") != std::string::npos);
   CHECK_FALSE(fs::exists(s.problems + "/fine"));
 }
+
+TEST_CASE("new-problem: without a search.json the builtin says it cannot write it, no failure") {
+  Scratch s;
+  REQUIRE(kforge("new-problem mine", s.env).code == 0);
+  fs::remove(s.problems + "/mine/search.json");  // a person's problem, no template space yet
+  Run tune = kforge("tune mine --backend host --world 2", s.env);
+  CHECK(tune.code == 2);
+  CHECK_MESSAGE(tune.out.find("problem mine is not supported by the builtin") != std::string::npos,
+                tune.out);
+  const std::string out = s.root + "/sweep";
+  Run sweep = kforge(
+      "sweep mine --model builtin --samples 2 --max-turns 1 --backend host "
+      "--world 2 --out " +
+          out,
+      s.env);
+  CHECK_MESSAGE(sweep.code == 0, sweep.out);
+  Run st = kforge("sweep status " + out, s.env);
+  CHECK_MESSAGE(st.out.find("2 not runnable") != std::string::npos, st.out);
+  CHECK_MESSAGE(st.out.find("mine is not supported by the builtin") != std::string::npos, st.out);
+  CHECK_MESSAGE(st.out.find("failed") == std::string::npos, st.out);
+}

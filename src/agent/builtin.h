@@ -71,6 +71,12 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
 // with cfg.overrides. False with *err when it does not resolve.
 bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err);
 
+// Whether the builtin can write cfg's problem on cfg's backend: false, with *why ("problem X
+// is not supported by the builtin: ..."), where its search.json is missing or none of its
+// families has a source for the backend (a person's new problem). Such a problem is no
+// failure of the builtin's: solve, tune and sweep say so and leave it out of the metrics.
+bool builtin_supports(const eval::EvalConfig& cfg, std::string* why);
+
 // The search over cfg's problem and backend as a ranked TemplateSearch.
 bool make_search(const eval::EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out,
                  std::string* err);

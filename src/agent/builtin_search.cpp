@@ -19,12 +19,13 @@ int rank_of(const std::set<int64_t>& all, int64_t v) {
 // runs on this backend. Names the problem and the file, and says what to do instead.
 std::string no_templates_message(const eval::EvalConfig& cfg) {
   const std::string file = cfg.problem.dir + "/search.json";
+  const std::string head = "problem " + cfg.problem.name + " is not supported by the builtin: ";
   if (cfg.problem.search.file.empty())
-    return "problem " + cfg.problem.name + " has no templates for the builtin search: " + file +
+    return head + "it has no templates, " + file +
            " is missing (it declares the expert kernels' knobs, see problems/README.md "
            "\"search.json\"); add it, or solve with an LLM (--model provider:name)";
-  return "problem " + cfg.problem.name + " has no templates for the " +
-         sandbox::backend_name(cfg.backend) + " backend: no family in " + file + " has a " +
+  return head + "no template for the " + sandbox::backend_name(cfg.backend) +
+         " backend, no family in " + file + " has a " +
          (cfg.backend == sandbox::Backend::host ? "host (.cpp)" : "CUDA (.cu)") +
          " source; add one, or pick the other backend (--backend)";
 }
@@ -135,6 +136,15 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
 bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err) {
   const std::string size = cfg.sizes.empty() ? "full" : cfg.sizes.back();
   return suite::resolve_instance(cfg.problem, cfg.world, size, cfg.overrides, inst, err);
+}
+
+bool builtin_supports(const eval::EvalConfig& cfg, std::string* why) {
+  suite::Instance inst;
+  std::string err;  // an instance that does not resolve is make_search's error to report
+  if (!search_instance(cfg, &inst, &err)) return true;
+  if (!suite::template_space(cfg.problem, inst, cfg.backend).empty()) return true;
+  *why = no_templates_message(cfg);
+  return false;
 }
 
 bool make_search(const eval::EvalConfig& cfg, std::unique_ptr<TemplateSearch>* out,

@@ -179,4 +179,10 @@ TEST_CASE("builtin: no templates is an error naming the problem") {
   std::string err;
   CHECK_FALSE(agent::make_builtin_model(cfg, &err));
   CHECK(err.find("not_a_problem") != std::string::npos);
+  std::string why;
+  CHECK_FALSE(agent::builtin_supports(cfg, &why));
+  CHECK(why.find("problem not_a_problem is not supported by the builtin") == 0);
+  cfg.problem.search = host_config().problem.search;  // its own templates again
+  cfg.backend = sandbox::Backend::host;
+  CHECK(agent::builtin_supports(cfg, &why));
 }

@@ -34,8 +34,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // The model named by --model, the config file, or builtin. Null with *err, *code.
+// *unsupported: the model is the builtin, which cannot write this problem.
 std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveConfig& cfg,
-                                         bool* used_default, std::string* err, int* code) {
+                                         bool* used_default, bool* unsupported, std::string* err,
+                                         int* code) {
   llm::LlmConfig file;
   bool explicit_cfg = !a.config_file.empty();
   if (!llm::load_llm_config(explicit_cfg ? a.config_file : llm::default_config_path(), explicit_cfg,
@@ -54,6 +56,11 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
   }
   if (spec.empty() || spec == "builtin") {
 #ifdef KF_HAVE_BUILTIN
+    if (!agent::builtin_supports(cfg.eval, err)) {
+      *code = kBadInput;
+      *unsupported = true;
+      return nullptr;
+    }
     auto m = agent::make_builtin_model(cfg.eval, err);
     if (!m) *code = kInternal;
     return m;
@@ -343,10 +350,22 @@ int cmd_solve(const SolveArgs& a) {
     return fail(kBadInput, "bad_input", err);
   const std::string problem = pkb ? "pkb-" + cfg.foreign->problem : e.problem.name;
 
-  bool used_default = false;
+  bool used_default = false, unsupported = false;
   int code = kInternal;
-  auto model = make_model(a, cfg, &used_default, &err, &code);
-  if (!model) return fail(code, code == kBadInput ? "bad_input" : "provider", err);
+  auto model = make_model(a, cfg, &used_default, &unsupported, &err, &code);
+  if (unsupported && !a.out.empty()) {  // a sweep's sample: its outcome, not a failure
+    std::error_code ec;
+    fs::create_directories(a.out, ec);
+    json solve_j = {
+        {"exit_code", code}, {"turns", 0}, {"error", "builtin_unsupported"}, {"message", err}};
+    std::ofstream(a.out + "/verdict.json") << json{{"solve", solve_j}}.dump(2) << "\n";
+  }
+  if (!model)
+    return fail(code,
+                unsupported         ? "builtin_unsupported"
+                : code == kBadInput ? "bad_input"
+                                    : "provider",
+                err);
   if (used_default)
     fmt::print(
         stderr,

@@ -57,8 +57,10 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
   r->trajectory = s.value("trajectory", "");
   r->kernel = s.value("kernel", "");
   // 2 with this error: the problem's reference fails on this setup, whatever the model
-  // wrote. The sample says nothing about the model, nor would a rerun on this setup.
-  if (exit_code == 2 && s.value("error", "") == "problem_not_runnable") {
+  // wrote, or the builtin cannot write the problem (it has no template space). The sample
+  // says nothing about the model, nor would a rerun on this setup.
+  const std::string error = s.value("error", "");
+  if (exit_code == 2 && (error == "problem_not_runnable" || error == "builtin_unsupported")) {
     r->state = "not_runnable";
     r->status = "not_runnable";
     r->message = s.value("message", "");

@@ -10,7 +10,8 @@ namespace sweep {
 
 // Fills r's outcome and sets r->state: "done" when the solve ran to an outcome (exit 0
 // or 1 with its verdict.json), "not_runnable" when it said the problem's reference fails
-// on this setup (exit 2, solve.error "problem_not_runnable"), else "failed" (kforge or the
+// on this setup (exit 2, solve.error "problem_not_runnable") or that the builtin cannot
+// write it (solve.error "builtin_unsupported"), else "failed" (kforge or the
 // provider failed, a signal stopped it, or it left no verdict); r->message says why, with
 // the tail of `output`, the child's output, where that helps.
 void read_outcome(const std::string& dir, int exit_code, const std::string& output, Record* r);

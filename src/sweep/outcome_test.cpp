@@ -145,6 +145,13 @@ TEST_CASE("sweep outcome: a problem whose reference fails here is not runnable, 
   CHECK_FALSE(r.correct);
   CHECK(r.message == "49_x: PKB's reference fails on this setup at world 1");
   CHECK(r.cost_usd == doctest::Approx(0.01));  // the model call it made still counts
+  // The builtin with a problem it has no templates for: listed as well, not failed.
+  f.verdict_json({{"solve",
+                   {{"error", "builtin_unsupported"},
+                    {"message", "problem mine is not supported by the builtin: ..."}}}});
+  read_outcome(f.dir, 2, "", &r);
+  CHECK(r.state == "not_runnable");
+  CHECK(r.message == "problem mine is not supported by the builtin: ...");
   // Exit 2 for the whole setup (no torch): no outcome; the sweep stops on the exit code.
   f.verdict_json({{"solve", {{"error", "bad_input"}, {"message", "no torch"}}}});
   read_outcome(f.dir, 2, "", &r);
