@@ -19,15 +19,23 @@
 #include "oracle.h"
 
 // The oracle of problems/<problem>, built into a cache of this test process (its first
-// call compiles with g++; later ones reuse it). Fails the test with the build's message.
+// call compiles with g++; later ones reuse it). Not loaded, with *err, when it does not build.
 inline const sandbox::Oracle& problem_oracle(const std::string& problem,
                                              std::string* err = nullptr) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<sandbox::Oracle>> loaded;
-  static const std::string cache = [] {
+  // The cache lives as long as the test process: removed at exit (a loaded library's
+  // file may go while it is mapped).
+  static const struct Cache {
     std::string dir = (std::filesystem::temp_directory_path() / "kf-oracle-test-XXXXXX").string();
-    return mkdtemp(dir.data()) ? dir : std::string();
-  }();
+    Cache() {
+      if (!mkdtemp(dir.data())) dir.clear();
+    }
+    ~Cache() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } cache;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = loaded[problem];
   if (slot) return *slot;
@@ -35,7 +43,7 @@ inline const sandbox::Oracle& problem_oracle(const std::string& problem,
   sandbox::Toolchain tc;
   tc.backend = sandbox::Backend::host;
   tc.include_dir = std::string(KF_SOURCE_ROOT) + "/primitives/include";
-  tc.cache_dir = cache;
+  tc.cache_dir = cache.dir;
   sandbox::BuildResult b;
   std::string e;
   if (sandbox::build_oracle(tc, std::string(KF_SOURCE_ROOT) + "/problems/" + problem, &b, &e))
