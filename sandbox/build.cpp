@@ -177,7 +177,6 @@ std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& s
     }
   } else {
     f = {"-O2", "-std=c++20", "-shared", "-fPIC", "-Wall", "-I" + tc.include_dir};
-    if (role == Role::oracle) f.push_back("-fvisibility=hidden");  // kf_oracle_v1 alone
   }
   return f;
 }
@@ -330,7 +329,7 @@ bool compile_into(const Toolchain& tc, const std::string& compiler,
 }
 
 // 3. Imports, NEEDED, and the entry point; out->ok where all pass.
-bool check_library(Role role, BuildResult* out, std::string* err) {
+bool check_library(Role role, LibraryKind kind, BuildResult* out, std::string* err) {
   auto t2 = Clock::now();
   SymbolReport syms;
   if (!read_symbols(out->lib_path, &syms, err)) return false;
@@ -341,13 +340,13 @@ bool check_library(Role role, BuildResult* out, std::string* err) {
     out->status = Status::rejected;
     return true;
   }
-  if (role == Role::oracle && !defines_symbol(syms, "kf_oracle_v1")) {
+  if (kind == LibraryKind::oracle && !defines_symbol(syms, "kf_oracle_v1")) {
     out->stage = "load";
     out->status = Status::load_error;
     out->log = "the library defines no kf_oracle_v1: define the oracle with KF_ORACLE(<name>)";
     return true;
   }
-  if (role != Role::oracle && !defines_symbol(syms, "kf_run")) {
+  if (kind == LibraryKind::kernel && !defines_symbol(syms, "kf_run")) {
     out->stage = "load";
     out->status = Status::load_error;
     out->log =
@@ -362,11 +361,13 @@ bool check_library(Role role, BuildResult* out, std::string* err) {
 }  // namespace
 
 bool build_library(const Toolchain& tc_in, const std::string& source_path, Role role,
-                   BuildResult* out, std::string* err) {
+                   BuildResult* out, std::string* err, LibraryKind kind) {
   // An oracle is the problem's C++ for kforge-rank: g++ on every backend. It is the
-  // problem author's code, not a kernel: the symbol checks apply, the kernel rules do not.
+  // problem author's code, not a kernel: the candidates' symbol checks apply (role
+  // candidate: no NCCL either), the kernel rules do not.
+  const bool oracle = kind == LibraryKind::oracle;
   Toolchain tc = tc_in;
-  if (role == Role::oracle) tc.backend = Backend::host;
+  if (oracle) tc.backend = Backend::host;
   *out = BuildResult{};
   out->file_name = fs::path(source_path).filename().string();
   std::string source;
@@ -378,10 +379,11 @@ bool build_library(const Toolchain& tc_in, const std::string& source_path, Role 
     *err = "build: no cache_dir set in the toolchain";
     return false;
   }
-  if (role != Role::oracle && !passes_static_checks(tc, source, role, out)) return true;
+  if (!oracle && !passes_static_checks(tc, source, role, out)) return true;
 
   const std::string& compiler = tc.backend == Backend::cuda ? tc.nvcc : tc.cxx;
   std::vector<std::string> flags = compile_flags(tc, source, role);
+  if (oracle) flags.push_back("-fvisibility=hidden");  // kf_oracle_v1 alone (and in the key)
   out->key = cache_key(tc, source, role, compiler, flags);
   std::string dir = tc.cache_dir + "/" + out->key;
   std::error_code ec;
@@ -398,7 +400,7 @@ bool build_library(const Toolchain& tc_in, const std::string& source_path, Role 
     return false;
   out->compile_s = since(t1);
   if (out->status == Status::compile_error) return true;
-  return check_library(role, out, err);
+  return check_library(role, kind, out, err);
 }
 
 }  // namespace sandbox

@@ -44,8 +44,11 @@ struct BuildResult {
 
 // False (with *err) only for internal failures: the source cannot be read, the cache
 // cannot be written, the compiler cannot be started. A bad source is *out with !ok.
+// A kernel's library exports kf_run; an oracle's (sandbox/oracle.h) kf_oracle_v1, and is
+// built with g++ whatever the backend, without the kernels' static rules.
+enum class LibraryKind { kernel, oracle };
 bool build_library(const Toolchain& tc, const std::string& source_path, Role role, BuildResult* out,
-                   std::string* err);
+                   std::string* err, LibraryKind kind = LibraryKind::kernel);
 
 // <problem_dir>/oracle.cpp: where a problem's oracle lives.
 std::string oracle_source(const std::string& problem_dir);

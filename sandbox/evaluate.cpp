@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "oracle.h"
 #include "process.h"
 
 namespace fs = std::filesystem;
@@ -70,7 +71,6 @@ std::vector<Job> make_jobs(const EvalRequest& req, const std::string& lib_dir, s
     job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
     job.candidate_lib = lib_dir + "/candidate.so";
     job.baseline_lib = req.baseline_path.empty() ? "" : lib_dir + "/baseline.so";
-    job.oracle_lib = req.problem_dir.empty() ? "" : lib_dir + "/oracle.so";
     job.build_gate = lib_dir + "/built.json";
     job.candidate_is_baseline = req.candidate_role == Role::baseline;
     job.shm_prefix = shm_base;
@@ -209,7 +209,8 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   if (built && cb.ok)
     built = place_library(cb.lib_path, jobs[0].candidate_lib, err) &&
             (req.baseline_path.empty() || place_library(b.lib_path, jobs[0].baseline_lib, err)) &&
-            (req.problem_dir.empty() || place_library(ob.lib_path, jobs[0].oracle_lib, err));
+            (req.problem_dir.empty() ||
+             place_library(ob.lib_path, oracle_lib_beside(jobs[0].candidate_lib), err));
   std::string gate_err;
   const bool gate_open = open_gate(built && cb.ok, &gate_err);
   if (!gate_open)  // the ranks wait until the watchdog ends them; say why

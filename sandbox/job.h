@@ -69,7 +69,6 @@ struct Job {
   std::string dir;            // the run directory (absolute)
   std::string candidate_lib;  // absolute path of the candidate's .so
   std::string baseline_lib;   // absolute path of the baseline's .so; "" for none
-  std::string oracle_lib;     // absolute path of the problem's oracle .so (sandbox/oracle.h)
   // The candidate is a problem's baseline (`kforge baseline`): it gets the NCCL
   // communicator a candidate never sees.
   bool candidate_is_baseline = false;
@@ -216,12 +215,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobTensor, name, dtype, output, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Limits, bootstrap_s, load_s, setup_s, call_s,
                                                 time_s, total_s, build_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, dir, candidate_lib,
-                                                baseline_lib, oracle_lib, candidate_is_baseline,
-                                                reference, params, str_params, tensors, seed,
-                                                fixed_inputs, trials, calls, stagger_ms, race_calls,
-                                                time, timing, warmup, iters, verify_every,
-                                                l2_flush_bytes, workspace_bytes, shm_prefix,
-                                                build_gate, limits, profile, under_tool)
+                                                baseline_lib, candidate_is_baseline, reference,
+                                                params, str_params, tensors, seed, fixed_inputs,
+                                                trials, calls, stagger_ms, race_calls, time, timing,
+                                                warmup, iters, verify_every, l2_flush_bytes,
+                                                workspace_bytes, shm_prefix, build_gate, limits,
+                                                profile, under_tool)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
                                                 max_ms, off_stream, unconfirmed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,

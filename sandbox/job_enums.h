@@ -7,9 +7,8 @@
 
 namespace sandbox {
 
-// Whose library: the candidate's, the problem's baseline (NCCL on cuda), or the problem's
-// oracle (its CPU reference, always built with g++ for kforge-rank: sandbox/oracle.h).
-enum class Role { candidate, baseline, oracle };
+// Whose library: the candidate's, or the problem's baseline (NCCL on cuda).
+enum class Role { candidate, baseline };
 
 // cuda: the GPUs; host: the same sandbox on the CPU, for machines without a GPU.
 enum class Backend { cuda, host };
@@ -25,7 +24,7 @@ enum class Timing { isolated, batched };
 template <>
 struct EnumNames<Role> {
   static constexpr const char* what = "role";
-  static constexpr const char* names[] = {"candidate", "baseline", "oracle"};
+  static constexpr const char* names[] = {"candidate", "baseline"};
 };
 template <>
 struct EnumNames<Backend> {

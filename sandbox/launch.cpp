@@ -289,7 +289,6 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
   } else {
     jail.read_only.push_back(job.candidate_lib);
     if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
-    if (!job.oracle_lib.empty()) jail.read_only.push_back(job.oracle_lib);
   }
   for (const Job& j : jobs) jail.writable.push_back(j.dir);
   jail.gpu = job.backend == Backend::cuda;

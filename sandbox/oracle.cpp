@@ -7,6 +7,12 @@
 
 namespace sandbox {
 
+std::string oracle_lib_beside(const std::string& candidate_lib) {
+  const size_t slash = candidate_lib.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : candidate_lib.substr(0, slash)) +
+         "/oracle.so";
+}
+
 Oracle::~Oracle() {
   if (handle_) dlclose(handle_);
 }

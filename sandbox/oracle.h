@@ -9,6 +9,11 @@
 
 namespace sandbox {
 
+// Where the oracle's library is in a launch: the launch's library folder holds the
+// candidate's, the baseline's and the oracle's (evaluate.cpp), so it is found beside the
+// candidate's.
+std::string oracle_lib_beside(const std::string& candidate_lib);
+
 // A loaded oracle library. Not copyable: it owns the dlopen handle.
 class Oracle {
  public:

@@ -21,7 +21,7 @@ bool build_oracle(const Toolchain& tc, const std::string& problem_dir, BuildResu
            " (kf/oracle.h); `kforge new-problem NAME --from EXISTING` starts from a copy";
     return false;
   }
-  if (!build_library(tc, src, Role::oracle, out, err)) {
+  if (!build_library(tc, src, Role::candidate, out, err, LibraryKind::oracle)) {
     *err = "the oracle " + src + ": " + *err;
     return false;
   }

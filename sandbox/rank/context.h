@@ -45,7 +45,7 @@ struct Ctx {
   bool have_base = false;  // a baseline library was given and loaded
   bool base_runs = false;  // ... and can run here
   bool use_oracle = true;  // expected outputs come from the oracle (else the baseline)
-  Oracle oracle;           // the problem's oracle library (job.oracle_lib), loaded in load()
+  Oracle oracle;           // the problem's oracle library (oracle_lib_beside), loaded in load()
   // The base of this rank's input seeds: drawn by this rank alone (job.fixed_inputs:
   // from job.seed), never sent to another (rank/data.h gather_inputs).
   uint64_t secret = 0;

@@ -185,12 +185,9 @@ Outcome load(Ctx& c) {
   if (job.reference == Reference::baseline && !c.base_runs)
     c.report.notes.push_back(
         "reference: the baseline cannot run here, so expected outputs come from the oracle");
-  if (o == kOk && c.use_oracle) {
-    if (job.oracle_lib.empty())
-      o = internal(c, "the job of problem '" + job.problem + "' names no oracle library");
-    else if (!c.oracle.open(job.oracle_lib, &err))
-      o = internal(c, "problem '" + job.problem + "': " + err);
-  }
+  // kforge built the problem's oracle from its folder into the launch's library folder.
+  if (o == kOk && c.use_oracle && !c.oracle.open(oracle_lib_beside(job.candidate_lib), &err))
+    o = internal(c, "problem '" + job.problem + "': " + err);
   c.report.reference_used = c.use_oracle ? Reference::oracle : Reference::baseline;
   c.report.baseline_ran = c.base_runs;
   return agree(o);
