@@ -53,11 +53,10 @@ bool TemplateSearch::live(const suite::Template& t) const {
 bool TemplateSearch::neighbour(const suite::Template& a, const suite::Template& b) const {
   if (a.family() != b.family() || a.source != b.source) return false;
   // Each knob's values over the family, as (knob, value) lists: blocks, threads, chunk,
-  // the GEMM knobs (0 where a template leaves one at its default), then the problem's own.
+  // then the GEMM knobs (0 where a template leaves one at its default).
   auto values = [](const suite::Template& t) {
     std::vector<int64_t> v = {t.blocks, t.threads, t.chunk};
     for (suite::Knob k : suite::all_knobs()) v.push_back(t.gemm.count(k) ? t.gemm.at(k) : 0);
-    for (const auto& [name, x] : t.declared) v.push_back(x);  // the family's own, in order
     return v;
   };
   const std::vector<int64_t> va = values(a), vb = values(b);

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,10 +24,8 @@ struct Instance;
 // How a kernel moves bytes: register loads and stores, TMA, the copy engine, or the host
 // backend's plain C++. The cost model has a rate for each (analysis.h).
 enum class Mech { reg, tma, ce, host };
-// The knobs the cost model understands, which a source reads with a default (#ifndef
-// KF_BLOCKS / #define KF_BLOCKS 32). Their values are machine facts and live in
-// templates.cpp; which apply is per family. Any other knob is the problem's own: its
-// search.json declares it with its macro and values (DeclaredKnob).
+// The knobs a source reads with a default (#ifndef KF_BLOCKS / #define KF_BLOCKS 32).
+// Their values are machine facts and live in templates.cpp; which apply is per family.
 // A GEMM family (one with a flops term) also has its tile (bm x bn, k steps of bk through
 // `stages` buffers) and, for an inter-SM schedule, the blocks that only communicate.
 enum class Knob { blocks, threads, chunk_bytes, chunk_elems, bm, bn, bk, stages, comm_blocks };
@@ -61,24 +58,14 @@ struct CostTerms {
   Expr tiles;       // the GEMM's output tiles per rank; a family with flops needs it
 };
 
-// A knob of the problem's own, from search.json's "knobs": {"unroll": {"macro": "KF_UNROLL",
-// "values": [1, 2, 4]}}. The search tries each value; the cost model does not see it (its
-// values predict the same time), so the sandbox decides between them.
-struct DeclaredKnob {
-  std::string name;             // what families list and template names show
-  std::string macro;            // what the source reads with a default
-  std::vector<int64_t> values;  // what the search tries, in order
-};
-
 struct Family {
   std::string source;  // a file in the problem's folder, e.g. solution.cu
   Mech mech = Mech::reg;
   std::string algo;  // who moves which bytes: one_shot, pull, push, relay, ...
   std::vector<std::pair<std::string, std::string>> macros;  // what selects it in the source
   std::vector<Knob> knobs;  // what the search varies (defined blocks, threads, then chunk)
-  std::vector<std::string> declared_knobs;  // the problem's own knobs it varies, by name
-  CostTerms cost;                           // the family's terms over the file's top-level ones
-  Expr fallback_when;  // non-zero: the source takes fallback_mech instead (empty: never)
+  CostTerms cost;           // the family's terms over the file's top-level ones
+  Expr fallback_when;       // non-zero: the source takes fallback_mech instead (empty: never)
   Mech fallback_mech = Mech::reg;
   // The GEMM and the communication overlap (a fused kernel: T takes their max) or run one
   // after the other (the unfused GEMM, then the collective: T takes their sum).
@@ -99,20 +86,13 @@ struct AdviceValue {
 };
 
 struct SearchSpec {
-  std::string file;                    // dir/search.json; empty: the problem has none
-  KnobValues defaults;                 // the sources' #define values
-  std::vector<Family> families;        // in file order: the search's order for equal times
-  std::vector<DeclaredKnob> declared;  // the problem's own knobs ("knobs"), in file order
-  std::string advice;                  // one line of the analysis; empty: none
+  std::string file;              // dir/search.json; empty: the problem has none
+  KnobValues defaults;           // the sources' #define values
+  std::vector<Family> families;  // in file order: the search's order for equal times
+  std::string advice;            // one line of the analysis; empty: none
   std::vector<AdviceValue> advice_values;
-  int64_t default_of(Knob k) const;                                  // 0 where none is declared
-  const DeclaredKnob* find_declared(const std::string& name) const;  // nullptr: none
+  int64_t default_of(Knob k) const;  // 0 where none is declared
 };
-
-class SpecReader;
-// search.json's "knobs" (`j`, an object) into s->declared; false (through r.fail, naming
-// the field) for a built-in knob's name, a bad macro name or an empty list of values.
-bool read_declared_knobs(SpecReader& r, const nlohmann::ordered_json& j, SearchSpec* s);
 
 // Reads p.dir/search.json into *out when the file exists (else leaves out->file empty)
 // and checks it against `p`: the format, that sources and macros exist, that every knob's

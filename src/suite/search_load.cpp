@@ -44,17 +44,11 @@ class SearchLoader : public SpecReader {
       : SpecReader(s->file, err), p_(p), s_(s), known_(p.names(true)) {}
 
   bool load(const ojson& j) {
-    if (!keys(j, "", {"doc", "defaults", "knobs", "cost", "families", "advice"}, {})) return false;
+    if (!keys(j, "", {"doc", "defaults", "cost", "families", "advice"}, {})) return false;
     CostTerms top;
-    if ((j.contains("knobs") && !read_declared_knobs(*this, j.at("knobs"), s_)) || !defaults(j) ||
-        (j.contains("cost") && !cost(j.at("cost"), "cost", &top)) || !families(j, top) ||
-        !advice(j))
+    if (!defaults(j) || (j.contains("cost") && !cost(j.at("cost"), "cost", &top)) ||
+        !families(j, top) || !advice(j))
       return false;
-    for (const DeclaredKnob& k : s_->declared)
-      if (std::none_of(s_->families.begin(), s_->families.end(), [&](const Family& f) {
-            return std::count(f.declared_knobs.begin(), f.declared_knobs.end(), k.name) > 0;
-          }))
-        return fail(spec_sub("knobs", k.name), "no family lists it; list it or remove it");
     for (size_t i = 0; i < s_->families.size(); ++i)
       if (!source(s_->families[i], spec_idx("families", i))) return false;
     for (const auto& [k, v] : s_->defaults)
@@ -235,16 +229,8 @@ class SearchLoader : public SpecReader {
     for (size_t i = 0; i < ks.size(); ++i) {
       const std::string kp = spec_idx(path, i);
       Knob k;
-      const std::string name = ks[i].is_string() ? ks[i].get<std::string>() : "";
-      if (s_->find_declared(name)) {
-        if (std::count(f->declared_knobs.begin(), f->declared_knobs.end(), name))
-          return fail(kp, fmt::format("{} is listed twice", name));
-        f->declared_knobs.push_back(name);
-        continue;
-      }
-      if (!parse_knob(name, &k))
-        return fail(kp, "not a knob; the knobs are " + knob_list() +
-                            " and those search.json's \"knobs\" declares");
+      if (!ks[i].is_string() || !parse_knob(ks[i].get<std::string>(), &k))
+        return fail(kp, "not a knob; the knobs are " + knob_list());
       if (!knob_applies(f->mech, k))
         return fail(kp, fmt::format("{} does not apply to a {} family (reg: blocks, threads and "
                                     "the GEMM's bm, bn, bk, stages, comm_blocks; tma: those and "
@@ -332,11 +318,6 @@ class SearchLoader : public SpecReader {
                     fmt::format("{} does not read {} with a default "
                                 "(#ifndef {} / #define {} ...)",
                                 f.source, knob_macro(k), knob_macro(k), knob_macro(k)));
-    for (const std::string& name : f.declared_knobs)
-      if (const std::string& m = s_->find_declared(name)->macro; !defs.count(m))
-        return fail(spec_sub("knobs", name),
-                    fmt::format("{} does not read {} with a default (#ifndef {} / #define {} ...)",
-                                f.source, m, m, m));
     for (Knob k : all_knobs()) {
       auto it = defs.find(knob_macro(k));
       if (it == defs.end()) continue;

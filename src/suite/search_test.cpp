@@ -177,35 +177,6 @@ TEST_CASE("suite: search.json's defaults must be the sources' #defines") {
   fails_with(j, "defaults.chunk_elems: no family's source defines KF_CHUNK_ELEMS");
 }
 
-TEST_CASE("suite: a knob of the problem's own is whatever search.json declares") {
-  suite::test::TempDir tmp;
-  suite::ojson j = toy_search();
-  j["knobs"] = suite::ojson::parse(R"({"unroll": {"macro": "KF_UNROLL", "values": [1, 4]}})");
-  j["families"][1]["knobs"].push_back("unroll");
-  const std::string dir = toy(tmp, j);
-  write_file(dir + "/solution.cu",
-             std::string(kSolution) + "#ifndef KF_UNROLL\n#define KF_UNROLL 2\n#endif\n");
-  suite::Problem p;
-  std::string err;
-  REQUIRE_MESSAGE(suite::load_problem(dir, &p, &err), err);
-  auto space = suite::template_space(p, inst_of(p, 4), sandbox::Backend::cuda);
-  CHECK(space.size() == 5 * 2 + 5 * 2);  // slow: blocks x unroll
-  CHECK(space.back().name() == "reg/slow blocks=128 unroll=4");
-  CHECK(space.back().macros.back() == std::pair<std::string, std::string>{"KF_UNROLL", "4"});
-
-  j["knobs"]["unroll"]["values"] = suite::ojson::array();
-  fails_with(j, "knobs.unroll.values: expected a non-empty list");
-  j["knobs"] = suite::ojson::parse(R"({"blocks": {"macro": "KF_B", "values": [1]}})");
-  fails_with(j, "knobs.blocks: blocks is a built-in knob");
-  j["knobs"] = suite::ojson::parse(R"({"unroll": {"macro": "KF_UNROLL", "values": [1]}})");
-  fails_with(j, "knobs.unroll: solution.cu does not read KF_UNROLL");  // the toy's source
-  j["families"][1]["knobs"] = suite::ojson::parse(R"(["blocks"])");
-  fails_with(j, "knobs.unroll: no family lists it");
-  j = toy_search();
-  j["families"][0]["knobs"].push_back("unrol");
-  fails_with(j, "families[0].knobs[2]: not a knob; the knobs are blocks");
-}
-
 TEST_CASE("suite: search.json's advice and dry run") {
   suite::ojson j = toy_search();
   j["advice"]["text"] = "moves {nope}";

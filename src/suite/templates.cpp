@@ -65,24 +65,6 @@ std::vector<KnobValues> gemm_space(const Family& f) {
   return out;
 }
 
-// Every combination of the problem's own knobs the family varies ({{}} where none).
-std::vector<std::vector<std::pair<std::string, int64_t>>> declared_space(const SearchSpec& s,
-                                                                         const Family& f) {
-  std::vector<std::vector<std::pair<std::string, int64_t>>> out = {{}};
-  for (const std::string& name : f.declared_knobs) {
-    const DeclaredKnob* k = s.find_declared(name);
-    if (!k) continue;
-    std::vector<std::vector<std::pair<std::string, int64_t>>> next;
-    for (const auto& set : out)
-      for (int64_t v : k->values) {
-        next.push_back(set);
-        next.back().emplace_back(name, v);
-      }
-    out = std::move(next);
-  }
-  return out;
-}
-
 TemplateModel model_of(const SearchSpec& s, const Family& f) {
   TemplateModel m;
   m.cost = f.cost;
@@ -137,7 +119,6 @@ std::string Template::name() const {
   if (threads > 0) s += " threads=" + std::to_string(threads);
   for (const auto& [k, v] : gemm) s += fmt::format(" {}={}", knob_name(k), v);
   if (chunk > 0) s += (mech == "host" ? " chunk_elems=" : " chunk_bytes=") + std::to_string(chunk);
-  for (const auto& [k, v] : declared) s += fmt::format(" {}={}", k, v);
   return s;
 }
 
@@ -171,22 +152,18 @@ std::vector<Template> template_space(const Problem& p, const Instance& inst,
     for (int b : blocks)
       for (int th : threads)
         for (const KnobValues& g : gemm_space(f))
-          for (int64_t c : chunks)
-            for (const auto& own : declared_space(p.search, f)) {
-              Template t = base;
-              t.blocks = b;
-              t.threads = th;
-              t.gemm = g;
-              t.chunk = c;
-              t.declared = own;
-              if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
-              if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
-              for (const auto& [k, v] : g) t.macros.emplace_back(knob_macro(k), std::to_string(v));
-              if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
-              for (const auto& [k, v] : own)
-                t.macros.emplace_back(p.search.find_declared(k)->macro, std::to_string(v));
-              out.push_back(t);
-            }
+          for (int64_t c : chunks) {
+            Template t = base;
+            t.blocks = b;
+            t.threads = th;
+            t.gemm = g;
+            t.chunk = c;
+            if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
+            if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
+            for (const auto& [k, v] : g) t.macros.emplace_back(knob_macro(k), std::to_string(v));
+            if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
+            out.push_back(t);
+          }
   }
   return out;
 }
