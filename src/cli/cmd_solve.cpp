@@ -16,7 +16,6 @@
 #include "cli/solve_text.h"
 #include "kf_build_paths.h"
 #include "llm/config.h"
-#include "llm/replay.h"
 #include "sandbox/interrupt.h"
 #include "sandbox/process.h"
 #include "suite/paths.h"
@@ -65,7 +64,6 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
     return nullptr;
 #endif
   }
-  llm::register_replay_provider();
   llm::ProviderConfig pc;
   if (!llm::resolve_provider_config(file, a.model, a.base_url, &pc, err)) {
     *code = kBadInput;
@@ -199,6 +197,7 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"tokens_cache_read", res.tokens_cache_read},
                   {"tokens_cache_write", res.tokens_cache_write},
                   {"cost_usd", res.cost_usd},
+                  {"tokens_estimated", res.tokens_estimated},
                   {"seconds", res.seconds},
                   {"trajectory", trajectory},
                   {"kernel", best_path},

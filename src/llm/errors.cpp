@@ -81,17 +81,14 @@ Error error_from_status(int status, const ApiError& api, const Headers& headers,
     // One run makes one call at a time: what is left to do is wait, or get a higher limit.
     // (A sweep, which runs samples at once, adds its own advice: sweep/outcome.cpp.)
     e.message = fmt::format(
-        "rate limited by {} ({}): {} has used up its requests or tokens per minute; wait a minute "
-        "and "
-        "run again, or ask the provider for a higher rate limit",
-        ctx.provider, what,
-        ctx.key_env.empty() ? std::string("this client") : "the key in " + ctx.key_env);
+        "rate limited by {} ({}): {} has used up its requests or tokens per minute", ctx.provider,
+        what, ctx.key_env.empty() ? std::string("this client") : "the key in " + ctx.key_env);
+    e.advice = "wait a minute and run again, or ask the provider for a higher rate limit";
   } else if (status == 529 || api.type == "overloaded_error") {
     e.kind = "overloaded";
-    e.message = fmt::format(
-        "{} is overloaded ({}): this is load on the provider's side; try "
-        "again later",
-        ctx.provider, what);
+    e.message = fmt::format("{} is overloaded ({}): this is load on the provider's side",
+                            ctx.provider, what);
+    e.advice = "try again later";
   } else if (status == 408) {
     e.kind = "timeout";
     e.message = fmt::format("{} timed out the request ({})", ctx.url, what);

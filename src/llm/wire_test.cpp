@@ -34,7 +34,9 @@ TEST_CASE("llm wire: status and body map to error kinds") {
   // A solve makes one call at a time: no "parallel samples" to lower (a sweep says --jobs).
   Error limited = error_from_status(429, ApiError{}, none, ctx);
   CHECK(limited.message.find("parallel") == std::string::npos);
-  CHECK(limited.message.find("wait a minute and run again") != std::string::npos);
+  // What to do is advice for the final give-up, not part of what a retry note says.
+  CHECK(limited.message.find("wait a minute") == std::string::npos);
+  CHECK(limited.advice.find("wait a minute and run again") != std::string::npos);
   CHECK(limited.message.find("OPENAI_API_KEY") != std::string::npos);
   Error auth = error_from_status(401, ApiError{}, none, ctx);
   CHECK(auth.kind == "auth");
