@@ -87,7 +87,7 @@ TEST_CASE("llm: 529 on every attempt gives overloaded after 3 attempts") {
                {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}};
   call(&run, "anthropic", json::array({busy, busy, busy}));
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "overloaded");
+  CHECK(run.error.kind == llm::ErrorKind::overloaded);
   CHECK(run.error.http_status == 529);
   CHECK(has(run.error.message, "overloaded"));
   CHECK(has(run.error.message, "gave up after 3 attempts"));
@@ -105,7 +105,7 @@ TEST_CASE("llm: insufficient_quota is a quota error and is not retried") {
                                                     "your plan and billing details.")}},
                    {{"body", fake_llm::openai_body("never")}}}));
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "quota");
+  CHECK(run.error.kind == llm::ErrorKind::quota);
   CHECK_FALSE(run.error.retryable);
   CHECK(has(run.error.message, fake_llm::kOpenAIKeyVar));
   CHECK(run.reply.attempts == 1);
@@ -117,7 +117,7 @@ TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_li
   spend["error"]["details"] = {{"error_code", "enforced_spend_limit_reached"}};
   Run run;
   call(&run, "anthropic", json::array({{{"status", 429}, {"body", spend}}}));
-  CHECK(run.error.kind == "quota");
+  CHECK(run.error.kind == llm::ErrorKind::quota);
   CHECK(run.reply.attempts == 1);
   Run run2;
   call(&run2, "anthropic",
@@ -125,7 +125,7 @@ TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_li
                      {"headers", {{"retry-after", "0"}}},
                      {"body", fake_llm::anthropic_error("rate_limit_error", "slow down")}}}),
        false, [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
-  CHECK(run2.error.kind == "rate_limited");
+  CHECK(run2.error.kind == llm::ErrorKind::rate_limited);
   CHECK(run2.error.retryable);
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("llm: a stalled stream hits the idle time-out (1 s) as kind timeout") 
          c.retry.max_retries = 0;
        });
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "timeout");
+  CHECK(run.error.kind == llm::ErrorKind::timeout);
   CHECK(run.error.retryable);
   CHECK(has(run.error.message, "idle"));
 }
@@ -151,7 +151,7 @@ TEST_CASE("llm: a truncated JSON body is bad_response showing its first bytes") 
        json::array({{{"body", fake_llm::openai_body("cut short")}, {"truncate_at", 40}}}), false,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "bad_response");
+  CHECK(run.error.kind == llm::ErrorKind::bad_response);
   CHECK(has(run.error.message, "{\"choices\":"));  // nlohmann sorts keys: the body's start
   CHECK(has(run.error.message, "after 40 bytes"));
 }
@@ -183,7 +183,7 @@ TEST_CASE("llm: a cut JSON body on every attempt gives up after the retries, nam
   json cut = {{"body", "{\"choices\":[{\"message\":{\"content\":\"ha"}};
   call(&run, "openai", json::array({cut, cut, cut}));
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "bad_response");
+  CHECK(run.error.kind == llm::ErrorKind::bad_response);
   CHECK(has(run.error.message, "not valid JSON (truncated?)"));
   CHECK(has(run.error.message, "gave up after 3 attempts"));
   CHECK(run.reply.attempts == 3);
@@ -212,7 +212,7 @@ TEST_CASE("llm: a 429 while retrying says when the next try comes; only the give
   CHECK(has(run.retry_notes[0], "kforge retries in 2.0 s (try 2 of 3)"));
   CHECK(has(run.retry_notes[1], "kforge retries in 2.0 s (try 3 of 3)"));
   for (const std::string& n : run.retry_notes) CHECK_FALSE(has(n, "run again"));
-  CHECK(run.error.kind == "rate_limited");
+  CHECK(run.error.kind == llm::ErrorKind::rate_limited);
   // The final message: what happened, what to do, and that kforge already retried.
   CHECK(has(run.error.message, "wait a minute and run again"));
   CHECK(has(run.error.message, "gave up after 3 attempts"));
@@ -250,7 +250,7 @@ TEST_CASE("llm: a stream cut before its end is an error, not a short reply") {
   call(&run, "openai", json::array({{{"stream", cut}}}), true,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "bad_response");
+  CHECK(run.error.kind == llm::ErrorKind::bad_response);
   CHECK(has(run.error.message, "[DONE]"));
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("llm: nobody listening is a connection error naming the URL, retried")
   REQUIRE(p->complete(fake_llm::ask(), &r, &e));
   REQUIRE(s.wait_exit(5) == 0);  // script spent: the port is closed now
   CHECK_FALSE(p->complete(fake_llm::ask(), &r, &e));
-  CHECK(e.kind == "connection");
+  CHECK(e.kind == llm::ErrorKind::connection);
   CHECK(e.retryable);
   CHECK(has(e.message, s.url()));
   CHECK(r.attempts == 3);

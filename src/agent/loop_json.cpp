@@ -144,7 +144,7 @@ json reply_event(int turn, const llm::Reply& r) {
 }
 
 json llm_failure_event(int turn, const llm::Error& e, const llm::Reply& r) {
-  return {{"turn", turn},           {"kind", e.kind},
+  return {{"turn", turn},           {"kind", llm::error_kind_name(e.kind)},
           {"message", e.message},   {"http_status", e.http_status},
           {"attempts", r.attempts}, {"seconds", r.seconds}};
 }

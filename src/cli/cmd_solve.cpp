@@ -78,8 +78,9 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
   }
   llm::Error e;
   if (!p->ready(&e)) {
-    *err = e.kind + ": " + e.message;
-    *code = e.kind == "missing_key" ? kBadInput : kInternal;  // the user's setup, not kforge
+    *err = std::string(llm::error_kind_name(e.kind)) + ": " + e.message;
+    *code = e.kind == llm::ErrorKind::missing_key ? kBadInput
+                                                  : kInternal;  // the user's setup, not kforge
     return nullptr;
   }
   return agent::wrap_provider(std::move(p));
@@ -207,7 +208,8 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
   if (!ok) solve_j["error"] = error_kind(res.setup_fault), solve_j["message"] = err;
   if (res.exit_reason == "llm_error")
     solve_j["error"] = "provider",
-    solve_j["message"] = res.llm_error.kind + ": " + res.llm_error.message;
+    solve_j["message"] =
+        std::string(llm::error_kind_name(res.llm_error.kind)) + ": " + res.llm_error.message;
   if (!res.budget.name.empty())
     solve_j["budget"] = {{"name", res.budget.name},
                          {"spent", res.budget.spent},

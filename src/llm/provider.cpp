@@ -58,18 +58,6 @@ Table& table() {
 
 }  // namespace
 
-const char* wire_name(WireFormat w) {
-  switch (w) {
-    case WireFormat::openai:
-      return "openai";
-    case WireFormat::anthropic:
-      return "anthropic";
-    case WireFormat::none:
-      break;
-  }
-  return "none";
-}
-
 std::vector<std::string> provider_names() {
   std::lock_guard<std::mutex> lock(table().mu);
   std::vector<std::string> out;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "enum_names.h"
 #include "llm/pricing.h"
 #include "llm/retry.h"
 
@@ -22,11 +23,30 @@ struct Message {
   std::string content;
 };
 
+// What went wrong with a model call, for the loop (interrupted and deadline stop it
+// quietly) and for the person (the name leads the message: "rate_limited: ...").
+enum class ErrorKind {
+  none,
+  missing_key,
+  auth,
+  not_found,  // the model, at that URL
+  quota,
+  rate_limited,
+  overloaded,
+  timeout,
+  connection,
+  bad_response,
+  bad_request,
+  server,
+  interrupted,  // a signal asked kforge to stop
+  deadline,     // the run's wall-time budget ran out mid-call
+};
+// Its name: "rate_limited", ... (what trajectories and result lines record), from the
+// one table below (sandbox/enum_names.h).
+const char* error_kind_name(ErrorKind k);
+
 struct Error {
-  // missing_key | auth | not_found (wrong model) | quota | rate_limited | overloaded |
-  // timeout | connection | bad_response | bad_request | server | interrupted (a signal
-  // asked kforge to stop) | deadline (the run's wall-time budget ran out mid-call)
-  std::string kind;
+  ErrorKind kind = ErrorKind::none;
   std::string message;  // names the input and says what to do
   int http_status = 0;  // 0 when no HTTP response came
   bool retryable = false;
@@ -155,7 +175,7 @@ using ProviderFactory =
 
 // How a provider talks to its server; none for those that speak no HTTP (replay, builtin).
 enum class WireFormat { none, openai, anthropic };
-const char* wire_name(WireFormat w);
+const char* wire_name(WireFormat w);  // "openai", from the table below
 
 // One row of the provider table: the one place a provider is named. `kforge solve`
 // (--model, through resolve_provider_config and make_provider), `--model replay:FILE`
@@ -194,5 +214,30 @@ std::unique_ptr<Provider> make_provider(const ProviderConfig& cfg, std::string* 
 // The output cap a request asks for: req.max_tokens, else the configured one, lowered
 // to req.max_tokens_cap when that is set.
 int64_t output_cap(const Request& req, int configured);
+
+}  // namespace llm
+
+template <>
+struct sandbox::EnumNames<llm::ErrorKind> {
+  static constexpr const char* what = "model call error";
+  static constexpr const char* names[] = {"none",        "missing_key",  "auth",        "not_found",
+                                          "quota",       "rate_limited", "overloaded",  "timeout",
+                                          "connection",  "bad_response", "bad_request", "server",
+                                          "interrupted", "deadline"};
+};
+template <>
+struct sandbox::EnumNames<llm::WireFormat> {
+  static constexpr const char* what = "wire format";
+  static constexpr const char* names[] = {"none", "openai", "anthropic"};
+};
+
+namespace llm {
+
+inline const char* error_kind_name(ErrorKind k) {
+  return sandbox::enum_name(k);
+}
+inline const char* wire_name(WireFormat w) {
+  return sandbox::enum_name(w);
+}
 
 }  // namespace llm

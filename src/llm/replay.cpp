@@ -18,7 +18,7 @@ class ReplayProvider : public Provider {
   bool complete(const Request& req, Reply* reply, Error* err) override {
     *reply = Reply{};
     if (next_ >= replies_.size()) {
-      err->kind = "bad_request";
+      err->kind = ErrorKind::bad_request;
       err->message = "replay: " + path_ + " has no more replies (it recorded " +
                      std::to_string(replies_.size()) +
                      "); the run asked for more than the recorded one did";
