@@ -15,7 +15,8 @@ struct Run {
   llm::Reply reply;
   llm::Error error;
   bool ok = false;
-  std::vector<int> retry_attempts;  // what on_retry was told
+  std::vector<int> retry_attempts;       // what on_retry was told
+  std::vector<std::string> retry_notes;  // and the error it was shown
 };
 
 // Starts a server on script, makes one call (adjust lets a test change the config).
@@ -29,7 +30,10 @@ void call(Run* run, const std::string& wire, const json& script, bool stream = f
   auto p = llm::make_provider(run->st.cfg, &err);
   REQUIRE_MESSAGE(p, err);
   llm::Request q = fake_llm::ask();
-  q.on_retry = [run](int next, const llm::Error&) { run->retry_attempts.push_back(next); };
+  q.on_retry = [run](int next, const llm::Error& why) {
+    run->retry_attempts.push_back(next);
+    run->retry_notes.push_back(why.message);
+  };
   run->ok = p->complete(q, &run->reply, &run->error);
 }
 
@@ -83,7 +87,7 @@ TEST_CASE("llm: 529 on every attempt gives overloaded after 3 attempts") {
                {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}};
   call(&run, "anthropic", json::array({busy, busy, busy}));
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "overloaded");
+  CHECK(run.error.kind == llm::ErrorKind::overloaded);
   CHECK(run.error.http_status == 529);
   CHECK(has(run.error.message, "overloaded"));
   CHECK(has(run.error.message, "gave up after 3 attempts"));
@@ -101,7 +105,7 @@ TEST_CASE("llm: insufficient_quota is a quota error and is not retried") {
                                                     "your plan and billing details.")}},
                    {{"body", fake_llm::openai_body("never")}}}));
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "quota");
+  CHECK(run.error.kind == llm::ErrorKind::quota);
   CHECK_FALSE(run.error.retryable);
   CHECK(has(run.error.message, fake_llm::kOpenAIKeyVar));
   CHECK(run.reply.attempts == 1);
@@ -113,7 +117,7 @@ TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_li
   spend["error"]["details"] = {{"error_code", "enforced_spend_limit_reached"}};
   Run run;
   call(&run, "anthropic", json::array({{{"status", 429}, {"body", spend}}}));
-  CHECK(run.error.kind == "quota");
+  CHECK(run.error.kind == llm::ErrorKind::quota);
   CHECK(run.reply.attempts == 1);
   Run run2;
   call(&run2, "anthropic",
@@ -121,7 +125,7 @@ TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_li
                      {"headers", {{"retry-after", "0"}}},
                      {"body", fake_llm::anthropic_error("rate_limit_error", "slow down")}}}),
        false, [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
-  CHECK(run2.error.kind == "rate_limited");
+  CHECK(run2.error.kind == llm::ErrorKind::rate_limited);
   CHECK(run2.error.retryable);
 }
 
@@ -136,7 +140,7 @@ TEST_CASE("llm: a stalled stream hits the idle time-out (1 s) as kind timeout") 
          c.retry.max_retries = 0;
        });
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "timeout");
+  CHECK(run.error.kind == llm::ErrorKind::timeout);
   CHECK(run.error.retryable);
   CHECK(has(run.error.message, "idle"));
 }
@@ -147,12 +151,12 @@ TEST_CASE("llm: a truncated JSON body is bad_response showing its first bytes") 
        json::array({{{"body", fake_llm::openai_body("cut short")}, {"truncate_at", 40}}}), false,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "bad_response");
+  CHECK(run.error.kind == llm::ErrorKind::bad_response);
   CHECK(has(run.error.message, "{\"choices\":"));  // nlohmann sorts keys: the body's start
   CHECK(has(run.error.message, "after 40 bytes"));
 }
 
-TEST_CASE("llm: a cut connection is retried; a complete invalid body is not") {
+TEST_CASE("llm: a cut connection is retried; so is a whole body that is cut JSON") {
   Run run;
   call(&run, "openai",
        json::array({{{"body", fake_llm::openai_body("x")}, {"truncate_at", 10}},
@@ -161,15 +165,58 @@ TEST_CASE("llm: a cut connection is retried; a complete invalid body is not") {
   REQUIRE_MESSAGE(run.ok, run.error.message);
   CHECK(run.reply.text == "whole");
   CHECK(run.reply.attempts == 3);
+  // A body whose Content-Length matched but whose JSON stops short (a proxy's cut, a
+  // server's bug): retried with the same policy as a cut stream, not the run's end.
   Run run2;
   call(&run2, "anthropic",
        json::array({{{"body", "{\"id\":\"msg\",\"content\":[{\"ty"}},
-                    {{"body", fake_llm::anthropic_body("unused")}}}));
+                    {{"body", fake_llm::anthropic_body("second")}}}));
+  REQUIRE_MESSAGE(run2.ok, run2.error.message);
+  CHECK(run2.reply.text == "second");
+  CHECK(run2.reply.attempts == 2);
+  CHECK(run2.retry_attempts == std::vector<int>{2});
+  CHECK(*run2.st.waits == std::vector<double>{0.5});  // the policy's first back-off
+}
+
+TEST_CASE("llm: a cut JSON body on every attempt gives up after the retries, naming it") {
+  Run run;
+  json cut = {{"body", "{\"choices\":[{\"message\":{\"content\":\"ha"}};
+  call(&run, "openai", json::array({cut, cut, cut}));
+  CHECK_FALSE(run.ok);
+  CHECK(run.error.kind == llm::ErrorKind::bad_response);
+  CHECK(has(run.error.message, "not valid JSON (truncated?)"));
+  CHECK(has(run.error.message, "gave up after 3 attempts"));
+  CHECK(run.reply.attempts == 3);
+  // Valid JSON that is no reply is the server breaking its format: asking again will
+  // not mend it, so it is not retried.
+  Run run2;
+  call(&run2, "openai",
+       json::array(
+           {{{"body", json{{"unexpected", true}}}}, {{"body", fake_llm::openai_body("unused")}}}));
   CHECK_FALSE(run2.ok);
-  CHECK(run2.error.kind == "bad_response");
-  CHECK(has(run2.error.message, "not valid JSON"));
-  CHECK(has(run2.error.message, "{\"id\":\"msg\",\"content\":[{\"ty"));
+  CHECK(has(run2.error.message, "no choices[0].message"));
   CHECK(run2.reply.attempts == 1);
+}
+
+TEST_CASE("llm: a 429 while retrying says when the next try comes; only the give-up advises") {
+  Run run;
+  json limited = {{"status", 429},
+                  {"headers", {{"retry-after", "2"}}},
+                  {"body", fake_llm::openai_error("rate_limit_exceeded", "Rate limit reached")}};
+  call(&run, "openai", json::array({limited, limited, limited}));
+  CHECK_FALSE(run.ok);
+  // While kforge retries: that it does, when, and how many tries there are in all; no
+  // advice to run again, which the person need not do.
+  REQUIRE(run.retry_notes.size() == 2);
+  CHECK(has(run.retry_notes[0], "rate limited by openai"));
+  CHECK(has(run.retry_notes[0], "kforge retries in 2.0 s (try 2 of 3)"));
+  CHECK(has(run.retry_notes[1], "kforge retries in 2.0 s (try 3 of 3)"));
+  for (const std::string& n : run.retry_notes) CHECK_FALSE(has(n, "run again"));
+  CHECK(run.error.kind == llm::ErrorKind::rate_limited);
+  // The final message: what happened, what to do, and that kforge already retried.
+  CHECK(has(run.error.message, "wait a minute and run again"));
+  CHECK(has(run.error.message, "gave up after 3 attempts"));
+  CHECK(*run.st.waits == std::vector<double>{2, 2});
 }
 
 TEST_CASE("llm: an error event mid-stream (anthropic overloaded) is retried") {
@@ -203,7 +250,7 @@ TEST_CASE("llm: a stream cut before its end is an error, not a short reply") {
   call(&run, "openai", json::array({{{"stream", cut}}}), true,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK_FALSE(run.ok);
-  CHECK(run.error.kind == "bad_response");
+  CHECK(run.error.kind == llm::ErrorKind::bad_response);
   CHECK(has(run.error.message, "[DONE]"));
 }
 
@@ -218,7 +265,7 @@ TEST_CASE("llm: nobody listening is a connection error naming the URL, retried")
   REQUIRE(p->complete(fake_llm::ask(), &r, &e));
   REQUIRE(s.wait_exit(5) == 0);  // script spent: the port is closed now
   CHECK_FALSE(p->complete(fake_llm::ask(), &r, &e));
-  CHECK(e.kind == "connection");
+  CHECK(e.kind == llm::ErrorKind::connection);
   CHECK(e.retryable);
   CHECK(has(e.message, s.url()));
   CHECK(r.attempts == 3);

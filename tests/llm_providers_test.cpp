@@ -217,7 +217,7 @@ TEST_CASE("llm: a missing key fails before any request, naming the variable") {
   CHECK_FALSE(p->ready(&e));
   llm::Reply r;
   CHECK_FALSE(p->complete(fake_llm::ask(), &r, &e));
-  CHECK(e.kind == "missing_key");
+  CHECK(e.kind == llm::ErrorKind::missing_key);
   CHECK(e.message.find("KF_TEST_UNSET_KEY_VAR is not set") != std::string::npos);
   CHECK(e.message.find("--model builtin") != std::string::npos);
   CHECK(s.requests().empty());
@@ -237,12 +237,12 @@ TEST_CASE("llm: 401 names the key variable, 404 the model; neither is retried") 
   llm::Reply r;
   llm::Error e;
   CHECK_FALSE(p->complete(fake_llm::ask(), &r, &e));
-  CHECK(e.kind == "auth");
+  CHECK(e.kind == llm::ErrorKind::auth);
   CHECK(e.http_status == 401);
   CHECK(e.message.find(fake_llm::kAnthropicKeyVar) != std::string::npos);
   CHECK(r.attempts == 1);
   CHECK_FALSE(p->complete(fake_llm::ask(), &r, &e));
-  CHECK(e.kind == "not_found");
+  CHECK(e.kind == llm::ErrorKind::not_found);
   CHECK(e.message.find("claude-test") != std::string::npos);
   CHECK(e.message.find("check --model") != std::string::npos);
   CHECK(s.requests().size() == 2);

@@ -85,7 +85,7 @@ class BuiltinModel : public Model {
 
  private:
   static bool fail(const std::string& why, llm::Error* err) {
-    err->kind = "bad_request";
+    err->kind = llm::ErrorKind::bad_request;
     err->message = why;
     err->retryable = false;
     return false;

@@ -73,7 +73,8 @@ struct SolveResult {
   // to it (Anthropic's cache creation, priced higher); cost_usd prices each as such.
   int64_t tokens_cache_read = 0, tokens_cache_write = 0;
   double cost_usd = 0, seconds = 0;
-  bool has_best = false;  // a correct candidate exists
+  bool tokens_estimated = false;  // some reply's usage was counted from text (llm::Usage)
+  bool has_best = false;          // a correct candidate exists
   int best_turn = 0;
   std::string best_source, best_file;
   sandbox::Verdict best;

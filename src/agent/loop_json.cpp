@@ -15,7 +15,8 @@ json usage_json(const llm::Usage& u) {
           {"reasoning_tokens", u.reasoning_tokens},
           {"cache_read_tokens", u.cache_read_tokens},
           {"cache_write_tokens", u.cache_write_tokens},
-          {"reported", u.reported}};
+          {"reported", u.reported},
+          {"estimated", u.estimated}};
 }
 
 const char* action_name(Action a) {
@@ -57,7 +58,8 @@ json spent_json(const SolveResult& r) {
           {"tokens_out", r.tokens_out},
           {"tokens_cache_read", r.tokens_cache_read},
           {"tokens_cache_write", r.tokens_cache_write},
-          {"cost_usd", r.cost_usd}};
+          {"cost_usd", r.cost_usd},
+          {"tokens_estimated", r.tokens_estimated}};
 }
 
 }  // namespace
@@ -142,7 +144,7 @@ json reply_event(int turn, const llm::Reply& r) {
 }
 
 json llm_failure_event(int turn, const llm::Error& e, const llm::Reply& r) {
-  return {{"turn", turn},           {"kind", e.kind},
+  return {{"turn", turn},           {"kind", llm::error_kind_name(e.kind)},
           {"message", e.message},   {"http_status", e.http_status},
           {"attempts", r.attempts}, {"seconds", r.seconds}};
 }

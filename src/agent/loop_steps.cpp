@@ -53,7 +53,9 @@ Step Run::ask(int turn, llm::Reply* reply) {
   res_.tokens_cache_read += reply->usage.cache_read_tokens;
   res_.tokens_cache_write += reply->usage.cache_write_tokens;
   res_.cost_usd += reply->cost_usd;
-  if (!ok && (e.kind == "interrupted" || e.kind == "deadline" || sandbox::stop_requested())) {
+  res_.tokens_estimated = res_.tokens_estimated || reply->usage.estimated;
+  if (!ok && (e.kind == llm::ErrorKind::interrupted || e.kind == llm::ErrorKind::deadline ||
+              sandbox::stop_requested())) {
     tw_.event("llm_stopped", llm_failure_event(turn, e, *reply));
     return Step::cut;
   }

@@ -24,7 +24,7 @@ class ScriptModel : public agent::Model {
     requests.push_back(req.messages);
     caps.push_back(req.max_tokens_cap);
     if (requests.size() > replies_.size()) {
-      *err = {"bad_request", "script spent", 0, false};
+      *err = {llm::ErrorKind::bad_request, "script spent", 0, false, ""};
       return false;
     }
     out->text = replies_[requests.size() - 1];

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "llm/provider.h"
 #include "trace/trace.h"
 
 namespace cli {
@@ -51,6 +52,11 @@ std::string summary_text(const json& e) {
                      cache_note(e.value("tokens_cache_read", int64_t{0}),
                                 e.value("tokens_cache_write", int64_t{0})),
                      e.value("tokens_out", 0), e.value("cost_usd", 0.0), e.value("seconds", 0.0));
+  if (e.value("tokens_estimated", false))
+    out += llm::estimated_usage_text(
+               e.value("tokens_in", int64_t{0}) + e.value("tokens_out", int64_t{0}),
+               e.value("cost_usd", 0.0)) +
+           "\n";
   if (e.contains("budget") && e["budget"].is_object())
     out += fmt::format("ended by {}: {}\n", e["budget"].value("name", ""),
                        e["budget"].value("text", ""));
@@ -117,10 +123,10 @@ std::string exchange_text(const json& e, const std::string& type, size_t i,
     return out;
   }
   if (const trace::ReplyEvent* r = type == "reply" ? at(typed.replies, i) : nullptr)
-    return fmt::format("  reply: {} in{} / {} out tokens, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
+    return fmt::format("  reply: {} in{} / {} out tokens{}, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
                        r->input_tokens, cache_note(r->cache_read_tokens, r->cache_write_tokens),
-                       r->output_tokens, r->cost_usd, r->attempts, r->seconds,
-                       indent(clip(r->text, full)));
+                       r->output_tokens, r->usage_estimated ? " (estimated)" : "", r->cost_usd,
+                       r->attempts, r->seconds, indent(clip(r->text, full)));
   if (type == "format_error")
     return fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),
                        e.value("error", "").substr(0, 200));

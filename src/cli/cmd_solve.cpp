@@ -16,7 +16,6 @@
 #include "cli/solve_text.h"
 #include "kf_build_paths.h"
 #include "llm/config.h"
-#include "llm/replay.h"
 #include "sandbox/interrupt.h"
 #include "sandbox/process.h"
 #include "suite/paths.h"
@@ -72,7 +71,6 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
     return nullptr;
 #endif
   }
-  llm::register_replay_provider();
   llm::ProviderConfig pc;
   if (!llm::resolve_provider_config(file, a.model, a.base_url, &pc, err)) {
     *code = kBadInput;
@@ -87,8 +85,9 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
   }
   llm::Error e;
   if (!p->ready(&e)) {
-    *err = e.kind + ": " + e.message;
-    *code = e.kind == "missing_key" ? kBadInput : kInternal;  // the user's setup, not kforge
+    *err = std::string(llm::error_kind_name(e.kind)) + ": " + e.message;
+    *code = e.kind == llm::ErrorKind::missing_key ? kBadInput
+                                                  : kInternal;  // the user's setup, not kforge
     return nullptr;
   }
   return agent::wrap_provider(std::move(p));
@@ -206,6 +205,7 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"tokens_cache_read", res.tokens_cache_read},
                   {"tokens_cache_write", res.tokens_cache_write},
                   {"cost_usd", res.cost_usd},
+                  {"tokens_estimated", res.tokens_estimated},
                   {"seconds", res.seconds},
                   {"trajectory", trajectory},
                   {"kernel", best_path},
@@ -215,7 +215,8 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
   if (!ok) solve_j["error"] = error_kind(res.setup_fault), solve_j["message"] = err;
   if (res.exit_reason == "llm_error")
     solve_j["error"] = "provider",
-    solve_j["message"] = res.llm_error.kind + ": " + res.llm_error.message;
+    solve_j["message"] =
+        std::string(llm::error_kind_name(res.llm_error.kind)) + ": " + res.llm_error.message;
   if (!res.budget.name.empty())
     solve_j["budget"] = {{"name", res.budget.name},
                          {"spent", res.budget.spent},

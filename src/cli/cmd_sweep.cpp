@@ -9,6 +9,7 @@
 
 #include "cli/cmd_sweep_slurm.h"
 #include "cli/commands.h"
+#include "llm/provider.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
 #include "sweep/progress.h"
@@ -157,6 +158,13 @@ int cmd_sweep(const SweepArgs& a) {
   }
   std::vector<std::string> models =
       a.models.empty() ? std::vector<std::string>{"builtin"} : a.models;
+  for (const std::string& m : models) {  // through the provider table, before any sample runs
+    std::string provider, name;
+    if (!llm::parse_model_spec(m, &provider, &name, &err)) {
+      fmt::print(stderr, "kforge sweep: {}\n", err);
+      return kBadInput;
+    }
+  }
   if (pkb && std::find(models.begin(), models.end(), "builtin") != models.end()) {
     fmt::print(stderr,
                "kforge sweep: --suite {}: the builtin template search writes kforge's own "

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "llm/provider.h"
 #include "sandbox/process.h"
 #include "suite/expr.h"
 #include "suite/instance.h"
@@ -116,6 +117,8 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
             : " - NOT correct: " + (r.last.summary.empty()
                                         ? std::string(sandbox::status_name(r.last.status))
                                         : r.last.summary)));
+  if (r.tokens_estimated)
+    out.push_back(llm::estimated_usage_text(r.tokens_in + r.tokens_out, r.cost_usd));
   out.push_back("trajectory: " + k.trajectory);
   std::string again = "run `kforge solve " + cfg.eval.problem.name + "` again";
   std::string next;

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "llm/client.h"
-
 namespace llm {
 
 using nlohmann::json;
@@ -141,8 +139,14 @@ bool anthropic_parse_reply(const std::string& body, Reply* reply, std::string* w
   return true;
 }
 
+bool AnthropicStream::failed(ApiError* api, int* status) const {
+  if (!failed_) return false;
+  *api = error_;
+  *status = anthropic_error_status(error_.type);  // its type says whether to retry
+  return true;
+}
+
 void AnthropicStream::on_event(const SseEvent& ev, Reply* reply) {
-  ++events_;
   json j = json::parse(ev.data, nullptr, false);
   if (j.is_discarded()) {
     if (bad.empty()) bad = ev.data;
@@ -194,95 +198,46 @@ void AnthropicStream::on_event(const SseEvent& ev, Reply* reply) {
   // ping, content_block_stop and event types added later are ignored.
 }
 
-AnthropicProvider::AnthropicProvider(ProviderConfig cfg) : cfg_(std::move(cfg)) {
-  ProviderDefaults d;
-  provider_defaults(cfg_.provider, &d);
-  if (cfg_.base_url.empty()) cfg_.base_url = d.base_url;
-  if (cfg_.api_key_env.empty()) cfg_.api_key_env = d.api_key_env;
-  std::string base = trim_url(cfg_.base_url);
-  // The SDK's base URL has no /v1; accept one given the OpenAI way too.
-  bool has_v1 = base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0;
-  ctx_.provider = cfg_.provider;
-  ctx_.model = cfg_.model;
-  ctx_.url = base + (has_v1 ? "/messages" : "/v1/messages");
-  ctx_.key_env = cfg_.api_key_env == "none" ? "" : cfg_.api_key_env;
-  if (const Price* p = cfg_.prices ? cfg_.prices->find(cfg_.provider, cfg_.model) : nullptr)
-    price_ = resolved_price(*p, cfg_.provider);
-}
+namespace {
 
-bool AnthropicProvider::ready(Error* err) const {
-  std::string key;
-  return read_key(ctx_, &key, err);
-}
-
-bool AnthropicProvider::complete(const Request& req, Reply* reply, Error* err) {
-  *reply = Reply{};
-  std::string key;
-  if (!read_key(ctx_, &key, err)) return false;
-  bool stream = req.stream.value_or(cfg_.stream);
-  bool ok = run_with_retries(
-      cfg_, req, [&](Reply* r, Error* e, Headers* h) { return attempt(req, stream, r, e, h); },
-      reply, err);
-  if (ok) account_cost(cfg_, reply);
-  return ok;
-}
-
-bool AnthropicProvider::attempt(const Request& req, bool stream, Reply* reply, Error* err,
-                                Headers* headers) {
-  std::string key;
-  if (!read_key(ctx_, &key, err)) return false;
-  HttpRequest hr;
-  hr.url = ctx_.url;
-  hr.headers = {"Content-Type: application/json", "anthropic-version: " + cfg_.anthropic_version};
-  if (!key.empty()) hr.headers.push_back("x-api-key: " + key);
-  hr.body = anthropic_request_body(cfg_, req, stream);
-  Reply r;
-  AnthropicStream st(req);
-  std::string raw;
-  HttpResponse resp;
-  if (!post_once(
-          cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); }, &raw,
-          &resp, reply, headers, err))
-    return false;
-  if (resp.status < 200 || resp.status >= 300) {
-    ApiError api = anthropic_parse_error(resp.body);
-    // A spend limit (429, error.details.error_code enforced_spend_limit_reached) and a
-    // low credit balance (400) come out as quota: waiting will not help.
-    *err = error_from_status(resp.status, api, resp.headers, ctx_);
-    return false;
+class AnthropicWire : public Wire {
+ public:
+  explicit AnthropicWire(ProviderConfig cfg) : cfg_(std::move(cfg)) {}
+  std::string url(const std::string& base) const override {
+    // The SDK's base URL has no /v1; accept one given the OpenAI way too.
+    bool has_v1 = base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0;
+    return base + (has_v1 ? "/messages" : "/v1/messages");
   }
-  r.attempts = reply->attempts;
-  if (auto it = resp.headers.find("request-id"); it != resp.headers.end())
-    r.request_id = it->second;
-  std::string what;
-  if (stream && st.events() == 0 && !raw.empty() && raw[0] == '{') {
-    if (!anthropic_parse_reply(raw, &r, &what)) {
-      *err = bad_response(what, raw, ctx_);
-      return false;
-    }
-  } else if (stream) {
-    if (st.failed()) {
-      // The SDK raises on an error event after a 200; its type says whether to retry.
-      Headers none;
-      *err = error_from_status(anthropic_error_status(st.error().type), st.error(), none, ctx_);
-      err->message = "mid-stream: " + err->message;
-      return false;
-    }
-    if (!st.bad.empty()) {
-      *err = bad_response("a stream event's data is not JSON", st.bad, ctx_);
-      return false;
-    }
-    if (!st.stopped()) {
-      *err = bad_response("the stream ended before message_stop", raw, ctx_, true);
-      return false;
-    }
-  } else if (!anthropic_parse_reply(resp.body, &r, &what)) {
-    *err = bad_response(what, resp.body, ctx_);
-    return false;
+  std::vector<std::string> headers(const std::string& key) const override {
+    std::vector<std::string> h = {"Content-Type: application/json",
+                                  "anthropic-version: " + cfg_.anthropic_version};
+    if (!key.empty()) h.push_back("x-api-key: " + key);
+    return h;
   }
-  if (r.model.empty()) r.model = cfg_.model;
-  *reply = std::move(r);
-  return true;
+  std::string body(const Request& req, bool stream) const override {
+    return anthropic_request_body(cfg_, req, stream);
+  }
+  bool parse_reply(const std::string& body, Reply* reply, std::string* what) const override {
+    return anthropic_parse_reply(body, reply, what);
+  }
+  // A spend limit (429, error.details.error_code enforced_spend_limit_reached) and a low
+  // credit balance (400) come out as quota in error_from_status: waiting will not help.
+  ApiError parse_error(const std::string& body) const override {
+    return anthropic_parse_error(body);
+  }
+  std::unique_ptr<WireStream> stream(const Request& req) const override {
+    return std::make_unique<AnthropicStream>(req);
+  }
+  const char* request_id_header() const override { return "request-id"; }
+
+ private:
+  ProviderConfig cfg_;
+};
+
+}  // namespace
+
+std::unique_ptr<Wire> make_anthropic_wire(const ProviderConfig& cfg) {
+  return std::make_unique<AnthropicWire>(cfg);
 }
 
 }  // namespace llm

@@ -1,14 +1,15 @@
 // src/llm/anthropic.h: the Anthropic Messages API wire format (x-api-key,
 // anthropic-version, a top-level system field, typed content blocks, named stream
-// events). Free functions for the pieces, tested without HTTP.
+// events): this format's part of a provider (wire.h). Free functions for the pieces,
+// tested without HTTP.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "llm/errors.h"
 #include "llm/provider.h"
 #include "llm/sse.h"
+#include "llm/wire.h"
 
 namespace llm {
 
@@ -30,38 +31,20 @@ std::string anthropic_stop_reason(const std::string& stop_reason);
 int anthropic_error_status(const std::string& type);
 
 // The state of one streamed message, fed event by event.
-class AnthropicStream {
+class AnthropicStream : public WireStream {
  public:
   explicit AnthropicStream(const Request& req) : req_(req) {}
-  void on_event(const SseEvent& ev, Reply* reply);
-  bool stopped() const { return stopped_; }  // message_stop seen
-  bool failed() const { return failed_; }    // an error event
-  const ApiError& error() const { return error_; }
-  int events() const { return events_; }
-  std::string bad;  // the first event whose data was not JSON
+  bool ended() const override { return stopped_; }  // message_stop seen
+  const char* end_marker() const override { return "message_stop"; }
+  bool failed(ApiError* api, int* status) const override;
+
+ protected:
+  void on_event(const SseEvent& ev, Reply* reply) override;
 
  private:
   const Request& req_;
   bool stopped_ = false, failed_ = false;
-  int events_ = 0;
   ApiError error_;
-};
-
-class AnthropicProvider : public Provider {
- public:
-  explicit AnthropicProvider(ProviderConfig cfg);
-  bool complete(const Request& req, Reply* reply, Error* err) override;
-  std::string name() const override { return cfg_.provider + ":" + cfg_.model; }
-  bool ready(Error* err) const override;
-  // With the cache prices filled in (a cache write costs more than plain input).
-  const Price* price() const override { return price_ ? &*price_ : nullptr; }
-
- private:
-  bool attempt(const Request& req, bool stream, Reply* reply, Error* err, Headers* headers);
-
-  ProviderConfig cfg_;
-  CallContext ctx_;
-  std::optional<Price> price_;
 };
 
 }  // namespace llm

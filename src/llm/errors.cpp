@@ -57,7 +57,7 @@ Error error_from_status(int status, const ApiError& api, const Headers& headers,
   std::string what = said(status, api);
   std::string key = ctx.key_env.empty() ? "the API key" : ctx.key_env;
   if (is_quota(api)) {
-    e.kind = "quota";
+    e.kind = ErrorKind::quota;
     e.retryable = false;  // waiting does not refill a quota (the SDKs retry it anyway)
     e.message = fmt::format(
         "{} quota exhausted for {} ({}): check the plan and billing of "
@@ -65,41 +65,38 @@ Error error_from_status(int status, const ApiError& api, const Headers& headers,
         ctx.provider, key, what);
   } else if (status == 401 || status == 403 || api.type == "authentication_error" ||
              api.type == "permission_error") {
-    e.kind = "auth";
+    e.kind = ErrorKind::auth;
     e.message = fmt::format(
         "{} rejected the key in {} ({}): check that it is valid for {} "
         "and allowed to use model \"{}\"",
         ctx.url, key, what, ctx.provider, ctx.model);
   } else if (status == 404 || api.code == "model_not_found" || api.type == "not_found_error") {
-    e.kind = "not_found";
+    e.kind = ErrorKind::not_found;
     e.message = fmt::format(
         "model \"{}\" not found at {} ({}): check --model (and "
         "--base-url)",
         ctx.model, ctx.url, what);
   } else if (status == 429) {
-    e.kind = "rate_limited";
+    e.kind = ErrorKind::rate_limited;
     // One run makes one call at a time: what is left to do is wait, or get a higher limit.
     // (A sweep, which runs samples at once, adds its own advice: sweep/outcome.cpp.)
     e.message = fmt::format(
-        "rate limited by {} ({}): {} has used up its requests or tokens per minute; wait a minute "
-        "and "
-        "run again, or ask the provider for a higher rate limit",
-        ctx.provider, what,
-        ctx.key_env.empty() ? std::string("this client") : "the key in " + ctx.key_env);
+        "rate limited by {} ({}): {} has used up its requests or tokens per minute", ctx.provider,
+        what, ctx.key_env.empty() ? std::string("this client") : "the key in " + ctx.key_env);
+    e.advice = "wait a minute and run again, or ask the provider for a higher rate limit";
   } else if (status == 529 || api.type == "overloaded_error") {
-    e.kind = "overloaded";
-    e.message = fmt::format(
-        "{} is overloaded ({}): this is load on the provider's side; try "
-        "again later",
-        ctx.provider, what);
+    e.kind = ErrorKind::overloaded;
+    e.message = fmt::format("{} is overloaded ({}): this is load on the provider's side",
+                            ctx.provider, what);
+    e.advice = "try again later";
   } else if (status == 408) {
-    e.kind = "timeout";
+    e.kind = ErrorKind::timeout;
     e.message = fmt::format("{} timed out the request ({})", ctx.url, what);
   } else if (status >= 500) {
-    e.kind = "server";
+    e.kind = ErrorKind::server;
     e.message = fmt::format("{} failed on the server side ({})", ctx.url, what);
   } else {
-    e.kind = "bad_request";
+    e.kind = ErrorKind::bad_request;
     e.message = fmt::format("{} refused the request ({}{}): check the model's parameters", ctx.url,
                             what, api.param.empty() ? "" : ", parameter " + api.param);
   }
@@ -116,26 +113,26 @@ Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
   e.retryable = true;  // the SDKs retry connection errors and time-outs
   switch (resp.fault) {
     case HttpFault::connect_timeout:
-      e.kind = "timeout";
+      e.kind = ErrorKind::timeout;
       e.message = resp.fault_message + ": is the server up? (check --base-url, timeouts.connect_s)";
       break;
     case HttpFault::idle_timeout:
-      e.kind = "timeout";
+      e.kind = ErrorKind::timeout;
       e.message = resp.fault_message +
                   ": the server stalled (raise timeouts.idle_s if the "
                   "model is slow to start)";
       break;
     case HttpFault::total_timeout:
-      e.kind = "timeout";
+      e.kind = ErrorKind::timeout;
       e.message = resp.fault_message + " (raise timeouts.total_s for long replies)";
       break;
     case HttpFault::interrupted:
-      e.kind = "interrupted";
+      e.kind = ErrorKind::interrupted;
       e.retryable = false;  // the person asked kforge to stop
       e.message = resp.fault_message;
       break;
     case HttpFault::deadline:
-      e.kind = "deadline";
+      e.kind = ErrorKind::deadline;
       e.retryable = false;  // no time is left to retry in
       e.message = resp.fault_message + " (--max-wall)";
       break;
@@ -144,7 +141,7 @@ Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
           fmt::format("the connection closed mid-body after {} bytes", resp.body_bytes), resp.body,
           ctx, true);
     default:
-      e.kind = "connection";
+      e.kind = ErrorKind::connection;
       e.message = resp.fault_message + ": check --base-url and the network";
   }
   return e;
@@ -153,7 +150,7 @@ Error error_from_fault(const HttpResponse& resp, const CallContext& ctx) {
 Error bad_response(const std::string& what, const std::string& body, const CallContext& ctx,
                    bool retryable) {
   Error e;
-  e.kind = "bad_response";
+  e.kind = ErrorKind::bad_response;
   e.retryable = retryable;
   e.message =
       fmt::format("{} ({}): {}; the body began: {}", ctx.url, ctx.provider, what, snippet(body));
@@ -168,7 +165,7 @@ bool read_key(const CallContext& ctx, std::string* key, Error* err) {
     *key = v;
     return true;
   }
-  err->kind = "missing_key";
+  err->kind = ErrorKind::missing_key;
   err->retryable = false;
   err->http_status = 0;
   err->message = fmt::format(

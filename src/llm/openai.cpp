@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "llm/client.h"
+#include <mutex>
 
 namespace llm {
 
@@ -98,8 +98,15 @@ bool openai_parse_reply(const std::string& body, Reply* reply, std::string* what
   return true;
 }
 
+bool OpenAIStream::failed(ApiError* api, int* status) const {
+  if (error_.message.empty() && !error_.parsed) return false;
+  *api = error_;
+  int code = std::atoi(error_.code.c_str());  // vLLM sends the HTTP status as the code
+  *status = code >= 400 ? code : 500;
+  return true;
+}
+
 void OpenAIStream::on_event(const SseEvent& ev, Reply* reply) {
-  ++events_;
   if (ev.data == "[DONE]") {
     done_ = true;
     return;
@@ -138,112 +145,56 @@ void OpenAIStream::on_event(const SseEvent& ev, Reply* reply) {
   }
 }
 
-OpenAIProvider::OpenAIProvider(ProviderConfig cfg) : cfg_(std::move(cfg)) {
-  ProviderDefaults d;
-  provider_defaults(cfg_.provider, &d);
-  if (cfg_.base_url.empty()) cfg_.base_url = d.base_url;
-  if (cfg_.api_key_env.empty()) cfg_.api_key_env = d.api_key_env;
-  ctx_.provider = cfg_.provider;
-  ctx_.model = cfg_.model;
-  ctx_.url = trim_url(cfg_.base_url) + "/chat/completions";
-  ctx_.key_env = cfg_.api_key_env == "none" ? "" : cfg_.api_key_env;
-  max_field_ = cfg_.max_tokens_field == "max_tokens" ? "max_tokens" : "max_completion_tokens";
-}
+namespace {
 
-bool OpenAIProvider::ready(Error* err) const {
-  std::string key;
-  return read_key(ctx_, &key, err);
-}
-
-bool OpenAIProvider::complete(const Request& req, Reply* reply, Error* err) {
-  *reply = Reply{};
-  std::string key;
-  if (!read_key(ctx_, &key, err)) return false;
-  bool stream = req.stream.value_or(cfg_.stream);
-  std::string field;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    field = max_field_;
+class OpenAIWire : public Wire {
+ public:
+  explicit OpenAIWire(ProviderConfig cfg) : cfg_(std::move(cfg)) {
+    max_field_ = cfg_.max_tokens_field == "max_tokens" ? "max_tokens" : "max_completion_tokens";
   }
-  bool ok = run_with_retries(
-      cfg_, req,
-      [&](Reply* r, Error* e, Headers* h) { return attempt(req, &field, stream, r, e, h); }, reply,
-      err);
-  if (ok) account_cost(cfg_, reply);
-  return ok;
-}
-
-bool OpenAIProvider::attempt(const Request& req, std::string* max_field, bool stream, Reply* reply,
-                             Error* err, Headers* headers) {
-  std::string key;
-  if (!read_key(ctx_, &key, err)) return false;
-  for (bool fell_back = false;;) {
-    HttpRequest hr;
-    hr.url = ctx_.url;
-    hr.headers = {"Content-Type: application/json"};
-    if (!key.empty()) hr.headers.push_back("Authorization: Bearer " + key);
-    hr.body = openai_request_body(cfg_, req, *max_field, stream);
-    Reply r;
-    OpenAIStream st(req);
-    std::string raw;
-    HttpResponse resp;
-    if (!post_once(
-            cfg_, ctx_, std::move(hr), stream, [&](const SseEvent& ev) { st.on_event(ev, &r); },
-            &raw, &resp, reply, headers, err))
+  // The client appends /chat/completions to the base URL as given, so an
+  // OpenAI-compatible server's base URL ends in /v1 (http://localhost:8000/v1).
+  std::string url(const std::string& base) const override { return base + "/chat/completions"; }
+  std::vector<std::string> headers(const std::string& key) const override {
+    std::vector<std::string> h = {"Content-Type: application/json"};
+    if (!key.empty()) h.push_back("Authorization: Bearer " + key);
+    return h;
+  }
+  std::string body(const Request& req, bool stream) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return openai_request_body(cfg_, req, max_field_, stream);
+  }
+  bool parse_reply(const std::string& body, Reply* reply, std::string* what) const override {
+    return openai_parse_reply(body, reply, what);
+  }
+  ApiError parse_error(const std::string& body) const override { return openai_parse_error(body); }
+  std::unique_ptr<WireStream> stream(const Request& req) const override {
+    return std::make_unique<OpenAIStream>(req);
+  }
+  const char* request_id_header() const override { return "x-request-id"; }
+  // The two names of the output cap: some models take only the new one, some servers
+  // only the old one. Switch on the 400 that names the one sent, and keep the switch.
+  bool rephrase(int status, const ApiError& api) override {
+    bool unsupported = api.code == "unsupported_parameter" ||
+                       api.message.find("nsupported parameter") != std::string::npos;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status != 400 || !unsupported ||
+        (api.param != max_field_ && api.message.find("'" + max_field_ + "'") == std::string::npos))
       return false;
-    if (resp.status < 200 || resp.status >= 300) {
-      ApiError api = openai_parse_error(resp.body);
-      // The two names of the output cap: some models take only the new one, some
-      // servers only the old one. Switch once, and keep the switch for later calls.
-      bool unsupported = api.code == "unsupported_parameter" ||
-                         api.message.find("nsupported parameter") != std::string::npos;
-      if (resp.status == 400 && unsupported && !fell_back &&
-          (api.param == *max_field ||
-           api.message.find("'" + *max_field + "'") != std::string::npos)) {
-        *max_field = *max_field == "max_tokens" ? "max_completion_tokens" : "max_tokens";
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          max_field_ = *max_field;
-        }
-        fell_back = true;
-        continue;
-      }
-      *err = error_from_status(resp.status, api, resp.headers, ctx_);
-      return false;
-    }
-    r.attempts = reply->attempts;
-    auto hid = resp.headers.find("x-request-id");
-    if (hid != resp.headers.end()) r.request_id = hid->second;
-    std::string what;
-    if (stream && st.events() == 0 && !raw.empty() && raw[0] == '{') {
-      // A server that ignored "stream": a plain completion.
-      if (!openai_parse_reply(raw, &r, &what)) {
-        *err = bad_response(what, raw, ctx_);
-        return false;
-      }
-    } else if (stream) {
-      if (st.failed()) {
-        int status = std::atoi(st.error().code.c_str());
-        *err = error_from_status(status >= 400 ? status : 500, st.error(), resp.headers, ctx_);
-        err->message = "mid-stream: " + err->message;
-        return false;
-      }
-      if (!st.bad.empty()) {
-        *err = bad_response("a stream event's data is not JSON", st.bad, ctx_);
-        return false;
-      }
-      if (!st.done() && !st.finished()) {
-        *err = bad_response("the stream ended before a finish_reason or [DONE]", raw, ctx_, true);
-        return false;
-      }
-    } else if (!openai_parse_reply(resp.body, &r, &what)) {
-      *err = bad_response(what, resp.body, ctx_);
-      return false;
-    }
-    if (r.model.empty()) r.model = cfg_.model;
-    *reply = std::move(r);
+    max_field_ = max_field_ == "max_tokens" ? "max_completion_tokens" : "max_tokens";
     return true;
   }
+
+ private:
+  ProviderConfig cfg_;
+  mutable std::mutex mu_;
+  std::string max_field_;
+};
+
+}  // namespace
+
+std::unique_ptr<Wire> make_openai_wire(const ProviderConfig& cfg) {
+  return std::make_unique<OpenAIWire>(cfg);
 }
 
 }  // namespace llm

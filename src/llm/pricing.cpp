@@ -69,6 +69,9 @@ bool PriceTable::parse(const std::string& text, const std::string& source, std::
       return false;
     prices[name] = p;
   }
+  multipliers_.clear();
+  if (j.contains("cache_multipliers") && !parse_multipliers(j["cache_multipliers"], source, err))
+    return false;
   prices_ = std::move(prices);
   source_ = source;
   return true;
@@ -88,25 +91,47 @@ double PriceTable::cost(const std::string& provider, const std::string& model, c
                         source_.empty() ? "the price table" : source_);
     return 0;
   }
-  Price r = resolved_price(*p, provider);
-  double cr = r.cache_read, cw = r.cache_write;
+  Price r = resolved(provider, *p);
   int64_t plain = u.input_tokens - u.cache_read_tokens - u.cache_write_tokens;
   if (plain < 0) plain = 0;
-  return (plain * p->input + u.cache_read_tokens * cr + u.cache_write_tokens * cw +
-          u.output_tokens * p->output) /
+  return (plain * r.input + u.cache_read_tokens * r.cache_read +
+          u.cache_write_tokens * r.cache_write + u.output_tokens * r.output) /
          1e6;
 }
 
-Price resolved_price(const Price& p, const std::string& provider) {
-  // Unpriced cache tokens: Anthropic's published multipliers on its wire (a read 0.1x
-  // the input price, a 5-minute cache write 1.25x); elsewhere the input price, since an
-  // OpenAI-compatible server's discount (if any) is not known here.
-  ProviderDefaults d;
-  bool anthropic = provider_defaults(provider, &d) && d.wire == "anthropic";
+Price PriceTable::resolved(const std::string& provider, const Price& p) const {
+  // Unpriced cache tokens: the provider's published multipliers where the file has
+  // them; otherwise the input price, since a discount (if any) is not known here.
+  auto it = multipliers_.find(provider);
+  Multipliers m = it == multipliers_.end() ? Multipliers{} : it->second;
   Price r = p;
-  if (r.cache_read < 0) r.cache_read = anthropic ? 0.1 * p.input : p.input;
-  if (r.cache_write < 0) r.cache_write = anthropic ? 1.25 * p.input : p.input;
+  if (r.cache_read < 0) r.cache_read = m.read * p.input;
+  if (r.cache_write < 0) r.cache_write = m.write * p.input;
   return r;
+}
+
+bool PriceTable::parse_multipliers(const json& j, const std::string& source, std::string* err) {
+  auto bad = [&](const std::string& where) {
+    *err = fmt::format(
+        "{}: cache_multipliers{} must be {{\"PROVIDER\": {{\"cache_read\": X, "
+        "\"cache_write\": Y}}}}, non-negative multipliers of the input price",
+        source, where);
+    return false;
+  };
+  if (!j.is_object()) return bad("");
+  for (auto& [provider, v] : j.items()) {
+    if (provider.empty() || provider[0] == '_') continue;
+    if (!v.is_object()) return bad(".\"" + provider + "\"");
+    Multipliers m;
+    for (auto [field, out] : {std::pair{"cache_read", &m.read}, {"cache_write", &m.write}}) {
+      if (!v.contains(field)) continue;
+      if (!v[field].is_number() || v[field].get<double>() < 0)
+        return bad(".\"" + provider + "\"." + field);
+      *out = v[field].get<double>();
+    }
+    multipliers_[provider] = m;
+  }
+  return true;
 }
 
 std::string default_prices_path() {

@@ -1,8 +1,8 @@
 // src/llm/provider.h: what the agent loop sees of a language model. One call in, one
 // reply out, with the usage, the cost and a typed error whose message says what to do.
 // The wire formats (openai.cpp, anthropic.cpp), the retries (retry.h, client.h) and
-// HTTP (http.h) stay behind this interface; replay and builtin providers plug in
-// through register_provider() without src/llm depending on the agent.
+// HTTP (http.h) are one provider core (core.h) with a small part per wire format
+// (wire.h); every provider is a row of one table (ProviderInfo, below).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "enum_names.h"
 #include "llm/pricing.h"
 #include "llm/retry.h"
 
@@ -22,14 +23,36 @@ struct Message {
   std::string content;
 };
 
+// What went wrong with a model call, for the loop (interrupted and deadline stop it
+// quietly) and for the person (the name leads the message: "rate_limited: ...").
+enum class ErrorKind {
+  none,
+  missing_key,
+  auth,
+  not_found,  // the model, at that URL
+  quota,
+  rate_limited,
+  overloaded,
+  timeout,
+  connection,
+  bad_response,
+  bad_request,
+  server,
+  interrupted,  // a signal asked kforge to stop
+  deadline,     // the run's wall-time budget ran out mid-call
+};
+// Its name: "rate_limited", ... (what trajectories and result lines record), from the
+// one table below (sandbox/enum_names.h).
+const char* error_kind_name(ErrorKind k);
+
 struct Error {
-  // missing_key | auth | not_found (wrong model) | quota | rate_limited | overloaded |
-  // timeout | connection | bad_response | bad_request | server | interrupted (a signal
-  // asked kforge to stop) | deadline (the run's wall-time budget ran out mid-call)
-  std::string kind;
+  ErrorKind kind = ErrorKind::none;
   std::string message;  // names the input and says what to do
   int http_status = 0;  // 0 when no HTTP response came
   bool retryable = false;
+  // What the person can do about it, said only when kforge gives up (not while it is
+  // still retrying): run_with_retries appends it to the final message.
+  std::string advice;
 };
 
 struct Request {
@@ -62,7 +85,22 @@ struct Usage {
   int64_t cache_read_tokens = 0;   // part of input_tokens
   int64_t cache_write_tokens = 0;  // part of input_tokens (Anthropic cache creation)
   bool reported = false;           // false when the server sent no usage (e.g. a cut stream)
+  // The server reported none, so the tokens were counted from the text (estimate_usage):
+  // these figures, and the cost priced from them, are estimates; budgets bind on them.
+  bool estimated = false;
 };
+
+// Tokens counted from text where a server reports none. OpenAI's documented rule of
+// thumb is about 4 characters a token for English; code and other languages tokenize
+// denser, so this counts one token per 3 bytes, rounded up, to err high (the budget's
+// estimate of a prompt before a call uses the same rate). The prompt adds OpenAI's
+// per-message framing (3 tokens a message, 3 to prime the reply; the tiktoken cookbook).
+int64_t estimate_tokens(const std::string& text);
+Usage estimate_usage(const std::vector<Message>& prompt, const std::string& text,
+                     const std::string& thinking);
+// What a summary says of a run with estimated usage: the figures, that they are
+// estimates, how they were counted and that budgets bind on them.
+std::string estimated_usage_text(int64_t tokens, double cost_usd);
 
 struct Reply {
   std::string text;             // the visible answer
@@ -127,31 +165,79 @@ struct ProviderConfig {
 };
 
 // "openai:gpt-5" -> ("openai", "gpt-5"). Splits at the first ':' only, so model names
-// with colons ("openai:llama3:8b" for Ollama) survive; "builtin" needs no model.
-// Return false on error.
+// with colons ("openai:llama3:8b" for Ollama) survive; "builtin" needs no model. The
+// provider must be in the table (below). Return false on error.
 bool parse_model_spec(const std::string& spec, std::string* provider, std::string* model,
                       std::string* err);
 
 using ProviderFactory =
     std::function<std::unique_ptr<Provider>(const ProviderConfig&, std::string* err)>;
 
-// For providers built elsewhere (the agent's replay and builtin). Replaces a previous
-// registration of the same name. Thread-safe.
-void register_provider(const std::string& name, ProviderFactory factory);
+// How a provider talks to its server; none for those that speak no HTTP (replay, builtin).
+enum class WireFormat { none, openai, anthropic };
+const char* wire_name(WireFormat w);  // "openai", from the table below
 
-// The provider named by cfg.provider, or null with *err.
-std::unique_ptr<Provider> make_provider(const ProviderConfig& cfg, std::string* err);
-
-// The defaults a provider name implies (openai wire or not, base URL, key variable).
-struct ProviderDefaults {
-  std::string wire;  // openai | anthropic
-  std::string base_url;
-  std::string api_key_env;
+// One row of the provider table: the one place a provider is named. `kforge solve`
+// (--model, through resolve_provider_config and make_provider), `--model replay:FILE`
+// and `kforge sweep` (its --model values are checked here before any sample runs) all
+// resolve providers through it, and every unknown-provider message lists its names.
+struct ProviderInfo {
+  std::string name;
+  WireFormat wire = WireFormat::none;
+  std::string base_url;       // the default --base-url
+  std::string api_key_env;    // the default key variable
+  std::string example_model;  // for messages: "--model NAME:<example>"
+  bool needs_model = true;
+  // Null for a row that is not an llm::Provider: builtin, the agent's template search,
+  // which `kforge solve` runs itself. make_provider says `note` for it then.
+  ProviderFactory factory;
+  std::string note;
 };
-bool provider_defaults(const std::string& provider, ProviderDefaults* out);
+
+// The table's names, in its order: openai, anthropic, together, openrouter, replay,
+// builtin, then any registered later.
+std::vector<std::string> provider_names();
+// The names joined for a message: "openai, anthropic, ...".
+std::string provider_names_text();
+
+// The row named; false when the table has none.
+bool find_provider(const std::string& name, ProviderInfo* out);
+
+// Adds a row to the table, or replaces the row of the same name (tests and extensions
+// register their providers this way; there is no other). Thread-safe.
+void register_provider(ProviderInfo info);
+
+// The provider named by cfg.provider, built by its row's factory with the row's base URL
+// and key variable where cfg leaves them empty; null with *err.
+std::unique_ptr<Provider> make_provider(const ProviderConfig& cfg, std::string* err);
 
 // The output cap a request asks for: req.max_tokens, else the configured one, lowered
 // to req.max_tokens_cap when that is set.
 int64_t output_cap(const Request& req, int configured);
+
+}  // namespace llm
+
+template <>
+struct sandbox::EnumNames<llm::ErrorKind> {
+  static constexpr const char* what = "model call error";
+  static constexpr const char* names[] = {"none",        "missing_key",  "auth",        "not_found",
+                                          "quota",       "rate_limited", "overloaded",  "timeout",
+                                          "connection",  "bad_response", "bad_request", "server",
+                                          "interrupted", "deadline"};
+};
+template <>
+struct sandbox::EnumNames<llm::WireFormat> {
+  static constexpr const char* what = "wire format";
+  static constexpr const char* names[] = {"none", "openai", "anthropic"};
+};
+
+namespace llm {
+
+inline const char* error_kind_name(ErrorKind k) {
+  return sandbox::enum_name(k);
+}
+inline const char* wire_name(WireFormat w) {
+  return sandbox::enum_name(w);
+}
 
 }  // namespace llm

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 namespace llm {
 
 TEST_CASE("llm provider: --model provider:name") {
@@ -23,23 +25,45 @@ TEST_CASE("llm provider: --model provider:name") {
   CHECK_FALSE(parse_model_spec(":x", &p, &m, &err));
 }
 
-TEST_CASE("llm provider: defaults per provider") {
-  ProviderDefaults d;
-  REQUIRE(provider_defaults("together", &d));
-  CHECK(d.wire == "openai");
+TEST_CASE("llm provider: the table's rows: defaults per provider") {
+  ProviderInfo d;
+  REQUIRE(find_provider("together", &d));
+  CHECK(d.wire == WireFormat::openai);
   CHECK(d.base_url == "https://api.together.ai/v1");
   CHECK(d.api_key_env == "TOGETHER_API_KEY");
-  REQUIRE(provider_defaults("anthropic", &d));
+  REQUIRE(find_provider("anthropic", &d));
+  CHECK(std::string(wire_name(d.wire)) == "anthropic");
   CHECK(d.api_key_env == "ANTHROPIC_API_KEY");
-  CHECK_FALSE(provider_defaults("nope", &d));
+  REQUIRE(find_provider("replay", &d));
+  CHECK(d.factory);
+  REQUIRE(find_provider("builtin", &d));
+  CHECK_FALSE(d.needs_model);
+  CHECK_FALSE(find_provider("nope", &d));
 }
 
-TEST_CASE("llm provider: the factory, and providers registered from outside") {
+TEST_CASE("llm provider: an unknown provider's messages list the table's names") {
+  std::vector<std::string> names = provider_names();
+  for (const char* n : {"openai", "anthropic", "together", "openrouter", "replay", "builtin"})
+    CHECK(std::find(names.begin(), names.end(), n) != names.end());
+  std::string p, m, err;
+  CHECK_FALSE(parse_model_spec("nope:x", &p, &m, &err));
+  CHECK(err.find("(providers: " + provider_names_text() + ")") != std::string::npos);
+  ProviderConfig c;
+  c.provider = "nope";
+  CHECK(make_provider(c, &err) == nullptr);
+  CHECK(err.find("(providers: " + provider_names_text() + ")") != std::string::npos);
+  // builtin is a row but no llm::Provider: the factory says who runs it.
+  c.provider = "builtin";
+  CHECK(make_provider(c, &err) == nullptr);
+  CHECK(err.find("kforge solve --model builtin") != std::string::npos);
+}
+
+TEST_CASE("llm provider: a registered row is one more row of the same table") {
   std::string err;
   ProviderConfig c;
   c.provider = "replay";
-  CHECK(make_provider(c, &err) == nullptr);
-  CHECK(err.find("replay") != std::string::npos);
+  CHECK(make_provider(c, &err) == nullptr);  // a row, but replay needs a file
+  CHECK(err.find("replay:FILE") != std::string::npos);
 
   struct Canned : Provider {
     bool complete(const Request&, Reply* r, Error*) override {
@@ -48,11 +72,17 @@ TEST_CASE("llm provider: the factory, and providers registered from outside") {
     }
     std::string name() const override { return "canned"; }
   };
-  register_provider("canned_test", [](const ProviderConfig&, std::string*) {
+  ProviderInfo row;
+  row.name = "canned_test";
+  row.base_url = "http://127.0.0.1:1/v1";
+  row.factory = [](const ProviderConfig& cfg, std::string*) {
+    CHECK(cfg.base_url == "http://127.0.0.1:1/v1");  // the row's default, filled in
     return std::unique_ptr<Provider>(new Canned);
-  });
+  };
+  register_provider(row);
   std::string p, m;
   CHECK(parse_model_spec("canned_test:x", &p, &m, &err));
+  CHECK(provider_names_text().find("canned_test") != std::string::npos);
   c.provider = "canned_test";
   auto prov = make_provider(c, &err);
   REQUIRE(prov);

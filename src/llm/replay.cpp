@@ -18,11 +18,12 @@ class ReplayProvider : public Provider {
   bool complete(const Request& req, Reply* reply, Error* err) override {
     *reply = Reply{};
     if (next_ >= replies_.size()) {
-      *err = {"bad_request",
-              "replay: " + path_ + " has no more replies (it recorded " +
-                  std::to_string(replies_.size()) +
-                  "); the run asked for more than the recorded one did",
-              0, false};
+      err->kind = ErrorKind::bad_request;
+      err->message = "replay: " + path_ + " has no more replies (it recorded " +
+                     std::to_string(replies_.size()) +
+                     "); the run asked for more than the recorded one did";
+      err->http_status = 0;
+      err->retryable = false;
       return false;
     }
     *reply = replies_[next_++];
@@ -57,20 +58,12 @@ std::unique_ptr<Provider> make_replay_provider(const std::string& path, std::str
     r.usage.cache_read_tokens = e.cache_read_tokens;
     r.usage.cache_write_tokens = e.cache_write_tokens;
     r.usage.reported = e.usage_reported;
+    r.usage.estimated = e.usage_estimated;
     r.cost_note = "replayed: no cost";
     replies.push_back(std::move(r));
   }
   if (replies.empty()) return (*err = "replay: " + path + " records no reply", nullptr);
   return std::make_unique<ReplayProvider>(path, std::move(replies));
-}
-
-void register_replay_provider() {
-  register_provider("replay",
-                    [](const ProviderConfig& cfg, std::string* err) -> std::unique_ptr<Provider> {
-                      if (cfg.model.empty())
-                        return (*err = "replay needs a file: --model replay:FILE", nullptr);
-                      return make_replay_provider(cfg.model, err);
-                    });
 }
 
 }  // namespace llm

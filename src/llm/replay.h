@@ -1,7 +1,7 @@
 // llm/replay.h: the `replay` provider: `--model replay:FILE` answers with the replies
 // recorded in a trajectory (runs/<problem>/*.jsonl), in order, for tests and demos.
 // It reads the JSONL itself (reply events' "text") so that src/llm does not depend on
-// src/trace.
+// src/trace. Its row in the provider table (provider.cpp) builds it.
 #pragma once
 
 #include <memory>
@@ -10,9 +10,6 @@
 #include "llm/provider.h"
 
 namespace llm {
-
-// Registers "replay" with register_provider (idempotent).
-void register_replay_provider();
 
 // A provider answering with path's recorded replies. Null with *err when the file cannot
 // be read or holds no reply.

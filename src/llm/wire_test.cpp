@@ -27,30 +27,32 @@ TEST_CASE("llm wire: status and body map to error kinds") {
   ApiError q;
   q.parsed = true;
   q.code = "insufficient_quota";
-  CHECK(error_from_status(429, q, none, ctx).kind == "quota");
+  CHECK(error_from_status(429, q, none, ctx).kind == ErrorKind::quota);
   CHECK_FALSE(error_from_status(429, q, none, ctx).retryable);
-  CHECK(error_from_status(429, ApiError{}, none, ctx).kind == "rate_limited");
+  CHECK(error_from_status(429, ApiError{}, none, ctx).kind == ErrorKind::rate_limited);
   CHECK(error_from_status(429, ApiError{}, none, ctx).retryable);
   // A solve makes one call at a time: no "parallel samples" to lower (a sweep says --jobs).
   Error limited = error_from_status(429, ApiError{}, none, ctx);
   CHECK(limited.message.find("parallel") == std::string::npos);
-  CHECK(limited.message.find("wait a minute and run again") != std::string::npos);
+  // What to do is advice for the final give-up, not part of what a retry note says.
+  CHECK(limited.message.find("wait a minute") == std::string::npos);
+  CHECK(limited.advice.find("wait a minute and run again") != std::string::npos);
   CHECK(limited.message.find("OPENAI_API_KEY") != std::string::npos);
   Error auth = error_from_status(401, ApiError{}, none, ctx);
-  CHECK(auth.kind == "auth");
+  CHECK(auth.kind == ErrorKind::auth);
   CHECK(auth.message.find("OPENAI_API_KEY") != std::string::npos);
   ApiError nf;
   nf.code = "model_not_found";
   Error e = error_from_status(400, nf, none, ctx);
-  CHECK(e.kind == "not_found");
+  CHECK(e.kind == ErrorKind::not_found);
   CHECK(e.message.find("gpt-x") != std::string::npos);
-  CHECK(error_from_status(503, ApiError{}, none, ctx).kind == "server");
-  CHECK(error_from_status(529, ApiError{}, none, ctx).kind == "overloaded");
+  CHECK(error_from_status(503, ApiError{}, none, ctx).kind == ErrorKind::server);
+  CHECK(error_from_status(529, ApiError{}, none, ctx).kind == ErrorKind::overloaded);
   CHECK_FALSE(error_from_status(500, ApiError{}, {{"x-should-retry", "false"}}, ctx).retryable);
   ApiError credit;
   credit.message = "Your credit balance is too low to access the Anthropic API.";
-  CHECK(error_from_status(400, credit, none, ctx).kind == "quota");
-  CHECK(error_from_status(400, ApiError{}, none, ctx).kind == "bad_request");
+  CHECK(error_from_status(400, credit, none, ctx).kind == ErrorKind::quota);
+  CHECK(error_from_status(400, ApiError{}, none, ctx).kind == ErrorKind::bad_request);
 }
 
 TEST_CASE("llm wire: stop reasons are normalized") {

@@ -35,6 +35,7 @@ struct Record {
   int turns = 0, best_turn = 0;
   long long tokens = 0;  // the whole run's, input + output
   double cost_usd = 0, seconds = 0;
+  bool usage_estimated = false;  // tokens and cost counted from text: the server reported none
   // The first correct kernel: its turn (0: none) and the tokens and dollars spent until
   // its verdict, from the trajectory (a run may go on after it, for speed).
   int first_correct_turn = 0;
@@ -45,9 +46,10 @@ struct Record {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Record, state, problem, category, model, index,
                                                 seed, status, correct, speedup, turns, best_turn,
-                                                tokens, cost_usd, seconds, first_correct_turn,
-                                                tokens_to_correct, cost_to_correct, exit_code, dir,
-                                                trajectory, kernel, message)
+                                                tokens, cost_usd, usage_estimated, seconds,
+                                                first_correct_turn, tokens_to_correct,
+                                                cost_to_correct, exit_code, dir, trajectory, kernel,
+                                                message)
 
 // "problem/model/index": what identifies a sample across runs and tasks.
 std::string sample_key(const Record& r);

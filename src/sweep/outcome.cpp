@@ -54,6 +54,7 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
   r->best_turn = s.value("best_turn", 0);
   r->tokens = s.value("tokens_in", 0LL) + s.value("tokens_out", 0LL);
   r->cost_usd = s.value("cost_usd", 0.0);
+  r->usage_estimated = s.value("tokens_estimated", false);
   r->trajectory = s.value("trajectory", "");
   r->kernel = s.value("kernel", "");
   // 2 with this error: the problem's reference fails on this setup, whatever the model

@@ -199,12 +199,12 @@ std::string samples_section(const ReportInput& in) {
   for (const Record& r : in.samples) {
     s += fmt::format(
         "<details id=\"{}\"><summary><span class=\"s {}\">&nbsp;</span> {} / {} #{}: {}{} "
-        "(turns {}, tokens {}, ${:.4f})</summary>\n<p>{}{}{}</p>\n",
+        "(turns {}, tokens {}, ${:.4f}{})</summary>\n<p>{}{}{}</p>\n",
         sample_id(r), sample_class(r), html_escape(r.problem), html_escape(r.model), r.index,
         html_escape(r.state == "done" ? r.status : r.state),
         r.speedup > 0 ? fmt::format(", {:.2f}x", r.speedup) : "", r.turns, r.tokens, r.cost_usd,
-        html_escape(r.message), link(in.dir, r.trajectory, "trajectory (JSONL)"),
-        link(in.dir, r.kernel, "best kernel"));
+        r.usage_estimated ? ", estimated" : "", html_escape(r.message),
+        link(in.dir, r.trajectory, "trajectory (JSONL)"), link(in.dir, r.kernel, "best kernel"));
     std::string traj = r.trajectory.empty() ? "" : in.render_trajectory(r.trajectory);
     if (!traj.empty()) s += "<pre class=\"trajectory\">" + html_escape(traj) + "</pre>\n";
     if (!r.kernel.empty() && fs::exists(r.kernel))

@@ -25,6 +25,7 @@ ReplyEvent reply_of(const json& e) {
     r.output_tokens = e["usage"].value("output_tokens", int64_t{0});
     r.cache_read_tokens = e["usage"].value("cache_read_tokens", int64_t{0});
     r.cache_write_tokens = e["usage"].value("cache_write_tokens", int64_t{0});
+    r.usage_estimated = e["usage"].value("estimated", false);
   }
   r.cost_usd = e.value("cost_usd", 0.0);
   r.seconds = e.value("seconds", 0.0);

@@ -32,7 +32,8 @@ struct ReplyEvent {
   size_t event = 0;
   int turn = 0;
   std::string text, thinking, stop_reason = "stop", model, request_id;
-  bool usage_reported = false;  // the event carried a usage object
+  bool usage_reported = false;   // the event carried a usage object
+  bool usage_estimated = false;  // counted from the text: the server reported none
   int64_t input_tokens = 0, output_tokens = 0;
   int64_t cache_read_tokens = 0, cache_write_tokens = 0;  // parts of input_tokens
   double cost_usd = 0, seconds = 0;
