@@ -143,12 +143,14 @@ bool resume_from(const trace::Run& run, const std::string& prompts_dir, double t
     if (t.events[i].value("type", "") == "prompt") prompt_at = i;
   auto prompts = trace::rebuild_prompts(t);
   if (prompts.empty() || prompt_at == t.events.size())
-    return (*err = t.path + ": no prompt was sent in this run, so there is no conversation to "
-                            "continue: start a new run (kforge solve PROBLEM)",
+    return (*err = t.path +
+                   ": no prompt was sent in this run, so there is no conversation to "
+                   "continue: start a new run (kforge solve PROBLEM)",
             false);
   for (auto& [role, content] : prompts.back()) out->logged.push_back({role, content});
   out->messages = out->logged;
-  for (const json* e : t.of_type("feedback")) out->feedback[e->value("turn", 0)] = e->value("content", "");
+  for (const json* e : t.of_type("feedback"))
+    out->feedback[e->value("turn", 0)] = e->value("content", "");
   if (!replay_after_prompt(t, prompt_at, out->logged.size(), prompts_dir, out, err)) return false;
   // The run stopped between a reply and its feedback (the target met, or a kill): the
   // feedback of that turn's verdict, as the loop would have sent it; with no verdict

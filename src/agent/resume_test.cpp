@@ -19,7 +19,8 @@ using nlohmann::json;
 namespace {
 
 // A part that ran turn 1 (a mismatch, its feedback) and turn 2's reply, then `tail`.
-std::string write_run(const std::string& name, const std::vector<std::pair<std::string, json>>& tail,
+std::string write_run(const std::string& name,
+                      const std::vector<std::pair<std::string, json>>& tail,
                       bool feedback1 = true) {
   std::string path =
       (fs::temp_directory_path() / (name + std::to_string(getpid()) + ".jsonl")).string();
@@ -32,9 +33,11 @@ std::string write_run(const std::string& name, const std::vector<std::pair<std::
   v.backend = sandbox::Backend::host;
   v.world = 2;
   v.summary = "mismatch: rank 1";
-  w.event("prompt", {{"turn", 1},
-                     {"keep", 0},
-                     {"new", {{{"role", "system"}, {"content", "S"}}, {{"role", "user"}, {"content", "T"}}}}});
+  w.event(
+      "prompt",
+      {{"turn", 1},
+       {"keep", 0},
+       {"new", {{{"role", "system"}, {"content", "S"}}, {{"role", "user"}, {"content", "T"}}}}});
   w.event("reply", {{"turn", 1},
                     {"text", "A1"},
                     {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}},
@@ -44,9 +47,12 @@ std::string write_run(const std::string& name, const std::vector<std::pair<std::
   if (feedback1) {
     w.event("feedback", {{"turn", 1}, {"content", "F1"}});
     w.event("decision", {{"turn", 1}, {"action", "next"}});
-    w.event("prompt", {{"turn", 2},
-                       {"keep", 2},
-                       {"new", {{{"role", "assistant"}, {"content", "A1"}}, {{"role", "user"}, {"content", "F1"}}}}});
+    w.event(
+        "prompt",
+        {{"turn", 2},
+         {"keep", 2},
+         {"new",
+          {{{"role", "assistant"}, {"content", "A1"}}, {{"role", "user"}, {"content", "F1"}}}}});
     w.event("reply", {{"turn", 2},
                       {"text", "A2"},
                       {"usage", {{"input_tokens", 20}, {"output_tokens", 7}}},
@@ -75,8 +81,9 @@ std::vector<std::string> contents(const std::vector<llm::Message>& m) {
 }  // namespace
 
 TEST_CASE("resume: a killed part's conversation, candidates and spend, from its events") {
-  agent::ResumeFrom r = resumed(write_run("kf-resume-a-", {{"format_error", {{"turn", 2}}},
-                                                          {"feedback", {{"turn", 2}, {"content", "E2"}}}}));
+  agent::ResumeFrom r =
+      resumed(write_run("kf-resume-a-", {{"format_error", {{"turn", 2}}},
+                                         {"feedback", {{"turn", 2}, {"content", "E2"}}}}));
   CHECK(r.how == "killed");
   CHECK(r.part == 2);
   CHECK(r.spent.turns == 2);
@@ -93,7 +100,8 @@ TEST_CASE("resume: a killed part's conversation, candidates and spend, from its 
   CHECK(r.feedback.at(1) == "F1");
 }
 
-TEST_CASE("resume: a retry, an interrupt and a rewind take the conversation back; a hint is added") {
+TEST_CASE(
+    "resume: a retry, an interrupt and a rewind take the conversation back; a hint is added") {
   // Turn 2's reply is retried away: the next prompt is turn 2's again.
   agent::ResumeFrom retry =
       resumed(write_run("kf-resume-b-", {{"feedback", {{"turn", 2}, {"content", "F2"}}},
@@ -102,8 +110,8 @@ TEST_CASE("resume: a retry, an interrupt and a rewind take the conversation back
   // A Ctrl-C stopped turn 2's eval; the person went on with a hint.
   std::string hint;
   std::string err;
-  REQUIRE(agent::render_prompt_file(agent::default_prompts_dir(), "hint.md", {{"hint", "go"}}, &hint,
-                                    &err));
+  REQUIRE(agent::render_prompt_file(agent::default_prompts_dir(), "hint.md", {{"hint", "go"}},
+                                    &hint, &err));
   agent::ResumeFrom cut = resumed(write_run(
       "kf-resume-c-", {{"interrupted", {{"turn", 2}, {"phase", "eval"}}},
                        {"decision", {{"turn", 2}, {"action", "hint"}, {"after", "interrupted"}}},
@@ -116,7 +124,8 @@ TEST_CASE("resume: a retry, an interrupt and a rewind take the conversation back
   CHECK(contents(back.messages) == std::vector<std::string>{"S", "T", "A1", "F1"});
 }
 
-TEST_CASE("resume: a verdict whose feedback was never logged gets it rendered; a part's summary counts") {
+TEST_CASE(
+    "resume: a verdict whose feedback was never logged gets it rendered; a part's summary counts") {
   // Killed between turn 1's verdict and its feedback (or an older trajectory).
   agent::ResumeFrom r = resumed(write_run("kf-resume-e-", {}, false));
   REQUIRE(r.messages.size() == 4);
@@ -125,16 +134,16 @@ TEST_CASE("resume: a verdict whose feedback was never logged gets it rendered; a
   CHECK(r.messages[3].content.find("Turn 1: your kernel ran but its outputs are wrong") !=
         std::string::npos);
   // An ended part: its summary's totals, and how it ended.
-  agent::ResumeFrom done = resumed(write_run(
-      "kf-resume-f-", {{"feedback", {{"turn", 2}, {"content", "F2"}}},
-                       {"summary",
-                        {{"exit_reason", "max_turns"},
-                         {"turns", 2},
-                         {"candidates", 1},
-                         {"tokens_in", 31},
-                         {"tokens_out", 12},
-                         {"cost_usd", 0.8},
-                         {"seconds", 9.5}}}}));
+  agent::ResumeFrom done =
+      resumed(write_run("kf-resume-f-", {{"feedback", {{"turn", 2}, {"content", "F2"}}},
+                                         {"summary",
+                                          {{"exit_reason", "max_turns"},
+                                           {"turns", 2},
+                                           {"candidates", 1},
+                                           {"tokens_in", 31},
+                                           {"tokens_out", 12},
+                                           {"cost_usd", 0.8},
+                                           {"seconds", 9.5}}}}));
   CHECK(done.how == "max_turns");
   CHECK(done.spent.tokens_in == 31);
   CHECK(done.spent.cost_usd == doctest::Approx(0.8));
@@ -156,8 +165,11 @@ TEST_CASE("resume: a run without a prompt cannot be resumed; rewind_messages fin
   CHECK_FALSE(agent::resume_from(run, agent::default_prompts_dir(), 1.0, &r, &err));
   CHECK(err.find(path + ": no prompt was sent") == 0);
   fs::remove(path);
-  std::vector<llm::Message> m = {{"user", "T"}, {"assistant", "A1"}, {"user", "F1 and a hint"},
-                                 {"assistant", "A2"}, {"user", "F2"}};
+  std::vector<llm::Message> m = {{"user", "T"},
+                                 {"assistant", "A1"},
+                                 {"user", "F1 and a hint"},
+                                 {"assistant", "A2"},
+                                 {"user", "F2"}};
   CHECK(agent::rewind_messages(&m, "F1"));
   CHECK(m.size() == 3);
   CHECK_FALSE(agent::rewind_messages(&m, "F9"));
