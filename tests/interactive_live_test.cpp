@@ -279,6 +279,18 @@ TEST_CASE("interactive: 60 columns, NO_COLOR: no escape colours, no stale fragme
   CHECK_FALSE(std::regex_search(term.seen, std::regex("\033\\[[0-9;]*m")));  // no colour at all
   kf_pty::VtScreen screen(60);
   screen.feed(term.seen);
+  // The header's run folder, longer than the line, wraps after a '/' under its column:
+  // the two columns stay two columns.
+  const std::vector<std::string> shown = screen.lines();
+  size_t run_row = 0;
+  while (run_row < shown.size() && shown[run_row].rfind("run      /", 0) != 0) ++run_row;
+  REQUIRE(run_row + 1 < shown.size());
+  size_t next_row = run_row + 1;
+  for (; next_row < shown.size() && shown[next_row].rfind("keys", 0) != 0; ++next_row) {
+    CAPTURE(shown[next_row]);
+    CHECK(shown[next_row].rfind("         ", 0) == 0);
+  }
+  CHECK(next_row > run_row + 1);
   std::string all;
   for (const std::string& l : screen.lines()) {
     CAPTURE(l);

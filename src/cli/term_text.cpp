@@ -136,6 +136,37 @@ std::vector<std::string> wrap_text(const std::string& s, size_t cols, const std:
   return out;
 }
 
+std::vector<std::string> wrap_path(const std::string& path, size_t cols,
+                                   const std::string& indent) {
+  size_t iw = display_width(indent);
+  std::vector<std::string> out;
+  std::string cur;
+  auto room = [&] { return out.empty() ? cols : (cols > iw + 10 ? cols - iw : 10); };
+  for (size_t i = 0; i < path.size();) {
+    size_t slash = path.find('/', i);
+    size_t end = slash == std::string::npos ? path.size() : slash + 1;
+    std::string part = path.substr(i, end - i);
+    if (!cur.empty() && display_width(cur + part) > room()) {
+      out.push_back(out.empty() ? cur : indent + cur);
+      cur.clear();
+    }
+    cur += part;
+    while (display_width(cur) > room()) {  // one part longer than a line: cut it hard
+      size_t n = 0, w = 0;
+      for (ucs4_t uc; n < cur.size();) {
+        size_t len = next_char(cur, n, &uc);
+        if (w + static_cast<size_t>(char_width(uc)) > room()) break;
+        w += static_cast<size_t>(char_width(uc)), n += len;
+      }
+      out.push_back(out.empty() ? cur.substr(0, n) : indent + cur.substr(0, n));
+      cur.erase(0, n);
+    }
+    i = end;
+  }
+  if (!cur.empty() || out.empty()) out.push_back(out.empty() ? cur : indent + cur);
+  return out;
+}
+
 size_t terminal_cols(int fd) {
   struct winsize ws {};
   if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return 80;
