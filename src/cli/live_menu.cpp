@@ -152,7 +152,8 @@ bool LiveView::look(const MenuChoice& m, const std::string& current, const std::
       if (current.empty())
         print("(no kernel yet)");
       else
-        show_long(highlighted_kernel(current, color_));
+        show_long(wrap_styled(highlighted_kernel(current, color_),
+                              screen_->cols() > 1 ? screen_->cols() - 1 : 1, "        "));
       return true;
     case MenuChoice::view:
       if (last_reply_.empty())

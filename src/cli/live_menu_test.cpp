@@ -158,6 +158,13 @@ TEST_CASE("live menu: long retry advice, replies and commands wrap at word ends,
   view.on_event(event(1, "reply", reply));
   view.on_event(event(1, "command", "echo " + reply));
   sandbox::Verdict v;
+  // `v` shows the reply, then `s` the kernel: one long line of it.
+  std::string kernel = "int main() {\n  float x[] = {" + reply + "};\n}\n";
+  Term t2("s\n\n");
+  cli::LiveView view2(t2.in, t2.out, true);  // in colour: the codes take no width
+  CHECK(view2.between_turns(kernel, "", "", v).action == agent::Action::next);
+  CHECK(fits(t2.text(), 80));
+  CHECK_FALSE(has(t2.text(), "409\n"));
   CHECK(view.between_turns("k\n", "", "", v).action == agent::Action::next);
   std::string s = t.text();
   CHECK(has(s, "slow to start)"));  // the advice whole: wrapped, not cut with "…"
