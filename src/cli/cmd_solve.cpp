@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/loop.h"
+#include "agent/loop_json.h"
 #include "agent/template.h"
 #include "cli/commands.h"
 #include "cli/live.h"
@@ -207,6 +208,8 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"best_turn", res.best_turn},
                   {"model", model},
                   {"target", cfg.target}};
+  if (res.part > 1)  // a resumed run: the figures above are every part's
+    solve_j["part"] = res.part, solve_j["this_part"] = agent::spend_json(agent::this_part(res));
   if (!ok) solve_j["error"] = error_kind(res.setup_fault), solve_j["message"] = err;
   if (res.exit_reason == "llm_error")
     solve_j["error"] = "provider",

@@ -91,7 +91,7 @@ bool Writer::open_append(const std::string& path, double prior_seconds, std::str
     if (keep < size) fs::resize_file(path, keep, ec);
     if (ec) return (*err = "cannot cut the unfinished last line of " + path, false);
   }
-  f_ = std::fopen(path.c_str(), "a");
+  f_ = std::fopen(path.c_str(), "ae");  // e: O_CLOEXEC, no candidate inherits it
   if (!f_) return (*err = "cannot append to " + path, false);
   path_ = path;
   start_ = std::chrono::steady_clock::now() -
