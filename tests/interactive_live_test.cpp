@@ -279,6 +279,18 @@ TEST_CASE("interactive: 60 columns, NO_COLOR: no escape colours, no stale fragme
   CHECK_FALSE(std::regex_search(term.seen, std::regex("\033\\[[0-9;]*m")));  // no colour at all
   kf_pty::VtScreen screen(60);
   screen.feed(term.seen);
+  // The header's run folder, longer than the line, wraps after a '/' under its column:
+  // the two columns stay two columns.
+  const std::vector<std::string> shown = screen.lines();
+  size_t run_row = 0;
+  while (run_row < shown.size() && shown[run_row].rfind("run      /", 0) != 0) ++run_row;
+  REQUIRE(run_row + 1 < shown.size());
+  size_t next_row = run_row + 1;
+  for (; next_row < shown.size() && shown[next_row].rfind("keys", 0) != 0; ++next_row) {
+    CAPTURE(shown[next_row]);
+    CHECK(shown[next_row].rfind("         ", 0) == 0);
+  }
+  CHECK(next_row > run_row + 1);
   std::string all;
   for (const std::string& l : screen.lines()) {
     CAPTURE(l);
@@ -345,4 +357,53 @@ TEST_CASE("interactive: an agent command's output shows while it still runs") {
   std::ofstream(workspace + "/go") << "go\n";
   REQUIRE(term.wait_for("│ after-go", at, 120));
   CHECK(term.wait_exit(300) == 0);
+}
+
+TEST_CASE("interactive: d and b diff at the menu; g 1 goes back to turn 1's kernel as the base") {
+  const std::string root = KF_SOURCE_ROOT;
+  TestDir dir("live_rewind");
+  const std::string wrong = kf_pty::fenced(root + "/tests/kernels/host/wrong_rank.cpp");
+  const std::string broken =
+      "```cpp\n#include <kf/host.h>\nextern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return "
+      "nope; }\n```\n";
+  json script = json::array();
+  for (const std::string& text :
+       {wrong, broken, kf_pty::fenced(root + "/problems/all_reduce/examples/host.cpp")})
+    script.push_back({{"stream", sse_stream(chunks(text))}});
+  fake_llm::Server server;
+  std::string err;
+  REQUIRE_MESSAGE(server.start(script, &err), err);
+  Pty term;
+  REQUIRE_MESSAGE(
+      term.spawn(solve_args(server, {}), env_for(dir.path + "/runs", {"NO_COLOR=1", "PAGER=cat"}),
+                 dir.path, &err),
+      err);
+  REQUIRE(term.wait_for(cli::kMenu, 0, 300));
+  INFO("terminal:\n" << term.seen);
+  CHECK(term.seen.find(cli::kMenu3) != std::string::npos);
+  size_t at = term.seen.size();
+  term.type("\r");  // turn 2: the kernel that does not compile
+  REQUIRE(term.wait_for(cli::kMenu, at, 300));
+  at = term.seen.size();
+  term.type("d\r");
+  REQUIRE(term.wait_for("+++ current", at, 60));
+  CHECK(term.seen.find("--- previous", at) != std::string::npos);
+  CHECK(term.seen.find("+extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return nope; }", at) !=
+        std::string::npos);
+  at = term.seen.size();
+  term.type("b\r");  // nothing was correct yet
+  REQUIRE(term.wait_for("(no correct kernel yet to compare with)", at, 60));
+  at = term.seen.size();
+  term.type("g 1\r");
+  REQUIRE(term.wait_for("goes on from turn 1's kernel", at, 60));
+  CHECK(term.wait_exit(300) == 0);
+  // Turn 3's prompt: the task, turn 1's kernel and its feedback; turn 2 is gone from it.
+  auto req = server.requests();
+  REQUIRE(req.size() == 3);
+  const json& msgs = req[2]["body"]["messages"];
+  REQUIRE(msgs.size() == 4);
+  CHECK(kf_pty::message_text(msgs[2]) == wrong);
+  CHECK(kf_pty::last_user_text(req[2]).find("Turn 1: your kernel ran but its outputs are wrong") !=
+        std::string::npos);
+  CHECK(kf_pty::last_user_text(req[2]).find("nope") == std::string::npos);
 }

@@ -83,6 +83,8 @@ TEST_CASE(
   REQUIRE(b.size() == 1);
   CHECK(((*b[0])["phase"] == "eval" || (*b[0])["phase"] == "compile"));
   CHECK(r.traj.of_type("verdict").empty());
+  // The kernel was written and `kforge show` lists it: the result counts it too.
+  CHECK(r.result["candidates"] == 1);
   CHECK(took < 60);  // the kernel's own call limit would have taken 60 s
   CHECK(kforge_child::processes_naming(h.dir()).empty());
   MESSAGE("--max-wall 5 with a spinning kernel: the run took " << took << " s");

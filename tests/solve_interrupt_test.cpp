@@ -109,6 +109,7 @@ TEST_CASE("interrupt: SIGTERM during the eval of a kernel that spins forever") {
   CHECK((s.ran("mpirun") || s.ran("orterun") || s.ran("prterun")));
   check_stopped(h, s, "eval");
   CHECK(s.r.traj.of_type("candidate").size() == 1);
+  CHECK(s.r.result["candidates"] == 1);  // as `kforge show` lists it
 }
 
 TEST_CASE("interrupt: SIGTERM during an agent command (sleep 1000)") {

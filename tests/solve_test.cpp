@@ -115,7 +115,8 @@ TEST_CASE("solve: a model that never answers in the format ends after three form
   CHECK(r.traj.complete);
   CHECK(has(last_message(r.requests, 1), "no fenced code block"));
   CHECK(has(last_message(r.requests, 2), "tagged cuda or cpp"));
-  CHECK(has(last_message(r.requests, 2), "more replies in the wrong format end the run"));
+  CHECK(has(last_message(r.requests, 1), "(2 more replies in the wrong format will end the run.)"));
+  CHECK(has(last_message(r.requests, 2), "(1 more reply in the wrong format will end the run.)"));
   CHECK_FALSE(fs::exists(r.out_dir + "/best.cpp"));
 }
 

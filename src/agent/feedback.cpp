@@ -215,8 +215,10 @@ bool render_feedback(const std::string& prompts_dir, const sandbox::Verdict& v, 
 
 bool render_format_error(const std::string& prompts_dir, const std::string& why, int remaining,
                          std::string* out, std::string* err) {
-  return render_prompt_file(prompts_dir, "format_error.md",
-                            {{"error", why}, {"remaining", std::to_string(remaining)}}, out, err);
+  // "1 more reply", "2 more replies": the template's words around it agree with both.
+  std::string more = fmt::format("{} more repl{}", remaining, remaining == 1 ? "y" : "ies");
+  return render_prompt_file(prompts_dir, "format_error.md", {{"error", why}, {"remaining", more}},
+                            out, err);
 }
 
 }  // namespace agent

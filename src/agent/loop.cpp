@@ -30,21 +30,63 @@ bool Run::go(std::string* err) {
   fs::create_directories(cfg_.workspace, ec);
   if (ec)
     return (*err = "cannot create the workspace " + cfg_.workspace + ": " + ec.message(), false);
-  std::string sys, task;
-  if (!first_messages(&sys, &task, err)) return false;
-  msgs_ = {{"system", sys}, {"user", task}};
+  if (cfg_.resume) {
+    start_resumed();
+  } else {
+    std::string sys, task;
+    if (!first_messages(&sys, &task, err)) return false;
+    msgs_ = {{"system", sys}, {"user", task}};
+  }
   if (cfg_.mode == "agent" && !init_env(err)) return false;
-  // The run's --max-wall as kforge's deadline, for as long as the run lasts.
-  sandbox::DeadlineScope deadline(cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - elapsed(), 0.001)
-                                                      : 0);
-  for (int turn = 1;; ++turn) {
-    Step s =
-        turn > cfg_.max_turns ? (res_.exit_reason = "max_turns", Step::end) : one_turn(turn, err);
+  // The run's --max-wall as kforge's deadline, for as long as the run (part) lasts.
+  sandbox::DeadlineScope deadline(
+      cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - part_elapsed(), 0.001) : 0);
+  const int first = res_.prior.turns + 1, last = res_.prior.turns + cfg_.max_turns;
+  for (int turn = first;; ++turn) {
+    Step s = turn > last ? (res_.exit_reason = "max_turns", Step::end) : one_turn(turn, err);
     if (s == Step::fail) return false;
     if (s == Step::end) break;
   }
   finish();
   return true;
+}
+
+void Run::start_resumed() {
+  const ResumeFrom& r = *cfg_.resume;
+  msgs_ = r.messages;
+  logged_ = r.logged;
+  verdicts_ = r.verdicts;
+  sources_ = r.sources, feedback_ = r.feedback;
+  prev_source_ = r.last_source;
+  best_hash_ = r.best_hash;
+  res_.part = r.part;
+  res_.prior = r.spent;
+  res_.turns = r.spent.turns, res_.candidates = r.spent.candidates;
+  res_.tokens_in = r.spent.tokens_in, res_.tokens_out = r.spent.tokens_out;
+  res_.tokens_cache_read = r.spent.tokens_cache_read;
+  res_.tokens_cache_write = r.spent.tokens_cache_write;
+  res_.cost_usd = r.spent.cost_usd;
+  res_.has_best = r.has_best, res_.best = r.best, res_.best_turn = r.best_turn;
+  res_.best_source = r.best_source, res_.best_file = r.best_file;
+  res_.has_last = r.has_last, res_.last = r.last, res_.last_turn = r.last_turn;
+  res_.last_source = r.last_source;
+  tw_.event("resumed", {{"part", r.part},
+                        {"from_turn", r.spent.turns + 1},
+                        {"after", r.how},
+                        {"prior", spend_json(r.spent)},
+                        {"limits",
+                         {{"max_turns", cfg_.max_turns},
+                          {"max_tokens", cfg_.max_tokens},
+                          {"max_cost_usd", cfg_.max_cost_usd},
+                          {"max_wall_s", cfg_.max_wall_s}}}});
+  emit(r.spent.turns, "resumed",
+       fmt::format("part {}: resumed after turn {} ({})", r.part, r.spent.turns, r.how), 0,
+       r.has_best ? &r.best : nullptr, r.best_source);
+}
+
+void Run::push_user(int turn, const std::string& content) {
+  tw_.event("feedback", {{"turn", turn}, {"content", content}});
+  msgs_.push_back({"user", content});
 }
 
 ParsedReply Run::parse(const std::string& text) const {
@@ -100,14 +142,14 @@ Step Run::one_turn(int turn, std::string* err) {
   if (!render_feedback(cfg_.prompts_dir, v, turn, cfg_.target, &feedback, err)) return Step::fail;
   if (!profile(turn, v, &feedback, err)) return Step::fail;
   if (sandbox::stop_requested()) return after_cut(turn, "eval", before, source, err);
+  // Logged before the menu: a run killed there resumes with it (as after `next`).
+  push_user(turn, feedback);
+  sources_[turn] = source, feedback_[turn] = feedback;
   Decision d = obs_.between_turns(source, prev_source_, res_.best_source, v);
   prev_source_ = source;
   if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // Ctrl-C at the menu
   tw_.event("decision", {{"turn", turn}, {"action", action_name(d.action)}});
-  if (d.action == Action::retry)
-    msgs_.resize(before);
-  else
-    msgs_.push_back({"user", feedback});
+  if (d.action == Action::retry) msgs_.resize(before);
   return decide(turn + 1, d, err);
 }
 
@@ -124,7 +166,10 @@ Step Run::step_menu(int turn, std::string* err) {
 // Accept and quit end the run; a hint goes into the prompt of turn `next_turn` (the
 // last message).
 Step Run::decide(int next_turn, const Decision& d, std::string* err) {
-  if (d.action == Action::accept) return (res_.exit_reason = "accepted", Step::end);
+  // Only a kernel that was evaluated can be accepted (the menu says so; this is the floor).
+  if (d.action == Action::accept)
+    return (res_.exit_reason = res_.has_last ? "accepted" : "quit", Step::end);
+  if (d.action == Action::rewind) rewind(next_turn, d.turn);
   if (d.action == Action::quit) return (res_.exit_reason = "quit", Step::end);
   if (d.action == Action::hint && !d.hint.empty()) {
     std::string h;
@@ -137,6 +182,25 @@ Step Run::decide(int next_turn, const Decision& d, std::string* err) {
   return Step::ok;
 }
 
+void Run::rewind(int next_turn, int to) {
+  auto fb = feedback_.find(to);
+  if (fb == feedback_.end() || !rewind_messages(&msgs_, fb->second)) {
+    tw_.event("rewind", {{"turn", next_turn}, {"to_turn", to}, {"done", false}});
+    emit(next_turn, "rewind",
+         fmt::format("turn {}'s kernel is not in the conversation (no such candidate, or a retry "
+                     "dropped it): going on from here",
+                     to));
+    return;
+  }
+  prev_source_ = sources_[to];
+  tw_.event("rewind",
+            {{"turn", next_turn}, {"to_turn", to}, {"done", true}, {"messages", msgs_.size()}});
+  emit(next_turn, "rewind",
+       fmt::format("the prompt of turn {} goes on from turn {}'s kernel; "
+                   "what came after it is dropped from the conversation",
+                   next_turn, to));
+}
+
 // A signal or the deadline stopped `phase` of the turn: its children are dead and
 // nothing of it counts. The deadline ends the run; a signal asks the observer, which
 // may resume (the turn is asked again, its reply forgotten).
@@ -144,7 +208,7 @@ Step Run::after_cut(int turn, const std::string& phase, size_t before, const std
                     std::string* err) {
   if (!sandbox::interrupted()) {
     end_budget(turn, phase,
-               {"max_wall", elapsed(), cfg_.max_wall_s, "the " + phase + " was stopped"});
+               {"max_wall", part_elapsed(), cfg_.max_wall_s, "the " + phase + " was stopped"});
     return Step::end;
   }
   int sig = sandbox::interrupt_signal();
@@ -189,7 +253,9 @@ void Run::end_budget(int turn, const std::string& phase, const BudgetEnd& b) {
 // Before a model call: the budgets leave room for it, and req_cap_ is its output cap.
 bool Run::budget_left(int turn, const std::string& phase) {
   Limits lim{cfg_.max_tokens, cfg_.max_cost_usd, cfg_.max_wall_s};
-  Spent spent{res_.tokens_in + res_.tokens_out, res_.cost_usd, elapsed()};
+  // A resumed run's budgets are for this part: what the earlier parts spent is not counted.
+  Spent spent{res_.tokens_in + res_.tokens_out - res_.prior.tokens_in - res_.prior.tokens_out,
+              res_.cost_usd - res_.prior.cost_usd, part_elapsed()};
   BudgetEnd b;
   if (next_call_cap(lim, spent, estimate_prompt_tokens(msgs_), model_.price(), &req_cap_, &b))
     return true;
@@ -234,6 +300,7 @@ bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& t
   // kforge, or the setup it runs on, failed: the trajectory still ends with a summary that
   // says so.
   out->exit_reason = out->setup_fault != SetupFault::none ? "setup_error" : "internal_error";
+  out->seconds = tw.elapsed();
   tw.event("summary", failed_summary_json(*out, *err));
   return false;
 }

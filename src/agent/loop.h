@@ -16,6 +16,7 @@
 #include "agent/observer.h"
 #include "agent/profile_step.h"
 #include "agent/reply.h"
+#include "agent/resume.h"
 #include "agent/setup_fault.h"
 #include "eval/eval.h"
 #include "sandbox/verdict.h"
@@ -60,6 +61,9 @@ struct SolveConfig {
   std::vector<std::string> agent_env;  // agent mode: extra "K=V" for the commands
   // What a verdict sends under a GPU tool before the next prompt (agent/profile_step.h).
   ProfileMode profile = ProfileMode::never;
+  // --resume: the earlier parts of this run (agent/resume.h); null for a fresh run. The
+  // budgets above are then limits for the resumed part alone.
+  std::shared_ptr<const ResumeFrom> resume;
 };
 
 struct SolveResult {
@@ -88,6 +92,10 @@ struct SolveResult {
   std::string interrupt_phase;  // model call | compile | eval | agent command | menu
   // solve() failed on the user's setup (a foreign suite's evaluator said so), not kforge.
   SetupFault setup_fault = SetupFault::none;
+  // A resumed run: which part this is, and what the earlier parts spent (the fields above
+  // are totals over every part).
+  int part = 1;
+  Spend prior;
 };
 
 // False (with *err) only when kforge itself failed: a template, the workspace, the

@@ -31,6 +31,8 @@ const char* action_name(Action a) {
       return "retry";
     case Action::quit:
       return "quit";
+    case Action::rewind:
+      return "rewind";
   }
   return "next";
 }
@@ -52,17 +54,35 @@ namespace {
 // What a run has spent so far: turns, candidates, tokens (cached ones apart) and cost;
 // both summaries carry it.
 json spent_json(const SolveResult& r) {
-  return {{"turns", r.turns},
-          {"candidates", r.candidates},
-          {"tokens_in", r.tokens_in},
-          {"tokens_out", r.tokens_out},
-          {"tokens_cache_read", r.tokens_cache_read},
-          {"tokens_cache_write", r.tokens_cache_write},
-          {"cost_usd", r.cost_usd},
-          {"tokens_estimated", r.tokens_estimated}};
+  json j = {{"turns", r.turns},
+            {"candidates", r.candidates},
+            {"tokens_in", r.tokens_in},
+            {"tokens_out", r.tokens_out},
+            {"tokens_cache_read", r.tokens_cache_read},
+            {"tokens_cache_write", r.tokens_cache_write},
+            {"cost_usd", r.cost_usd},
+            {"tokens_estimated", r.tokens_estimated}};
+  // A resumed run: the figures above are totals over every part; this part's apart.
+  if (r.part > 1) {
+    j["part"] = r.part;
+    j["this_part"] = spend_json(this_part(r));
+  }
+  return j;
 }
 
 }  // namespace
+
+Spend this_part(const SolveResult& r) {
+  const Spend& p = r.prior;
+  return {r.turns - p.turns,
+          r.candidates - p.candidates,
+          r.tokens_in - p.tokens_in,
+          r.tokens_out - p.tokens_out,
+          r.tokens_cache_read - p.tokens_cache_read,
+          r.tokens_cache_write - p.tokens_cache_write,
+          r.cost_usd - p.cost_usd,
+          r.seconds - p.seconds};
+}
 
 json summary_json(const SolveResult& r, const std::string& best_hash, std::string* detail) {
   json best = nullptr;

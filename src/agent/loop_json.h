@@ -12,7 +12,7 @@ namespace agent {
 
 nlohmann::json usage_json(const llm::Usage& u);
 
-// "next", "hint", "accept", "retry", "quit".
+// "next", "hint", "accept", "retry", "quit", "rewind".
 const char* action_name(Action a);
 
 // The prompt event of `turn`: what is sent (msgs), as the part of the last prompt logged
@@ -27,6 +27,9 @@ nlohmann::json llm_failure_event(int turn, const llm::Error& e, const llm::Reply
 
 // Agent mode: what a command gave back.
 nlohmann::json observation_event(int turn, const BashResult& r);
+
+// What the part of a (resumed) run that just ran spent: its totals less the earlier parts'.
+Spend this_part(const SolveResult& r);
 
 // The summary of a run that kforge itself failed (`message` says how).
 nlohmann::json failed_summary_json(const SolveResult& r, const std::string& message);

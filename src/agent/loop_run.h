@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,15 @@ class Run {
 
  private:
   double elapsed() const { return tw_.elapsed(); }
+  // Since this part of the run began (a resumed run's budgets count from there).
+  double part_elapsed() const { return elapsed() - res_.prior.seconds; }
+
+  // --resume: the earlier parts' conversation, candidates and spend; the `resumed` event.
+  void start_resumed();
+
+  // A user message after a reply (feedback, a format error, an observation): logged as it
+  // is added, so that a run killed before its next prompt resumes with it.
+  void push_user(int turn, const std::string& content);
 
   bool first_messages(std::string* sys, std::string* task, std::string* err);
 
@@ -45,6 +55,10 @@ class Run {
   // Accept and quit end the run; a hint goes into the prompt of turn `next_turn` (the
   // last message).
   Step decide(int next_turn, const Decision& d, std::string* err);
+
+  // The person went back to turn `to`'s kernel: the conversation is cut to just after its
+  // feedback, so the prompt of `next_turn` goes on from it.
+  void rewind(int next_turn, int to);
 
   // A signal or the deadline stopped `phase` of the turn: its children are dead and
   // nothing of it counts. The deadline ends the run; a signal asks the observer, which
@@ -95,6 +109,7 @@ class Run {
   SolveResult& res_;
   std::vector<llm::Message> msgs_, logged_;
   std::vector<sandbox::Verdict> verdicts_;
+  std::map<int, std::string> sources_, feedback_;  // by turn: where a rewind can go back to
   std::string prev_source_, best_hash_;
   std::string stage_;    // the evaluation's stage, for which phase a signal stopped
   int64_t req_cap_ = 0;  // the next call's output cap from the budgets (0: none)

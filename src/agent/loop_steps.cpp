@@ -82,7 +82,7 @@ bool Run::format_error(int turn, const std::string& why, std::string* err) {
   if (!render_format_error(cfg_.prompts_dir, why, cfg_.max_format_errors - format_errors_, &msg,
                            err))
     return false;
-  msgs_.push_back({"user", msg});
+  push_user(turn, msg);
   return true;
 }
 
@@ -143,7 +143,7 @@ Step Run::command(int turn, const std::string& proposed, std::string* source, bo
                           extra}},
           &msg, err))
     return Step::fail;
-  msgs_.push_back({"user", edited_note + msg});
+  push_user(turn, edited_note + msg);
   return Step::ok;
 }
 
@@ -156,7 +156,7 @@ Step Run::reject_command(int turn, const std::string& reason, std::string* err) 
   if (!render_prompt_file(cfg_.prompts_dir, "command_rejected.md",
                           {{"reason", reason.empty() ? "(no reason given)" : reason}}, &msg, err))
     return Step::fail;
-  msgs_.push_back({"user", msg});
+  push_user(turn, msg);
   return Step::ok;
 }
 
@@ -165,6 +165,7 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
   std::ofstream(file, std::ios::binary) << source;
   std::string hash = sandbox::sha256_hex(source);
   tw_.event("candidate", {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
+  ++res_.candidates;  // a kernel the model wrote, whether or not its eval is cut short
   emit(turn, "evaluating", fs::path(file).filename().string());
   auto t0 = std::chrono::steady_clock::now();
   eval::EvalConfig ecfg = cfg_.eval;
@@ -194,7 +195,6 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
                         {"verdict", sandbox::verdict_json(*v)},
                         {"seconds", secs}});
   verdicts_.push_back(*v);
-  ++res_.candidates;
   res_.last = *v;
   res_.has_last = true;
   res_.last_source = source;
@@ -207,7 +207,7 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
     res_.best_file = file;
     best_hash_ = hash;
   }
-  emit(turn, "verdict", v->summary, res_.tokens_in + res_.tokens_out, v);
+  emit(turn, "verdict", v->summary, res_.tokens_in + res_.tokens_out, v, source);
   return Step::ok;
 }
 

@@ -15,23 +15,29 @@ struct TurnEvent {
   int turn = 0;
   // waiting_model | streaming | reply | evaluating | verdict | format_error | command |
   // command_output (a piece of a running command's output, in detail) | observation |
-  // hint | interrupted | budget | done
+  // hint | interrupted | budget | rewind | resumed | done
   std::string phase;
   // streaming: the reply's text that arrived since the last streaming event; reply: the
   // whole reply; observation: "exit N"; hint: the hint's text; else the phase's words.
   std::string detail;
-  std::string output;  // observation: the command's output (head and tail when long)
+  // observation: the command's output (head and tail when long); verdict: the candidate's
+  // source; resumed: the best kernel so far ("" if none)
+  std::string output;
   int64_t tokens = 0;  // streaming: output tokens so far; verdict/done: tokens so far in the run
-  const sandbox::Verdict* verdict = nullptr;  // verdict phase only
+  const sandbox::Verdict* verdict = nullptr;  // verdict; resumed: the best so far (if any)
   double cost_usd = 0;                        // the run's cost so far
   double elapsed_s = 0;                       // since the run started
 };
 
-enum class Action { next, hint, accept, retry, quit };
+// rewind: the conversation goes back to just after an earlier turn's feedback, so that
+// the next prompt goes on from that turn's kernel; what came after it is dropped (the
+// trajectory keeps it).
+enum class Action { next, hint, accept, retry, quit, rewind };
 
 struct Decision {
   Action action = Action::next;
   std::string hint;  // Action::hint: appended to the next user prompt, marked as the user's
+  int turn = 0;      // Action::rewind: the turn whose kernel to go on from
 };
 
 // Agent mode, --confirm: what a person made of a command before it runs.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "agent/budget.h"
 #include "cli/commands.h"
 #include "llm/provider.h"
 #include "trace/trace.h"
@@ -67,6 +68,18 @@ std::string summary_text(const json& e) {
     out += fmt::format("best: turn {} ({}), {}\n", e["best"].value("turn", 0),
                        e["best"].value("status", ""), e["best"].value("file", ""));
   return out;
+}
+
+// A budget event: which budget, how much of it, and where it ran out: "budget spent:
+// max_cost: $0.0150 of --max-cost $0.015 (before the model call)", "(during the eval)".
+std::string budget_text(const json& e) {
+  agent::BudgetEnd b{e.value("budget", ""), e.value("spent", 0.0), e.value("limit", 0.0),
+                     e.value("note", "")};
+  std::string phase = e.value("phase", "");
+  std::string where = phase.empty()                   ? ""
+                      : phase.rfind("before", 0) == 0 ? " (" + phase + ")"
+                                                      : " (during the " + phase + ")";
+  return fmt::format("  budget spent: {}: {}{}\n", b.name, b.text(), where);
 }
 
 // A --profile event: the tool, how it went and what it cost, then its lines for the model.
@@ -162,9 +175,16 @@ std::string event_text(const json& e, size_t i, const TypedEvents& typed, bool f
   if (type == "interrupted")
     return fmt::format("  interrupted: {} stopped the {}\n", e.value("signal", ""),
                        e.value("phase", ""));
-  if (type == "budget")
-    return fmt::format("  budget spent: {} ({}; during the {})\n", e.value("budget", ""),
-                       e.value("note", ""), e.value("phase", ""));
+  if (type == "budget") return budget_text(e);
+  if (type == "resumed")
+    return fmt::format("\n== resumed: part {}, from turn {} (the part before: {}) ==\n",
+                       e.value("part", 0), e.value("from_turn", 0), e.value("after", ""));
+  if (type == "rewind")
+    return e.value("done", false)
+               ? fmt::format("  user: back to turn {}'s kernel for turn {}\n",
+                             e.value("to_turn", 0), e.value("turn", 0))
+               : fmt::format("  user: back to turn {} (not in the conversation; nothing changed)\n",
+                             e.value("to_turn", 0));
   if (type == "profile") return profile_text(e);
   if (type == "internal_error" || type == "setup_error")
     return fmt::format("  {}: {}\n", type == "setup_error" ? "setup error" : "kforge error",

@@ -9,10 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/loop.h"
+#include "agent/loop_json.h"
 #include "agent/template.h"
 #include "cli/commands.h"
 #include "cli/live.h"
 #include "cli/solve_context.h"
+#include "cli/solve_model.h"
+#include "cli/solve_resume.h"
 #include "cli/solve_text.h"
 #include "kf_build_paths.h"
 #include "llm/config.h"
@@ -90,7 +93,7 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
                                                   : kInternal;  // the user's setup, not kforge
     return nullptr;
   }
-  return agent::wrap_provider(std::move(p));
+  return name_given_flags(agent::wrap_provider(std::move(p)), {a.idle_timeout_s > 0});
 }
 
 bool load_problem_named(const std::string& name, const suite::Paths& paths, suite::Problem* p,
@@ -212,6 +215,8 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
                   {"best_turn", res.best_turn},
                   {"model", model},
                   {"target", cfg.target}};
+  if (res.part > 1)  // a resumed run: the figures above are every part's
+    solve_j["part"] = res.part, solve_j["this_part"] = agent::spend_json(agent::this_part(res));
   if (!ok) solve_j["error"] = error_kind(res.setup_fault), solve_j["message"] = err;
   if (res.exit_reason == "llm_error")
     solve_j["error"] = "provider",
@@ -312,11 +317,40 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
                 "crash on a bad address or a result that differs between calls under "
                 "compute-sanitizer; what it finds goes into the next prompt), or always")
       ->check(CLI::IsMember({"never", "auto", "always"}));
+  s->add_option("--resume", a->resume,
+                "RUN (a run's folder under runs/, or its .jsonl): go on with that run where it "
+                "stopped, with its conversation, kernels and spend; its options unless given "
+                "again; budgets given count from here (--max-turns 3: three more turns)");
+  s->add_flag("--continue", a->continue_run,
+              "go on with the newest run of PROBLEM (or of the default problem), as --resume");
   add_eval_options(s, &a->opt);
+  a->cli = s;
   return s;
 }
 
-int cmd_solve(const SolveArgs& a) {
+int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& resume_path,
+              const trace::Run& prior);
+
+int cmd_solve(const SolveArgs& given) {
+  suite::Paths paths = suite::default_paths();
+  SolveArgs a = given;
+  std::string resume_path, err;
+  trace::Run prior;
+  if ((!given.resume.empty() || given.continue_run) &&
+      !prepare_resume(given, paths, &a, &resume_path, &prior, &err)) {
+    fmt::print(stderr, "kforge solve: {}\n", err);
+    if (given.headless)
+      print_json_line({{"event", "result"},
+                       {"exit_code", kBadInput},
+                       {"error", "bad_input"},
+                       {"message", err}});
+    return kBadInput;
+  }
+  return run_solve(a, paths, resume_path, prior);
+}
+
+int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& resume_path,
+              const trace::Run& prior) {
   // A terminal that cannot move its cursor (TERM=dumb: an editor's shell) gets the lines
   // a log gets: the live view redraws its bottom rows in place.
   const char* term = std::getenv("TERM");
@@ -329,7 +363,6 @@ int cmd_solve(const SolveArgs& a) {
           {{"event", "result"}, {"exit_code", code}, {"error", kind}, {"message", msg}});
     return code;
   };
-  suite::Paths paths = suite::default_paths();
   agent::SolveConfig cfg;
   eval::EvalConfig& e = cfg.eval;
   std::string err;
@@ -344,6 +377,12 @@ int cmd_solve(const SolveArgs& a) {
                 "--confirm needs a person at a terminal (stdin and stdout a tty, no --headless); "
                 "drop it to run the commands unasked");
   loop_options(a, paths, &cfg);
+  if (!resume_path.empty()) {
+    auto r = std::make_shared<agent::ResumeFrom>();
+    if (!agent::resume_from(prior, cfg.prompts_dir, cfg.target, r.get(), &err))
+      return fail(kBadInput, "bad_input", err);
+    cfg.resume = r;
+  }
 
   if (!choose_topology(a.topology_file, pkb ? sandbox::Backend::cuda : e.backend, &cfg.topology,
                        &err) ||
@@ -374,9 +413,10 @@ int cmd_solve(const SolveArgs& a) {
         llm::default_config_path());
 
   trace::Writer tw;
-  if (!tw.open(paths.runs_dir, problem, model->name(), &err))
+  if (!(cfg.resume ? tw.open_append(resume_path, cfg.resume->spent.seconds, &err)
+                   : tw.open(paths.runs_dir, problem, model->name(), &err)))
     return fail(kInternal, "internal", err);
-  std::string run_dir = tw.path().substr(0, tw.path().size() - 6);  // without ".jsonl"
+  std::string run_dir = run_dir_of(tw.path());
   cfg.workspace = run_dir;
   std::unique_ptr<LiveView> live;  // a terminal's: its clock runs in a thread of its own
   if (interactive) {
@@ -388,17 +428,22 @@ int cmd_solve(const SolveArgs& a) {
     live->header(title, rows);
   }
   // A PKB candidate is timed beside its reference in the same job: no baseline run first.
-  if (!pkb) cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
-  tw.header({{"problem", problem},
-             {"model", model->name()},
-             {"mode", cfg.mode},
-             {"config", agent::solve_config_json(cfg)},
-             {"versions", {{"kforge", KF_VERSION}, {"trajectory", trace::kFormat}}},
-             {"topology", suite::topology_json(cfg.topology)},
-             {"baseline_time", cfg.baseline_time}});
+  // A resumed run's prompts were written: its header stays as it was.
+  if (!pkb && !cfg.resume) cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
+  if (!cfg.resume)
+    tw.header(
+        {{"args", a.cli ? given_solve_words(*a.cli, true, false) : std::vector<std::string>{}},
+         {"problem", problem},
+         {"model", model->name()},
+         {"mode", cfg.mode},
+         {"config", agent::solve_config_json(cfg)},
+         {"versions", {{"kforge", KF_VERSION}, {"trajectory", trace::kFormat}}},
+         {"topology", suite::topology_json(cfg.topology)},
+         {"baseline_time", cfg.baseline_time}});
   if (!interactive)
-    fmt::print(stderr, "kforge solve: {} with {}, trajectory {}\n", problem, model->name(),
-               tw.path());
+    fmt::print(stderr, "kforge solve: {}{} with {}, trajectory {}\n", problem,
+               cfg.resume ? fmt::format(" resumed after turn {}", cfg.resume->spent.turns) : "",
+               model->name(), tw.path());
 
   LineObserver lines(a.headless, model->name());
   agent::Observer& obs = live ? static_cast<agent::Observer&>(*live) : lines;

@@ -36,6 +36,13 @@ struct SolveArgs {
   int reply_max_tokens = 0;
   int64_t llm_seed = -1;  // >= 0: the model's sampling seed (kforge sweep: the sample's index)
   std::string profile = "never";  // never | auto | always (agent/profile_step.h)
+  // --resume RUN (a run's folder or trajectory) or --continue (the newest run of the
+  // problem): go on with that run (cli/solve_resume.h).
+  std::string resume;
+  bool continue_run = false;
+  // The parsed `solve` command these came from: which options were given, for the
+  // trajectory's header and a resume (null where no command line made them).
+  const CLI::App* cli = nullptr;
 };
 
 // Adds the `solve` subcommand to app.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "cli/line_diff.h"
@@ -56,7 +57,18 @@ MenuChoice parse_menu(const std::string& raw) {
   auto is = [&](const char* shortw, const char* longw) { return word == shortw || word == longw; };
   if (is("h", "hint"))
     return rest.empty() ? MenuChoice{MenuChoice::ask_hint, ""} : MenuChoice{MenuChoice::hint, rest};
+  if (is("g", "back")) {
+    // "g 3": turn 3's kernel as the base of the next turn.
+    char* end = nullptr;
+    long t = rest.empty() ? 0 : std::strtol(rest.c_str(), &end, 10);
+    if (t < 1 || *end != '\0' || t > 1000000) return {MenuChoice::unknown, line};
+    MenuChoice m{MenuChoice::rewind, rest};
+    m.turn = static_cast<int>(t);
+    return m;
+  }
   if (!rest.empty()) return {MenuChoice::unknown, line};
+  if (is("b", "best")) return {MenuChoice::best_diff, ""};
+  if (is("?", "help")) return {MenuChoice::help, ""};
   if (is("s", "show")) return {MenuChoice::show, ""};
   if (is("d", "diff")) return {MenuChoice::diff, ""};
   if (is("v", "view")) return {MenuChoice::view, ""};
@@ -136,6 +148,7 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
   if (p == "hint") return head + "your hint goes with this turn's prompt: " + one_line(ev.detail);
   if (p == "interrupted") return head + "interrupted: " + one_line(ev.detail);
   if (p == "budget") return head + "budget spent: " + one_line(ev.detail, 160);
+  if (p == "rewind" || p == "resumed") return head + one_line(ev.detail, 200);
   if (p == "done")
     return "the run ended: " + exit_reason_text(ev.detail.substr(0, ev.detail.find(':'))) +
            (ev.detail.find(':') == std::string::npos
@@ -209,8 +222,9 @@ void LiveView::header(const std::string& title, const HeaderRows& rows) {
   std::string pad(label + 2, ' ');
   for (auto& [k, v] : rows) {
     std::string line = k + std::string(label + 2 - k.size(), ' ') + v;
-    if (v.find(' ') == std::string::npos)
-      screen_->print({printable(line)});  // a path: the terminal wraps it, copyable whole
+    if (v.find(' ') == std::string::npos)  // a path: wrapped after a '/', under its column
+      screen_->print(
+          wrap_path(printable(line), screen_->cols() > 1 ? screen_->cols() - 1 : 1, pad));
     else
       print(line, nullptr, pad);
   }
@@ -242,7 +256,10 @@ void LiveView::turn_opens(int turn) {
   if (turn == turn_) return;
   turn_ = turn;
   size_t width = std::min<size_t>(screen_->cols() > 1 ? screen_->cols() - 1 : 1, 72);
-  std::string rule = fmt::format("── turn {} ", turn);
+  // A retry asks the same prompt again under the next turn's number: the rule says so.
+  std::string rule = retry_of_ ? fmt::format("── turn {} · retry of turn {} ", turn, retry_of_)
+                               : fmt::format("── turn {} ", turn);
+  retry_of_ = 0;
   while (display_width(rule) < width) rule += "─";
   screen_->print({"", rule}, kDim);
   for (auto& [t, h] : hints_)
@@ -263,8 +280,10 @@ void LiveView::streamed(const agent::TurnEvent& ev) {
 void LiveView::print_command(const std::string& command, size_t max_lines) {
   std::vector<std::string> lines = split_lines(printable(trim(command)));
   std::vector<std::string> shown;
-  for (size_t i = 0; i < lines.size() && i < max_lines; ++i)
-    shown.push_back((i == 0 ? "$ " : "  ") + lines[i]);
+  size_t width = screen_->cols() > 1 ? screen_->cols() - 1 : 1;
+  for (size_t i = 0; i < lines.size() && i < max_lines; ++i)  // wrapped where words end
+    for (const std::string& w : wrap_text((i == 0 ? "$ " : "  ") + lines[i], width, "    "))
+      shown.push_back(w);
   screen_->print(shown, kBold);
   if (lines.size() > max_lines) print(more_lines(lines.size() - max_lines, "bash"), kDim);
 }
@@ -288,7 +307,10 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
   if (p == "waiting_model") {
     turn_opens(ev.turn);
     stream_.clear();
-    if (ev.detail != model_) print(status_text(ev, model_), kYellow);  // a retry, and why
+    if (ev.detail != model_)  // a retry, and why: wrapped whole, its advice at the end
+      print(fmt::format("turn {} · waiting on {} · {}", ev.turn,
+                        model_.empty() ? "the model" : model_, ev.detail),
+            kYellow);
     screen_->start_step(fmt::format("turn {} · waiting on {}{}", ev.turn,
                                     model_.empty() ? "the model" : model_,
                                     spend_text(run_tokens_, ev.cost_usd)));
@@ -329,6 +351,7 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
       screen_->start_step(s);
   } else if (p == "verdict") {
     screen_->end_step();
+    if (!ev.output.empty()) kernels_[ev.turn] = ev.output;
     run_tokens_ = ev.tokens;
     cost_ = ev.cost_usd;
     std::string s = ev.verdict ? (ev.verdict->summary.empty() ? sandbox::summarize(*ev.verdict)
@@ -348,6 +371,10 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
   } else if (p == "budget") {
     screen_->end_step();
     print("budget spent: " + ev.detail, kYellow);
+  } else if (p == "resumed") {
+    best_ = ev.output;
+    cost_ = ev.cost_usd;
+    print(status_text(ev, model_), kCyan);
   } else if (p == "interrupted" || p == "done") {
     screen_->end_step();  // interrupted() and the end of the run say it, with what next
   } else {

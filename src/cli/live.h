@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,13 +27,30 @@ class LiveScreen;
 
 // The menu's answer to one line the user typed.
 struct MenuChoice {
-  enum Kind { next, hint, ask_hint, show, diff, view, accept, retry, quit, unknown } kind = next;
+  enum Kind {
+    next,
+    hint,
+    ask_hint,
+    show,
+    diff,
+    best_diff,
+    view,
+    accept,
+    retry,
+    quit,
+    rewind,
+    help,
+    unknown
+  } kind = next;
   std::string text;  // hint: the text; unknown: what was typed
+  int turn = 0;      // rewind: the turn to go back to
 };
 
 // "" → next; "h" / "hint" → ask_hint (the text comes on the next line); "h TEXT" →
-// hint; "s" show, "d" diff, "v" view the reply, "a" accept, "r" retry, "q" quit (or the
-// whole word).
+// hint, sent with the next turn at once; "s" show, "d" diff against the previous kernel,
+// "b" diff against the best so far, "v" view the reply, "g N" / "back N" the kernel of
+// turn N as the base of the next turn, "a" accept, "r" retry, "q" quit, "?" help (or
+// the whole word).
 MenuChoice parse_menu(const std::string& line);
 
 // "1,234,567".
@@ -58,6 +76,22 @@ std::vector<std::string> collapse_reply(const std::string& reply, bool agent_mod
 // The menu, two lines that fit in 60 columns. Tests wait for kMenu.
 inline constexpr const char* kMenu = "Enter: next turn · h: hint · s: kernel · d: diff";
 inline constexpr const char* kMenu2 = "v: reply · a: accept · r: retry · q: quit";
+inline constexpr const char* kMenu3 = "b: diff to best · g N: back to turn N · ?: help";
+// The menu's help (`?`): every key, one a line, within 60 columns.
+inline constexpr const char* kMenuHelp =
+    "Enter     the next turn: the model gets this verdict\n"
+    "h TEXT    a hint for the next prompt; the turn starts at once\n"
+    "h         asks for the hint on a line of its own\n"
+    "s         this kernel, in colour (a pager when long)\n"
+    "d         this kernel against the previous one (a diff)\n"
+    "b         this kernel against the best one so far\n"
+    "v         the model's whole last reply\n"
+    "g N       back to turn N: the next prompt goes on from\n"
+    "          turn N's kernel and feedback; later turns leave\n"
+    "          the conversation (the trajectory keeps them)\n"
+    "a         accept this kernel and end the run\n"
+    "r         retry: ask the model again for this turn\n"
+    "q         quit; `kforge solve --resume RUN` goes on later\n";
 // --confirm's question.
 inline constexpr const char* kConfirm = "Enter/y: run it · e: edit · n: reject";
 
@@ -93,9 +127,13 @@ class LiveView : public agent::Observer {
  private:
   void print(const std::string& text, const char* sgr = nullptr, const std::string& indent = "  ");
   bool read_line(const char* prompt, std::string* line);  // false at EOF
+  // can_accept: an evaluated kernel exists (else `a` says there is nothing to accept).
   agent::Decision menu(const std::string& current, const std::string& previous,
-                       const char* next_words);
+                       const char* next_words, bool can_accept);
+  // One of the menu's looks (s, v, d, b, ?); false for a choice that is not a look.
+  bool look(const MenuChoice& m, const std::string& current, const std::string& previous);
   void show_long(const std::string& text);  // through the pager when longer than the screen
+  std::string wrapped(const std::string& text) const;  // to the screen's width, at word ends
   void turn_opens(int turn);
   void streamed(const agent::TurnEvent& ev);
   void observed(const agent::TurnEvent& ev);
@@ -117,6 +155,9 @@ class LiveView : public agent::Observer {
   int64_t run_tokens_ = 0;   // the run's tokens at the last verdict
   double cost_ = 0;          // the run's cost so far
   std::vector<std::pair<int, std::string>> hints_;  // the turn each hint goes with
+  std::map<int, std::string> kernels_;              // each evaluated turn's kernel
+  std::string best_;                                // the best kernel so far ("" none)
+  int retry_of_ = 0;  // the turn `r` asked again: the next rule says so
 };
 
 // The color of a verdict status: green correct, yellow mismatch/unstable, red the rest.

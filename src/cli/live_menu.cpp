@@ -27,6 +27,15 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
+// Text wrapped to the screen where Unicode allows a break, so that no word or number
+// is split by the terminal's own wrap.
+std::string LiveView::wrapped(const std::string& text) const {
+  std::string out;
+  for (const std::string& l : wrap_text(text, screen_->cols() > 1 ? screen_->cols() - 1 : 1))
+    out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
 bool LiveView::read_line(const char* prompt, std::string* line) {
   screen_->pause();
   fmt::print(out_, "{}", prompt);
@@ -62,9 +71,10 @@ void LiveView::show_long(const std::string& text) {
 
 agent::Decision LiveView::between_turns(const std::string& current, const std::string& previous,
                                         const std::string& best, const sandbox::Verdict& last) {
-  (void)best, (void)last;
+  (void)last;
+  best_ = best;
   screen_->menu_key();  // this menu answers a pending `m` too
-  return menu(current, previous, "next turn");
+  return menu(current, previous, "next turn", true);
 }
 
 // A second Ctrl-C before the loop noticed the first: the person wants out.
@@ -79,7 +89,8 @@ agent::Decision LiveView::interrupted(int turn, const std::string& phase,
                     "Ctrl-C again quits",
                     phase, turn),
         "\033[33m");
-  return menu(current, previous, "ask again");
+  // `previous` is the last kernel evaluated: the one accept would keep.
+  return menu(current, previous, "ask again", !previous.empty());
 }
 
 bool LiveView::wants_menu() {
@@ -90,7 +101,7 @@ agent::Decision LiveView::menu_between_steps(int turn, const std::string& curren
                                              const std::string& previous) {
   screen_->pause();
   print(fmt::format("paused before turn {} (you pressed m)", turn), "\033[36m");
-  return menu(current, previous, "go on");
+  return menu(current, previous, "go on", !current.empty());
 }
 
 agent::CommandDecision LiveView::confirm_command(int turn, const std::string& command) {
@@ -127,33 +138,86 @@ agent::CommandDecision LiveView::confirm_command(int turn, const std::string& co
   }
 }
 
+bool LiveView::look(const MenuChoice& m, const std::string& current, const std::string& previous) {
+  auto diff = [&](const std::string& a, const char* a_name, const char* none, const char* same) {
+    if (a.empty()) return print(none);
+    std::string d = unified_diff(printable(a), printable(current), a_name, "current", 3, color_);
+    if (d.empty())
+      print(same);
+    else
+      show_long(d);
+  };
+  switch (m.kind) {
+    case MenuChoice::show:
+      if (current.empty())
+        print("(no kernel yet)");
+      else
+        show_long(wrap_styled(highlighted_kernel(current, color_),
+                              screen_->cols() > 1 ? screen_->cols() - 1 : 1, "        "));
+      return true;
+    case MenuChoice::view:
+      if (last_reply_.empty())
+        print("(no reply yet)");
+      else
+        show_long(wrapped(printable(last_reply_)) + "\n");
+      return true;
+    case MenuChoice::diff:
+      diff(previous, "previous", "(no previous kernel to compare with)",
+           "(the same as the previous kernel)");
+      return true;
+    case MenuChoice::best_diff:
+      diff(best_, "best", "(no correct kernel yet to compare with)",
+           "(this kernel is the best so far)");
+      return true;
+    case MenuChoice::help:
+      show_long(kMenuHelp);
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Read at the menu until a choice that ends it. A Ctrl-C there ends the read (EINTR) and
 // the run with it: the loop sees the pending interrupt.
 agent::Decision LiveView::menu(const std::string& current, const std::string& previous,
-                               const char* next_words) {
+                               const char* next_words, bool can_accept) {
   screen_->pause();
   for (;;) {
     std::string first = kMenu;
     if (std::string(next_words) != "next turn")
       first.replace(first.find("next turn"), 9, next_words);
-    screen_->print({first, kMenu2}, "\033[2m");
+    screen_->print({first, kMenu2, kMenu3}, "\033[2m");
     std::string line;
     if (!read_line("> ", &line)) {
       fmt::print(out_, "\n");
       return {agent::Action::quit, ""};
     }
     MenuChoice m = parse_menu(line);
+    if (look(m, current, previous)) continue;
     switch (m.kind) {
       case MenuChoice::next:
         return {agent::Action::next, ""};
       case MenuChoice::accept:
-        return {agent::Action::accept, ""};
+        if (can_accept) return {agent::Action::accept, ""};
+        print("nothing to accept: no kernel was evaluated yet (Enter asks the model, q quits)",
+              "\033[33m");
+        break;
       case MenuChoice::retry:
+        retry_of_ = turn_;
         return {agent::Action::retry, ""};
       case MenuChoice::quit:
         return {agent::Action::quit, ""};
       case MenuChoice::hint:
         return {agent::Action::hint, m.text};
+      case MenuChoice::rewind: {
+        if (kernels_.count(m.turn)) return {agent::Action::rewind, "", m.turn};
+        std::string have;
+        for (auto& [t, k] : kernels_) have += (have.empty() ? "" : ", ") + std::to_string(t);
+        print(fmt::format("no kernel of turn {} to go back to{}", m.turn,
+                          have.empty() ? "" : " (turns with one: " + have + ")"),
+              "\033[33m");
+        break;
+      }
       case MenuChoice::ask_hint: {
         std::string text;
         if (!read_line("hint> ", &text)) return {agent::Action::quit, ""};
@@ -162,33 +226,8 @@ agent::Decision LiveView::menu(const std::string& current, const std::string& pr
         print("(no hint given)");
         break;
       }
-      case MenuChoice::show:
-        if (current.empty())
-          print("(no kernel yet)");
-        else
-          show_long(highlighted_kernel(current, color_));
-        break;
-      case MenuChoice::view:
-        if (last_reply_.empty())
-          print("(no reply yet)");
-        else
-          show_long(printable(last_reply_) + "\n");
-        break;
-      case MenuChoice::diff: {
-        if (previous.empty()) {
-          print("(no previous kernel to compare with)");
-          break;
-        }
-        std::string d =
-            unified_diff(printable(previous), printable(current), "previous", "current", 3, color_);
-        if (d.empty())
-          print("(the same as the previous kernel)");
-        else
-          show_long(d);
-        break;
-      }
-      case MenuChoice::unknown:
-        print("unknown choice '" + m.text + "'", "\033[33m");
+      default:
+        print("unknown choice '" + m.text + "' (? lists the keys)", "\033[33m");
         break;
     }
   }

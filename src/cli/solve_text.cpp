@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "agent/loop_json.h"
+#include "cli/solve_resume.h"
 #include "llm/provider.h"
 #include "sandbox/process.h"
 #include "suite/expr.h"
@@ -35,6 +37,17 @@ std::string sizes_text(const eval::EvalConfig& e) {
 bool speed_measured(const agent::SolveConfig& cfg) {
   return cfg.eval.backend == sandbox::Backend::cuda && !cfg.eval.no_time &&
          static_cast<int>(cfg.topology.gpus.size()) >= cfg.eval.world;
+}
+
+// A resumed run's spend: this part's, then the whole run's.
+std::string parts_line(const agent::SolveResult& r) {
+  agent::Spend p = agent::this_part(r);
+  return fmt::format(
+      "this part (the run's part {}): {} turn{}, {} tokens, ${:.4f}, {:.0f} s; the whole run: {} "
+      "turn{}, {} tokens, ${:.4f}, {:.0f} s",
+      r.part, p.turns, p.turns == 1 ? "" : "s", group_digits(p.tokens_in + p.tokens_out),
+      p.cost_usd, p.seconds, r.turns, r.turns == 1 ? "" : "s",
+      group_digits(r.tokens_in + r.tokens_out), r.cost_usd, r.seconds);
 }
 
 std::string limit_text(double v, const char* unit) {
@@ -120,25 +133,30 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
   if (r.tokens_estimated)
     out.push_back(llm::estimated_usage_text(r.tokens_in + r.tokens_out, r.cost_usd));
   out.push_back("trajectory: " + k.trajectory);
-  std::string again = "run `kforge solve " + cfg.eval.problem.name + "` again";
+  if (r.part > 1) out.push_back(parts_line(r));
+  // Going on with this run keeps its options (model, server, backend, world, ...) and
+  // its conversation: better advice than a new run that has neither.
+  std::string resume = "kforge solve --resume " + run_dir_of(k.trajectory);
   std::string next;
   if (r.target_met || (!k.accepted.empty() && r.last.status == sandbox::Status::correct))
     next = fmt::format("check it again with `kforge eval {} {}`", cfg.eval.problem.name,
                        k.accepted.empty() ? k.best : k.accepted);
   else if (r.exit_reason == "max_turns")
-    next = again + " with more turns (--max-turns " + std::to_string(cfg.max_turns * 2) +
-           "), or give the model a hint at the menu (h)";
+    next = fmt::format(
+        "`{} --max-turns {}` goes on for {} more turns with the conversation so "
+        "far (a hint at its menu with h)",
+        resume, cfg.max_turns, cfg.max_turns);
   else if (!r.budget.name.empty())
-    next =
-        "raise --" + r.budget.name.substr(0, 3) + "-" + r.budget.name.substr(4) + " and " + again;
+    next = fmt::format("`{} --{}-{} N` goes on with a new budget for the part it adds", resume,
+                       r.budget.name.substr(0, 3), r.budget.name.substr(4));
   else if (r.exit_reason == "format_errors")
     next = "read the model's replies with `kforge show " + k.trajectory +
            "`; a stronger model, or --mode " + (cfg.mode == "agent" ? "direct" : "agent") +
            ", may answer in the format asked";
   else if (r.exit_reason == "llm_error")
-    next = "fix what the error above names, then " + again;
+    next = "fix what the error above names, then `" + resume + "` goes on with this run";
   else if (r.exit_reason == "interrupted" || r.exit_reason == "quit")
-    next = again + " to start over; `kforge show " + k.trajectory + "` shows this one";
+    next = "`" + resume + "` goes on with this run; `kforge show " + k.trajectory + "` shows it";
   else if (!k.accepted.empty())
     next = "the verdict above says what is wrong with it; `kforge eval " + cfg.eval.problem.name +
            " " + k.accepted + "` checks it again";

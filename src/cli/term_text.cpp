@@ -136,6 +136,91 @@ std::vector<std::string> wrap_text(const std::string& s, size_t cols, const std:
   return out;
 }
 
+namespace {
+
+// One line with escape codes, wrapped: the plain text is wrapped, and each of its lines
+// is found again in the raw line to cut it there (codes before a cut stay with its line).
+void wrap_styled_line(const std::string& raw, size_t cols, const std::string& indent,
+                      std::string* out) {
+  std::string plain;
+  std::vector<size_t> at;  // at[k]: where plain byte k is in raw
+  for (size_t i = 0; i < raw.size();) {
+    if (raw[i] == '\033') {  // ESC [ params final: a CSI sequence, no width
+      ++i;
+      if (i < raw.size() && raw[i] == '[') ++i;
+      while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
+      ++i;
+      continue;
+    }
+    at.push_back(i);
+    plain += raw[i++];
+  }
+  at.push_back(raw.size());
+  if (display_width(plain) <= cols) {
+    *out += raw + "\n";
+    return;
+  }
+  size_t off = 0, raw_from = 0, iw = indent.size();
+  std::vector<std::string> lines = wrap_text(plain, cols, indent);
+  for (size_t n = 0; n < lines.size(); ++n) {
+    std::string part = n == 0 ? lines[n] : lines[n].substr(std::min(iw, lines[n].size()));
+    size_t pos = plain.find(part, off);
+    if (pos == std::string::npos) pos = off;
+    size_t end = n + 1 == lines.size() ? plain.size() : pos + part.size();
+    *out += (n == 0 ? "" : indent) + raw.substr(raw_from, at[end] - raw_from) + "\n";
+    raw_from = at[end], off = end;
+  }
+}
+
+}  // namespace
+
+std::string wrap_styled(const std::string& text, size_t cols, const std::string& indent) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    wrap_styled_line(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start),
+                     cols, indent, &out);
+    if (nl == std::string::npos) {
+      out.pop_back();  // the text had no final newline
+      break;
+    }
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> wrap_path(const std::string& path, size_t cols,
+                                   const std::string& indent) {
+  size_t iw = display_width(indent);
+  std::vector<std::string> out;
+  std::string cur;
+  auto room = [&] { return out.empty() ? cols : (cols > iw + 10 ? cols - iw : 10); };
+  for (size_t i = 0; i < path.size();) {
+    size_t slash = path.find('/', i);
+    size_t end = slash == std::string::npos ? path.size() : slash + 1;
+    std::string part = path.substr(i, end - i);
+    if (!cur.empty() && display_width(cur + part) > room()) {
+      out.push_back(out.empty() ? cur : indent + cur);
+      cur.clear();
+    }
+    cur += part;
+    while (display_width(cur) > room()) {  // one part longer than a line: cut it hard
+      size_t n = 0, w = 0;
+      for (ucs4_t uc; n < cur.size();) {
+        size_t len = next_char(cur, n, &uc);
+        if (w + static_cast<size_t>(char_width(uc)) > room()) break;
+        w += static_cast<size_t>(char_width(uc)), n += len;
+      }
+      out.push_back(out.empty() ? cur.substr(0, n) : indent + cur.substr(0, n));
+      cur.erase(0, n);
+    }
+    i = end;
+  }
+  if (!cur.empty() || out.empty()) out.push_back(out.empty() ? cur : indent + cur);
+  return out;
+}
+
 size_t terminal_cols(int fd) {
   struct winsize ws {};
   if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return 80;

@@ -28,6 +28,16 @@ std::string fit_width(const std::string& s, size_t cols);
 std::vector<std::string> wrap_text(const std::string& s, size_t cols,
                                    const std::string& indent = "");
 
+// Lines that may carry SGR escape codes (a highlighted kernel) wrapped as wrap_text
+// wraps them, the codes counting no width and never split; a line that fits is kept as is.
+std::string wrap_styled(const std::string& text, size_t cols, const std::string& indent = "");
+
+// A path (or any word without spaces) wrapped to `cols` columns after a '/' (a part
+// longer than the line is cut hard): a header's value column stays a column. Lines after
+// the first start with `indent`, which counts against the width.
+std::vector<std::string> wrap_path(const std::string& path, size_t cols,
+                                   const std::string& indent = "");
+
 // The terminal's columns and rows (80 x 24 when fd is not a terminal or says 0).
 size_t terminal_cols(int fd);
 size_t terminal_rows(int fd);

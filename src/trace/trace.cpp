@@ -78,6 +78,28 @@ bool Writer::open_path(const std::string& path, std::string* err) {
   return true;
 }
 
+bool Writer::open_append(const std::string& path, double prior_seconds, std::string* err) {
+  std::error_code ec;
+  uintmax_t size = fs::file_size(path, ec);
+  if (ec) return (*err = "cannot read " + path + ": " + ec.message(), false);
+  {
+    // A line cut off by a kill has no '\n': the appended events start on a line of their own.
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t keep = text.rfind('\n');
+    keep = keep == std::string::npos ? 0 : keep + 1;
+    if (keep < size) fs::resize_file(path, keep, ec);
+    if (ec) return (*err = "cannot cut the unfinished last line of " + path, false);
+  }
+  f_ = std::fopen(path.c_str(), "ae");  // e: O_CLOEXEC, no candidate inherits it
+  if (!f_) return (*err = "cannot append to " + path, false);
+  path_ = path;
+  start_ = std::chrono::steady_clock::now() -
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+               std::chrono::duration<double>(prior_seconds));
+  return true;
+}
+
 double Writer::elapsed() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }

@@ -18,7 +18,10 @@
 //   candidate     turn, file, sha256, source
 //   verdict       turn, sha256, verdict{verdict_json}, seconds
 //   hint          turn, text          (the user's, appended to the prompt of `turn`)
-//   decision      turn, action        (next | hint | accept | retry | quit)
+//   decision      turn, action        (next | hint | accept | retry | quit | rewind)
+//   rewind        turn, to_turn, done, messages: the person went back to to_turn's kernel
+//                 (the live view's `g N`): the conversation is cut to just after its
+//                 feedback (done false: that turn was not in it, nothing changed)
 //   decision      (after an interrupt the live view resumed from: after "interrupted";
 //                 at the menu the m key asked for before turn's model call: "menu_key")
 //   llm_error     turn, kind, message, http_status, attempts
@@ -32,6 +35,14 @@
 //                 jobs (a PKB job's python without torch or CUDA, ...), or with
 //                 problem_only this problem's (its reference fails here); the run ends,
 //                 exit code 2
+//   feedback      turn, content: the user message added after turn's reply (the verdict's
+//                 feedback, a format error, an observation), logged as it is added; the
+//                 next prompt carries it unless a retry drops it
+//   resumed       part, from_turn, after (how the part before ended, or "killed"),
+//                 prior{turns, candidates, tokens_in, tokens_out, ..., cost_usd, seconds},
+//                 limits{max_turns, ...}: `kforge solve --resume` appended what follows;
+//                 its budgets are the resumed part's, and every later summary holds the
+//                 totals of all parts with part and this_part{...}
 //   summary       exit_reason, target_met, best{turn, sha256, status, speedup,
 //                 median_ms, file}, turns, candidates, tokens_in, tokens_out,
 //                 tokens_cache_read, tokens_cache_write (parts of tokens_in), cost_usd,
@@ -62,6 +73,10 @@ class Writer {
             std::string* err);
   // Creates exactly `path` (its folder must exist).
   bool open_path(const std::string& path, std::string* err);
+  // A resumed run (kforge solve --resume): appends to the trajectory at `path`, after
+  // cutting off a last line a killed run left unfinished; its events' "t" go on from
+  // `prior_seconds`, the time the earlier parts took.
+  bool open_append(const std::string& path, double prior_seconds, std::string* err);
 
   // The header: `fields` plus type, format and started.
   bool header(nlohmann::json fields);

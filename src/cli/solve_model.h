@@ -1,0 +1,26 @@
+// cli/solve_model.h: the model `kforge solve` talks to, as the person set it up. A
+// provider's advice names its configuration keys ("raise timeouts.idle_s"); where the
+// person set that value with a flag instead (--idle-timeout), the advice names the flag,
+// in the live view, the result line and the trajectory alike.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "agent/model.h"
+
+namespace cli {
+
+// The flags the person gave that stand for a provider's configuration keys.
+struct GivenFlags {
+  bool idle_timeout = false;  // --idle-timeout
+};
+
+// `message` with each configuration key the person set by a flag named as that flag.
+std::string advice_with_flags(const std::string& message, const GivenFlags& flags);
+
+// `m`, whose errors and retry notes name the flags given (advice_with_flags).
+std::unique_ptr<agent::Model> name_given_flags(std::unique_ptr<agent::Model> m,
+                                               const GivenFlags& flags);
+
+}  // namespace cli

@@ -1,0 +1,93 @@
+// cli/solve_text_test.cpp: what a person reads at the end of a run and in `kforge show`:
+// the next step goes on with the run (--resume keeps its flags), a resumed run's parts,
+// a budget event in plain words, and advice that names the flag the person used.
+#include "cli/solve_text.h"
+
+#include <doctest/doctest.h>
+
+#include "cli/cmd_show.h"
+#include "cli/solve_model.h"
+#include "cli/solve_resume.h"
+
+namespace {
+
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (auto& l : lines) s += l + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("solve text: the next step goes on with the run through --resume") {
+  agent::SolveConfig cfg;
+  cfg.eval.problem.name = "all_reduce";
+  cfg.max_turns = 3;
+  agent::SolveResult r;
+  r.exit_reason = "max_turns";
+  r.turns = 3;
+  cli::KeptKernels k{"", "", "/x/runs/all_reduce/20261206-a.jsonl"};
+  std::string s = joined(cli::solve_end_lines(cfg, r, k));
+  CHECK(has(s,
+            "next: `kforge solve --resume /x/runs/all_reduce/20261206-a --max-turns 3` goes "
+            "on for 3 more turns"));
+  r.exit_reason = "quit";
+  s = joined(cli::solve_end_lines(cfg, r, k));
+  CHECK(has(s, "`kforge solve --resume /x/runs/all_reduce/20261206-a` goes on with this run"));
+  CHECK_FALSE(has(s, "`kforge solve all_reduce`"));  // a new run would lose the flags
+  r.exit_reason = "max_cost";
+  r.budget = {"max_cost", 0.02, 0.02, ""};
+  s = joined(cli::solve_end_lines(cfg, r, k));
+  CHECK(has(s, "--resume /x/runs/all_reduce/20261206-a --max-cost N` goes on with a new budget"));
+  // A resumed run: this part's spend, then the whole run's.
+  r = {};
+  r.exit_reason = "max_turns";
+  r.part = 2;
+  r.turns = 5, r.tokens_in = 300, r.tokens_out = 200, r.cost_usd = 0.5, r.seconds = 40;
+  r.prior.turns = 2, r.prior.tokens_in = 100, r.prior.tokens_out = 100, r.prior.cost_usd = 0.2,
+  r.prior.seconds = 10;
+  s = joined(cli::solve_end_lines(cfg, r, k));
+  CHECK(has(s,
+            "this part (the run's part 2): 3 turns, 300 tokens, $0.3000, 30 s; the whole run: "
+            "5 turns, 500 tokens, $0.5000, 40 s"));
+  CHECK(cli::run_dir_of("/a/b.jsonl") == "/a/b");
+}
+
+TEST_CASE("kforge show: a budget event and a resumed part in plain words") {
+  trace::Run run;
+  run.raw.header = {{"type", "header"}, {"problem", "p"}};
+  run.raw.events = {{{"type", "budget"},
+                     {"budget", "max_cost"},
+                     {"spent", 0.0152},
+                     {"limit", 0.015},
+                     {"note", ""},
+                     {"phase", "before the model call"}},
+                    {{"type", "budget"},
+                     {"budget", "max_wall"},
+                     {"spent", 5.2},
+                     {"limit", 5},
+                     {"note", "the eval was stopped"},
+                     {"phase", "eval"}},
+                    {{"type", "resumed"}, {"part", 2}, {"from_turn", 3}, {"after", "max_cost"}}};
+  std::string s = cli::render_trajectory(run, false, "");
+  CHECK(has(s, "budget spent: max_cost: $0.0152 of --max-cost $0.015 (before the model call)\n"));
+  CHECK(has(s,
+            "budget spent: max_wall: 5.2 s of --max-wall 5 s; the eval was stopped (during "
+            "the eval)\n"));
+  CHECK_FALSE(has(s, "during the before"));
+  CHECK(has(s, "== resumed: part 2, from turn 3 (the part before: max_cost) =="));
+}
+
+TEST_CASE("solve: the provider's advice names --idle-timeout where the person gave it") {
+  std::string msg =
+      "timeout: no byte for 5 s: the server stalled (raise timeouts.idle_s if the model is slow "
+      "to start)";
+  CHECK(cli::advice_with_flags(msg, {true}) ==
+        "timeout: no byte for 5 s: the server stalled (raise --idle-timeout if the model is slow "
+        "to start)");
+  CHECK(cli::advice_with_flags(msg, {false}) == msg);
+}
