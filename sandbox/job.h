@@ -158,6 +158,17 @@ struct TimeStats {
   int unconfirmed = 0;
 };
 
+// The timing audit (rank/runner_link.h): batches of back-to-back calls timed by the
+// judges' own clocks, held against the candidate's claimed times.
+struct TimeAudit {
+  TimeCheck check = TimeCheck::unaudited;
+  int batches = 0, calls = 0;  // audit batches, and calls in each
+  double audited_ms = 0;       // per call, by the judges' clocks (the slowest rank)
+  double claimed_ms = 0;       // the claims' median, per call, before the audit
+  double bound_ms = 0;         // how far below audited_ms a claim may lie and stand
+  int raised = 0;              // timed samples whose claim was raised to audited_ms
+};
+
 struct RankReport {
   int rank = 0;
   int pid = 0;
@@ -194,6 +205,7 @@ struct RunReport {
   // Rank 0's round trip less the claimed time: calibrated (median, limit) and over
   // the candidate's timed samples (10th, 50th, 90th percentile). Diagnostic.
   std::vector<double> timer_overhead_ms;
+  TimeAudit audit;
   // Rank 0's wall seconds per phase (mpi_init, bootstrap, load, setup, check, time), in
   // order: where an eval's seconds go once the ranks are running.
   std::vector<std::pair<std::string, double>> phase_s;
@@ -223,13 +235,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, di
                                                 profile, under_tool)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
                                                 max_ms, off_stream, unconfirmed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeAudit, check, batches, calls, audited_ms,
+                                                claimed_ms, bound_ms, raised)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, rank, pid, device, emulated,
                                                 baseline_ran, reference_used, failures, notes,
                                                 isolation, sandbox_errors)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunReport, world, emulated, backend, device_name,
                                                 devices, timed, baseline_timed, candidate, baseline,
                                                 timed_calls_verified, off_stream_slack_ms,
-                                                timer_margin_ms, timer_overhead_ms, phase_s, notes)
+                                                timer_margin_ms, timer_overhead_ms, audit, phase_s,
+                                                notes)
 
 bool parse_dtype(const std::string& s, kf::DType* out);
 const char* dtype_name(kf::DType t);

@@ -21,6 +21,11 @@ enum class Reference { oracle, baseline, none };
 // method, back-to-back calls per sample (job.h).
 enum class Timing { isolated, batched };
 
+// Whether the candidate's claimed times held against its judge's own clock (the timing
+// audit, rank/runner_link.h): confirmed, refuted (the times of record are the judge's),
+// or unaudited (not timed, the candidate ran in the judge, or under a profiler).
+enum class TimeCheck { unaudited, confirmed, refuted };
+
 template <>
 struct EnumNames<Role> {
   static constexpr const char* what = "role";
@@ -42,7 +47,14 @@ struct EnumNames<Timing> {
   static constexpr const char* names[] = {"isolated", "batched"};
 };
 
+template <>
+struct EnumNames<TimeCheck> {
+  static constexpr const char* what = "time check";
+  static constexpr const char* names[] = {"unaudited", "confirmed", "refuted"};
+};
+
 KF_ENUM_JSON(Role)
+KF_ENUM_JSON(TimeCheck)
 KF_ENUM_JSON(Backend)
 KF_ENUM_JSON(Reference)
 KF_ENUM_JSON(Timing)

@@ -201,6 +201,10 @@ std::string summarize_correct(const Verdict& v) {
   if (!v.timed) return s + " (not timed)";
   s += ": " + ms(v.candidate_time.median_ms) + " ms median (p10 " + ms(v.candidate_time.p10_ms) +
        ", p90 " + ms(v.candidate_time.p90_ms) + ")";
+  if (v.audit.check == TimeCheck::refuted)
+    s += "; unconfirmed: the candidate's process claimed " + ms(v.audit.claimed_ms) +
+         " ms, refuted by the judges' clocks (" + ms(v.audit.audited_ms) +
+         " ms a call, the time used here)";
   if (!times_meaningful(v)) {
     s += v.emulated ? "; emulated ranks share a device"
                     : "; " + std::string(backend_name(v.backend)) + " backend";
@@ -282,7 +286,8 @@ void flag_suspicious(Verdict* v) {
   if (v->status != Status::correct || !v->timed || !times_meaningful(*v)) return;
   // The time counts the hidden work, but the kernel is built around hiding it.
   if (mostly_off_stream(v->candidate_time)) add("work_off_stream");
-  if (mostly_unconfirmed(v->candidate_time)) add("time_unconfirmed");
+  if (mostly_unconfirmed(v->candidate_time) || v->audit.check == TimeCheck::refuted)
+    add("time_unconfirmed");
   if (v->roofline_ms > 0 && v->candidate_time.median_ms > 0 &&
       v->candidate_time.median_ms < 0.9 * v->roofline_ms)
     add("faster_than_roofline");
@@ -390,6 +395,8 @@ json verdict_json(const Verdict& v) {
               {"baseline_busbw_gbps", v.baseline_busbw_gbps},
               {"off_stream_slack_ms", v.off_stream_slack_ms},
               {"timer_margin_ms", v.timer_margin_ms},
+              {"time_check", v.audit.check},
+              {"audit", v.audit},
               {"notes", v.notes},
               {"harness_notes", v.harness_notes},
               {"flags", v.flags},

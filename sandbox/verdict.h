@@ -55,6 +55,9 @@ struct Verdict {
   double off_stream_slack_ms = 0;
   // The most the candidate's process could take off its own time unrefuted.
   double timer_margin_ms = 0;
+  // The timing audit (rank/runner_link.h): whether the claimed times held against the
+  // judges' clocks. Refuted: the times above are the audited ones.
+  TimeAudit audit;
   std::vector<std::string> notes, flags;
   // What kforge's harness did around the candidate (how the run was confined, a check it
   // could not make): for the person reading the verdict, left out of the model's feedback.

@@ -193,6 +193,7 @@ void correct_figures(const Instance& inst, const Job& job, const RunReport& rr, 
   if (rr.baseline_timed) v->baseline_time = rr.baseline;
   v->off_stream_slack_ms = rr.off_stream_slack_ms;
   v->timer_margin_ms = rr.timer_margin_ms;
+  v->audit = rr.audit;
   bool meaningful = job.backend == Backend::cuda && !v->emulated;
   if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
     v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
@@ -216,7 +217,18 @@ void correct_figures(const Instance& inst, const Job& job, const RunReport& rr, 
                             "they were timed to the device being idle. Enqueue everything on "
                             "comm.stream()",
                             rr.candidate.off_stream, rr.candidate.n));
-  if (meaningful && mostly_unconfirmed(rr.candidate))
+  if (rr.audit.check == TimeCheck::refuted)
+    add_note(v, fmt::format("timing: the times the candidate's process reported ({} ms median) "
+                            "are refuted by the judges' own clocks over {} batches of {} calls "
+                            "({} ms a call, bound {} ms); the speedup and figures use the "
+                            "audited time",
+                            rr.audit.claimed_ms, rr.audit.batches, rr.audit.calls,
+                            rr.audit.audited_ms, rr.audit.bound_ms));
+  else if (rr.audit.raised > 0)
+    add_note(v, fmt::format("timing: {} of {} claimed times lay below the judges' audited time "
+                            "({} ms a call) by more than the bound and were raised to it",
+                            rr.audit.raised, rr.candidate.n, rr.audit.audited_ms));
+  if (meaningful && mostly_unconfirmed(rr.candidate) && rr.audit.check != TimeCheck::refuted)
     add_note(v, fmt::format("timing: the times the candidate's process reported are refuted "
                             "by its rank's own round trips (forged, or a process too busy to "
                             "answer); the {} samples were timed by the round trip instead",

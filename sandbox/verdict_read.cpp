@@ -83,6 +83,7 @@ void from_json(const json& j, Verdict& v) {
   opt(j, "baseline_busbw_gbps", v.baseline_busbw_gbps);
   opt(j, "off_stream_slack_ms", v.off_stream_slack_ms);
   opt(j, "timer_margin_ms", v.timer_margin_ms);
+  opt(j, "audit", v.audit);  // absent before the timing audit: unaudited
   opt(j, "notes", v.notes);
   opt(j, "harness_notes", v.harness_notes);
   move_old_harness_notes(&v);

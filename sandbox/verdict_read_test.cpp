@@ -130,3 +130,28 @@ TEST_CASE("rank status reader: the rank's line reads back; a torn one is an erro
   CHECK(back.detail.empty());
   CHECK_FALSE(parse_rank_status(R"({"pid":7,"pha)", &back, &err));
 }
+
+TEST_CASE("verdict read: the timing audit reads back, and an older verdict is unaudited") {
+  Verdict v;
+  v.status = Status::correct;
+  v.timed = true;
+  v.audit.check = TimeCheck::refuted;
+  v.audit.batches = 3;
+  v.audit.calls = 67;
+  v.audit.audited_ms = 0.020;
+  v.audit.claimed_ms = 0.0049;
+  v.audit.bound_ms = 0.0006;
+  v.audit.raised = 50;
+  json j = verdict_json(v);
+  CHECK(j["time_check"] == "refuted");
+  Verdict back;
+  std::string err;
+  REQUIRE(verdict_from_json(j, &back, &err));
+  CHECK(back.audit.check == TimeCheck::refuted);
+  CHECK(back.audit.calls == 67);
+  CHECK(back.audit.audited_ms == doctest::Approx(0.020));
+  CHECK(back.audit.raised == 50);
+  Verdict old;
+  REQUIRE(verdict_from_json(json{{"status", "correct"}, {"speedup", 2.9}}, &old, &err));
+  CHECK(old.audit.check == TimeCheck::unaudited);
+}

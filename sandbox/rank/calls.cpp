@@ -31,6 +31,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
   q.timed = timed ? 1 : 0;
   q.bump_used = c.bump.used;
   q.profile = c.profile_call ? 1 : 0;
+  q.stall_ms = setup ? 0 : c.stall_ms;
   RunnerCall rc = call_runner(c, q);
   if (!rc.replied && rc.signal > 0) {
     // The crash file, as when the candidate ran in this process: "signal 11 (SIGSEGV) in

@@ -90,11 +90,21 @@ double chain_delay_ms(const Job& job, int rank, int call) {
   return static_cast<double>(h % 1001) / 1000.0 * 2.0 * job.stagger_ms;
 }
 
+// The exit probe on odd chained calls: one rank (in turn) runs at full pace, the others
+// stall stagger_ms at their first read of a peer's input (runner/peer_stall.h, host),
+// and every rank's inputs are poisoned the moment its call returns. A kernel that lets a
+// rank return while a peer may still read its inputs then hands the slow ranks poison.
+double exit_probe_stall_ms(const Ctx& c, int call) {
+  if (call % 2 == 0 || c.world < 2) return 0;
+  int fast = (call / 2) % c.world;
+  return c.rank == fast ? 0 : c.job.stagger_ms;
+}
+
 // The race pass: `race_calls` calls with nothing of the harness's between them: no
-// barrier; each rank, once its last call returned, waits a random delay, regenerates
-// its inputs and enters the next call. The trials' barrier before each call
-// hides a missing entry or exit wait; here the kernel's own waits are all there is, as
-// in a training step or batched timing. Every rank runs every call, whatever it finds
+// barrier; each rank, once its last call returned, poisons its inputs, waits a random
+// delay, regenerates them and enters the next call (odd calls: the exit probe above). The trials'
+// barrier before each call hides a missing entry or exit wait; here the kernel's own waits are all
+// there is, as in a training step or batched timing. Every rank runs every call, whatever it finds
 // (a rank that stopped early would leave its peers waiting for it in the next call).
 Outcome run_chained(Ctx& c) {
   const Limits& lim = c.job.limits;
@@ -113,8 +123,13 @@ Outcome run_chained(Ctx& c) {
     std::string err;
     if (!prepare(c, seeds[k], &err) || !c.be->synchronize(&err))
       return device_error(c, "check", "preparing the inputs", err);
+    c.stall_ms = exit_probe_stall_ms(c, k);
     Outcome r = run_lib(c, c.cand, "check", detail, lim.call_s, true);
+    c.stall_ms = 0;
     if (r == kFatal) return r;
+    // This rank's call returned: a peer still reading its inputs reads poison from now.
+    if (!poison_inputs(c, &err) || !c.be->synchronize(&err))
+      return device_error(c, "check", "poisoning the inputs", err);
     if (r != kOk || o != kOk) {
       o = o == kOk ? r : o;
       continue;

@@ -23,7 +23,9 @@ Outcome device_error(Ctx& c, const char* phase, const std::string& what, const s
 // `trials` rounds of `calls` back-to-back calls, each behind a barrier; stops at the
 // first failing call (on every rank). Then, at world > 1 against the oracle, the race
 // pass: calls chained with no barrier between them and random entry delays, which
-// exposes a missing entry or exit wait. Collective; returns the agreed outcome.
+// exposes a missing entry wait, and on odd calls the exit probe (inputs poisoned at a
+// rank's return, its peers stalled at their first read of them), which exposes a
+// missing exit wait. Collective; returns the agreed outcome.
 Outcome run_checks(Ctx& c);
 
 }  // namespace sandbox::rank

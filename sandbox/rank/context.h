@@ -70,6 +70,9 @@ struct Ctx {
   // The call being made is the one a profile is of (job.h `profile`): inside the NVTX
   // range kf_profile (rank/profile_range.h), in this process or the runner.
   bool profile_call = false;
+  // The next candidate call, in its runner: the first read of a peer's input stalls this
+  // long (the race pass's exit probe, rank/check.cpp).
+  double stall_ms = 0;
 
   const JobTensor& jt(size_t i) const { return job.tensors[i]; }
   const std::vector<int64_t>& shape(size_t i, int r) const {

@@ -62,6 +62,14 @@ bool prepare(Ctx& c, uint64_t seed, std::string* err) {
   return true;
 }
 
+bool poison_inputs(Ctx& c, std::string* err) {
+  for (size_t i = 0; i < c.pristine.size(); ++i) {
+    const kf::Tensor& t = c.pristine[i];
+    if (!c.jt(i).output && !c.be->poison(t.data, t.bytes(), err)) return false;
+  }
+  return true;
+}
+
 bool read_outputs(Ctx& c, Values* out, std::string* err) {
   out->clear();
   std::vector<uint8_t> raw;

@@ -22,6 +22,10 @@ inputs::Init init_of(const JobTensor& t);
 // Fresh inputs for `seed` on this rank, then every output poisoned (0xFF bytes).
 bool prepare(Ctx& c, uint64_t seed, std::string* err);
 
+// Every input of this rank overwritten with poison (0xFF bytes): what a peer still
+// reading them after this rank's call returned gets (the race pass's exit probe).
+bool poison_inputs(Ctx& c, std::string* err);
+
 // This rank's outputs, copied back and decoded.
 bool read_outputs(Ctx& c, Values* out, std::string* err);
 

@@ -13,6 +13,18 @@
 // (timer_margin_ms in the verdict). A reply sent before the work is done is caught by the
 // outputs, which the judge reads after the reply, on samples the candidate cannot
 // predict, and by the next reply arriving out of sequence.
+//
+// The audit. That margin is the whole time of a 20 us kernel, so after the samples the
+// judges time `calls` back-to-back calls per request (fresh inputs, L2 flushed, outputs
+// verified) by their own clocks: (round trip - calibrated overhead) / calls, whose noise
+// is the overhead's spread over `calls`, chosen so that it stays under the bound
+// max(3%, 0.5 us). The slowest rank's audited time is held against the median of all
+// claims (not only the audit's own, so a candidate that is honest only in batches it
+// recognises gains nothing): a median below it by more than the bound is refuted and
+// every claim below the audited time is raised to it; a claim below it by more than the
+// bound is raised even when the median stands. Back-to-back calls overlap their launch
+// latency and keep small inputs in L2, so the audited time is at most the isolated one:
+// an honest claim stands, a forged one can sit at most the bound below it.
 #pragma once
 
 #include <sys/types.h>
@@ -22,6 +34,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "job.h"
 #include "runner_proto.h"
 
 namespace sandbox::rank {
@@ -80,6 +93,22 @@ Timed judge_time(const RunnerLink& l, const RunnerCall& rc);
 // sample): true when the claims were refuted and *ms replaced by the judge's times.
 bool refute_claims(const RunnerLink& l, int calls, std::vector<double>* ms,
                    const std::vector<double>& overhead_ms);
+
+// How many back-to-back calls an audit batch makes: enough that the round trip's
+// noise (`limit_ms`) over them is half the bound for claims of `claim_ms`, 8 to 256, and
+// no more than fit in 100 ms at `estimate_ms` a call (the claims, or the round trips'
+// own estimate, whichever is slower: a forged claim does not buy a long audit).
+int audit_calls(double limit_ms, double claim_ms, double estimate_ms);
+
+// How far a claim may lie below the audited time (ms per call) and stand: 3% or 0.5 us,
+// or the audit's own noise (limit_ms / calls, twice) if larger. On the host backend,
+// whose times are a shared CPU's, half the audited time: there the audit's logic is
+// exercised, not a speed measured.
+double audit_bound_ms(double audited_ms, double limit_ms, int calls, bool host);
+
+// The audit's rule over the slowest rank's claims (`ms`, per call, per sample): fills
+// audit->check, claimed_ms and raised, and raises the claims that do not stand.
+void hold_claims(std::vector<double>* ms, TimeAudit* audit);
 
 // Asks the runner to quit without waiting for it to end.
 void quit_runner(RunnerLink& l);

@@ -60,6 +60,9 @@ struct Request {
   int32_t timed = 0;
   uint64_t bump_used = 0;
   int32_t profile = 0;  // kRun: inside the NVTX range kf_profile (job.h `profile`)
+  // kRun: the race pass's exit probe: the first read of a peer's input stalls this long
+  // (runner/peer_stall.h).
+  double stall_ms = 0;
 };
 
 struct Reply {

@@ -1,6 +1,7 @@
 // sandbox/rank/runner_time.cpp: the judge's rule for the runner's claimed times
 // (runner_link.h), apart from the sockets and MPI so that the tests can hold it.
 #include <algorithm>
+#include <cmath>
 
 #include "runner_link.h"
 
@@ -36,6 +37,32 @@ bool refute_claims(const RunnerLink& l, int calls, std::vector<double>* ms,
   for (size_t i = 0; i < ms->size(); ++i)
     (*ms)[i] = std::max(0.0, ((*ms)[i] * calls + overhead_ms[i] - l.o_med_ms) / calls);
   return true;
+}
+
+int audit_calls(double limit_ms, double claim_ms, double estimate_ms) {
+  const double bound = std::max(0.03 * std::max(claim_ms, 0.0), 0.0005);
+  int n = static_cast<int>(std::ceil(2 * limit_ms / bound));
+  const double per = std::max({claim_ms, estimate_ms, 1e-6});
+  n = std::min(n, static_cast<int>(100.0 / per));
+  return std::clamp(n, 8, 256);
+}
+
+double audit_bound_ms(double audited_ms, double limit_ms, int calls, bool host) {
+  double b = std::max({0.03 * audited_ms, 0.0005, 2 * limit_ms / std::max(calls, 1)});
+  return host ? std::max(b, 0.5 * audited_ms) : b;
+}
+
+void hold_claims(std::vector<double>* ms, TimeAudit* a) {
+  if (ms->empty() || a->batches == 0) return;
+  a->claimed_ms = median(*ms);
+  const bool refuted = a->claimed_ms < a->audited_ms - a->bound_ms;
+  a->check = refuted ? TimeCheck::refuted : TimeCheck::confirmed;
+  a->raised = 0;
+  for (double& m : *ms)
+    if (refuted ? m < a->audited_ms : m < a->audited_ms - a->bound_ms) {
+      m = a->audited_ms;
+      ++a->raised;
+    }
 }
 
 }  // namespace sandbox::rank

@@ -16,14 +16,15 @@ namespace sandbox::rank {
 
 namespace {
 constexpr int kTimingBatches = 5;  // samples of timing "batched"
+constexpr int kAuditBatches = 3;   // the timing audit's batches (rank/runner_link.h)
 
 // One timed (or warm-up) sample of `lib` on the inputs of `seed`: one call behind a
 // barrier with L2 flushed, or (batched) `calls` calls back to back.
 // `profiled`: the call a profile is of (job.h `profile`), inside the NVTX range.
+// `flush`: L2 flushed before it (by default a single call's; an audit batch's too).
 Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail,
-                   bool profiled, Timed* timed) {
+                   bool profiled, Timed* timed, bool flush) {
   std::string err;
-  bool flush = calls == 1;
   if (!prepare(c, seed, &err) || (flush && !c.be->flush_l2(&err)) || !c.be->synchronize(&err))
     return device_error(c, "time", "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -47,18 +48,26 @@ struct Samples {
 };
 
 // Rank 0's statistics of one library's samples: each sample's time is the slowest
-// rank's, and it ran off the stream (or was unconfirmed) if it was on any rank.
-TimeStats reduce_samples(const Samples& mine) {
+// rank's, and it ran off the stream (or was unconfirmed) if it was on any rank. With
+// `audit`, the slowest rank's claims are held against it first (runner_link.h).
+TimeStats reduce_samples(const Samples& mine, TimeAudit* audit = nullptr) {
   const int n = static_cast<int>(mine.ms.size());
   std::vector<double> ms_max(n, 0.0);
   std::vector<int> off_any(n, 0), unconf_any(n, 0);
   MPI_Reduce(mine.ms.data(), ms_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(mine.off.data(), off_any.data(), n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(mine.unconfirmed.data(), unconf_any.data(), n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (audit) hold_claims(&ms_max, audit);
   TimeStats s = time_stats(ms_max);
   s.off_stream = static_cast<int>(std::count(off_any.begin(), off_any.end(), 1));
   s.unconfirmed = static_cast<int>(std::count(unconf_any.begin(), unconf_any.end(), 1));
+  if (audit) s.unconfirmed = std::max(s.unconfirmed, audit->raised);
   return s;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // Which timed samples are verified: one in each block of `every`, at a place drawn from
@@ -98,15 +107,49 @@ Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
   return agree(o);
 }
 
+// The audit (rank/runner_link.h): kAuditBatches requests of `calls` back-to-back
+// candidate calls each, on fresh inputs, L2 flushed, outputs verified, timed by this
+// judge's clock; *audit (every rank) gets the slowest rank's median time per call.
+Outcome run_audit(Ctx& c, const Samples& cand_s, int iters, TimeAudit* audit) {
+  const RunnerLink& l = c.runner;
+  std::vector<double> rt(cand_s.ms.size());
+  for (size_t i = 0; i < rt.size(); ++i) rt[i] = cand_s.ms[i] + cand_s.overhead[i] - l.o_med_ms;
+  int calls = audit_calls(l.limit_ms, median_of(cand_s.ms), median_of(rt));
+  double limit = l.limit_ms;
+  MPI_Allreduce(MPI_IN_PLACE, &calls, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<double> per_call;
+  for (int b = 0; b < kAuditBatches; ++b) {
+    const uint64_t seed = inputs::call_seed(c.secret, 7, 0, b);
+    Timed t;
+    Outcome o = timed_call(c, c.cand, seed, calls,
+                           fmt::format("audit batch {} of {} calls", b, calls), false, &t, true);
+    if (o == kFatal) return o;
+    if ((o = agree(o)) != kOk) return o;
+    // The round trip less the calibrated overhead: nothing the runner says enters it.
+    per_call.push_back(std::max(0.0, (t.ms * calls + t.overhead_ms - l.o_med_ms) / calls));
+    if ((o = verify_sample(c, iters + b, seed)) != kOk) return o;
+  }
+  double audited = median_of(per_call);
+  MPI_Allreduce(MPI_IN_PLACE, &audited, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  audit->batches = kAuditBatches;
+  audit->calls = calls;
+  audit->audited_ms = audited;
+  audit->bound_ms = audit_bound_ms(audited, limit, calls, c.job.backend == sandbox::Backend::host);
+  return kOk;
+}
+
 // The samples' statistics, the timers' slack and overhead, into rank 0's run report.
-void publish_times(Ctx& c, Samples& cand_s, const Samples& base_s, int iters, int per,
-                   int verified) {
+void publish_times(Ctx& c, Samples& cand_s, const Samples& base_s, int iters, int per, int verified,
+                   TimeAudit* audit) {
   // The candidate's claims against its judge's round trips (rank/runner_link.h); not on
   // the host backend, whose times mean nothing and whose judge sleeps through the call.
   if (c.cand.remote && c.job.backend == sandbox::Backend::cuda &&
       refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
     std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
-  TimeStats cand = reduce_samples(cand_s), base = reduce_samples(base_s);
+  const bool audited = audit->batches > 0;
+  TimeStats cand = reduce_samples(cand_s, audited ? audit : nullptr), base = reduce_samples(base_s);
+  if (audited && cand.unconfirmed == cand.n) audit->check = TimeCheck::refuted;
   // The candidate's timer is its runner's (the same StreamTimer as the judge's).
   double slack[2] = {std::max(c.be->off_stream_slack_ms(), c.runner.slack_ms),
                      c.runner.calibrated ? c.runner.limit_ms : 0};
@@ -120,6 +163,7 @@ void publish_times(Ctx& c, Samples& cand_s, const Samples& base_s, int iters, in
   c.run.timed_calls_verified = verified;
   c.run.off_stream_slack_ms = slack_max[0];
   c.run.timer_margin_ms = slack_max[1];
+  c.run.audit = *audit;
   if (c.runner.calibrated && iters > 0) {
     TimeStats o = time_stats(cand_s.overhead);
     c.run.timer_overhead_ms = {c.runner.o_med_ms, c.runner.limit_ms, o.p10_ms, o.median_ms,
@@ -164,12 +208,12 @@ Outcome run_timing(Ctx& c) {
     Timed t;
     Outcome o = kOk;
     if (c.base_runs) {
-      o = timed_call(c, c.base, seed, calls, "baseline " + tag, profiled, &t);
+      o = timed_call(c, c.base, seed, calls, "baseline " + tag, profiled, &t, calls == 1);
       if (o == kFatal) return o;
       if (it >= 0) base_s.set(it, t);
     }
     if (o == kOk) {
-      o = timed_call(c, c.cand, seed, calls, "candidate " + tag, profiled, &t);
+      o = timed_call(c, c.cand, seed, calls, "candidate " + tag, profiled, &t, calls == 1);
       if (o == kFatal) return o;
       if (it >= 0) cand_s.set(it, t);
     }
@@ -179,7 +223,14 @@ Outcome run_timing(Ctx& c) {
       if ((o = verify_sample(c, it, seed)) != kOk) return o;
     }
   }
-  publish_times(c, cand_s, base_s, iters, per, verified);
+  // The audit, where the candidate's times are its process's claims: not under a
+  // profiler (one timed call is asked for, and times under a tool are not speed).
+  TimeAudit audit;
+  if (c.cand.remote && c.runner.calibrated && iters > 0 && !job.profile && !job.under_tool) {
+    Outcome o = run_audit(c, cand_s, iters, &audit);
+    if (o != kOk) return o;
+  }
+  publish_times(c, cand_s, base_s, iters, per, verified, &audit);
   return kOk;
 }
 

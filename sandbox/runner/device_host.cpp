@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "device.h"
+#include "peer_stall.h"
 
 namespace sandbox::runner {
 
@@ -32,6 +33,7 @@ class HostDevice : public Device {
       }
       bases_.push_back(static_cast<char*>(p));
     }
+    PeerStall::get().set_ranges(init, bases_);
     return true;
   }
   char* base(int r) const override { return bases_[r]; }
@@ -52,6 +54,8 @@ class HostDevice : public Device {
     return timer_start(err) && timer_stop(t, err);
   }
   double slack_ms() const override { return 0; }
+  void stall_peer_reads(double ms) override { PeerStall::get().arm(ms); }
+  void end_stall() override { PeerStall::get().disarm(); }
   void detach() override {
     for (char* b : bases_) munmap(b, bytes_);
     bases_.clear();

@@ -190,6 +190,7 @@ Reply serve(Runner& r, const Request& q) {
     if (setup) r.bump.used = q.bump_used;
     if (fn && q.timed) ok = r.dev->timer_start(&err);
     rank::ProfileRange range(q.profile != 0);
+    if (!setup && q.stall_ms > 0) r.dev->stall_peer_reads(q.stall_ms);
     for (int i = 0; ok && fn && i < calls && rep.rc == 0; ++i) {
       // Fresh copies before every call: one that scribbles on its structs cannot break
       // the next.
@@ -198,6 +199,7 @@ Reply serve(Runner& r, const Request& q) {
       r.call = r.comm;
       rep.rc = fn(r.call, r.tensors);
     }
+    if (!setup && q.stall_ms > 0) r.dev->end_stall();
     if (ok) ok = fn && q.timed ? r.dev->timer_stop(&t, &err) : r.dev->synchronize(&err);
     rep.bump_used = r.bump.used;
     rep.exhausted = r.bump.exhausted ? 1 : 0;

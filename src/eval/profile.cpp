@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "eval/ncu_csv.h"
+#include "eval/profile_text.h"
 #include "eval/sanitizer_log.h"
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
@@ -353,9 +354,7 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   out->roofline_ms = req.instances.back().roofline_ms;
   if (!sandbox::evaluate(req, &out->verdict, err)) return false;
   out->emulated = out->verdict.emulated;
-  if (opt.tool == Tool::ncu && out->verdict.timed)
-    out->verdict.notes.push_back(
-        "timed under Nsight Compute (one call, measured): not a speed measurement");
+  not_a_speed(&out->verdict, opt.tool == Tool::ncu ? "Nsight Compute" : "compute-sanitizer");
   const std::vector<int> ranks = tool_ranks(opt, cfg.world);
   if (opt.tool == Tool::ncu)
     read_ncu(out->tool_path, ranks,

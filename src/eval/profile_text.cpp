@@ -258,4 +258,14 @@ std::string render_profile(const ProfileReport& r) {
   return s;
 }
 
+void not_a_speed(sandbox::Verdict* v, const std::string& tool) {
+  if (!v->timed || v->status != sandbox::Status::correct) return;
+  v->speedup = v->busbw_gbps = v->baseline_busbw_gbps = v->pct_roofline = 0;
+  v->flags.clear();
+  v->summary = fmt::format(
+      "correct; timed under {} ({:.4g} ms a call there), whose replays and instrumentation "
+      "slow every call: not a speed measurement (kforge eval measures speed)",
+      tool, v->candidate_time.median_ms);
+}
+
 }  // namespace eval

@@ -32,4 +32,10 @@ std::vector<std::string> feedback_lines(const ProfileReport& r, size_t max_lines
 // The whole report for a person.
 std::string render_profile(const ProfileReport& r);
 
+// A verdict whose times were taken under a profiler (`tool`: "Nsight Compute"), which
+// replays and instruments every call: no speedup, bandwidth, roofline share or speed
+// flag is kept, and the summary says the time is not a speed measurement instead of
+// printing it as one (the times stay in candidate_time, for the record).
+void not_a_speed(sandbox::Verdict* v, const std::string& tool);
+
 }  // namespace eval

@@ -194,3 +194,28 @@ TEST_CASE("profile text: real brief CSVs (H200, world 1): throughputs, occupancy
   CHECK(has(fused, "Limit: latency: 46% of warp cycles on fixed-latency dependencies (wait)"));
   CHECK(has(fused, "for comparison, the baseline's kernel nvjet_sm90"));
 }
+
+TEST_CASE("profile: a time taken under the profiler is not printed as a speed") {
+  sandbox::Verdict v;
+  v.status = sandbox::Status::correct;
+  v.timed = true;
+  v.candidate_time.median_ms = 889;
+  v.baseline_time.median_ms = 1734;
+  v.speedup = 1.95;
+  v.pct_roofline = 3;
+  v.flags = {"faster_than_roofline"};
+  v.summary = "correct: 889 ms median vs NCCL 1734 ms: 1.95x";
+  eval::not_a_speed(&v, "Nsight Compute");
+  CHECK(v.speedup == 0);
+  CHECK(v.pct_roofline == 0);
+  CHECK(v.flags.empty());
+  CHECK(v.summary.find("1.95x") == std::string::npos);
+  CHECK(v.summary.find("not a speed measurement") != std::string::npos);
+  CHECK(v.summary.find("Nsight Compute") != std::string::npos);
+  // Untimed (compute-sanitizer runs --no-time): nothing to say.
+  sandbox::Verdict u;
+  u.status = sandbox::Status::correct;
+  u.summary = "correct (not timed)";
+  eval::not_a_speed(&u, "compute-sanitizer");
+  CHECK(u.summary == "correct (not timed)");
+}

@@ -32,6 +32,10 @@ struct Record {
   std::string status;  // the best (else last) verdict's status; "error" when failed
   bool correct = false;
   double speedup = 0;  // 0: no speed measured
+  // The speedup rests on times the judges' clocks confirmed (false: the timing audit
+  // refuted the candidate's claims; the speedup is then on the audited time, not counted
+  // by fast_p). Older ledgers, without it, read as confirmed.
+  bool speed_confirmed = true;
   int turns = 0, best_turn = 0;
   long long tokens = 0;  // the whole run's, input + output
   double cost_usd = 0, seconds = 0;
@@ -45,9 +49,9 @@ struct Record {
   std::string dir, trajectory, kernel, message;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Record, state, problem, category, model, index,
-                                                seed, status, correct, speedup, turns, best_turn,
-                                                tokens, cost_usd, usage_estimated, seconds,
-                                                first_correct_turn, tokens_to_correct,
+                                                seed, status, correct, speedup, speed_confirmed,
+                                                turns, best_turn, tokens, cost_usd, usage_estimated,
+                                                seconds, first_correct_turn, tokens_to_correct,
                                                 cost_to_correct, exit_code, dir, trajectory, kernel,
                                                 message)
 

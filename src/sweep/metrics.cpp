@@ -37,7 +37,8 @@ Metrics compute_metrics(const std::vector<SampleOutcome>& samples) {
     m.speed_measured = m.speed_measured || s.speedup.has_value();
     if (!s.correct) continue;
     ++m.correct;
-    if (s.speedup && *s.speedup > 0) log_sum += std::log(*s.speedup), ++timed_correct;
+    if (s.speedup && *s.speedup > 0 && s.speed_confirmed)
+      log_sum += std::log(*s.speedup), ++timed_correct;
     if (s.turns_to_correct > 0) {
       ++reached;
       turns += s.turns_to_correct;
@@ -51,7 +52,7 @@ Metrics compute_metrics(const std::vector<SampleOutcome>& samples) {
       FastP f;
       f.p = p;
       for (const SampleOutcome& s : samples)
-        if (s.correct && s.speedup && *s.speedup >= p) ++f.count;
+        if (s.correct && s.speed_confirmed && s.speedup && *s.speedup >= p) ++f.count;
       for (int k : ks_up_to(m.n)) f.at_k.push_back({k, pass_at_k(m.n, f.count, k)});
       m.fast.push_back(f);
     }

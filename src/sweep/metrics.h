@@ -6,7 +6,9 @@
 // same estimator over the samples that are correct *and* at least p times faster than
 // the baseline (KernelBench's fast_p is fast_p@1). A speedup exists only where a speed
 // was measured: on the host backend or with emulated ranks no sample has one, and then
-// fast_p is absent rather than 0.
+// fast_p is absent rather than 0. Only a confirmed speedup counts towards fast_p and the
+// geomean: one whose times the timing audit refuted (sandbox/rank/runner_link.h) rests
+// on a time the candidate's process made up, and counts as correct only.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ namespace sweep {
 struct SampleOutcome {
   bool correct = false;
   std::optional<double> speedup;  // over the baseline; none when no speed was measured
+  bool speed_confirmed = true;    // false: the timing audit refuted the claimed times
   int turns_to_correct = -1;      // the turn of its first correct kernel (1-based); -1: none
   int64_t tokens_to_correct = 0;  // tokens spent up to and including that turn
   double cost_to_correct = 0;     // dollars, likewise

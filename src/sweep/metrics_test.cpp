@@ -79,4 +79,19 @@ TEST_CASE("metrics: no speed measured (host backend, emulated ranks) means no fa
   CHECK(m.pass[0].value == doctest::Approx(0.5));
 }
 
+TEST_CASE("metrics: a speedup the timing audit refuted counts as correct, not as fast") {
+  std::vector<SampleOutcome> s(2);
+  s[0].correct = s[1].correct = true;
+  s[0].speedup = 2.5;
+  s[1].speedup = 2.9;  // claimed by a forged timer
+  s[1].speed_confirmed = false;
+  Metrics m = compute_metrics(s);
+  CHECK(m.correct == 2);
+  REQUIRE(m.fast.size() == 3);
+  CHECK(m.fast[0].count == 1);
+  CHECK(m.fast[2].count == 1);
+  REQUIRE(m.geomean_speedup);
+  CHECK(*m.geomean_speedup == doctest::Approx(2.5));
+}
+
 }  // namespace sweep

@@ -92,6 +92,7 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
   // are no speed (sandbox::times_meaningful), whatever ratio the verdict carries.
   bool measured = verdict.backend == sandbox::Backend::cuda && !verdict.emulated && verdict.timed;
   r->speedup = measured ? verdict.speedup : 0.0;
+  r->speed_confirmed = verdict.audit.check != sandbox::TimeCheck::refuted;
   FirstCorrect fc;
   std::string err;
   if (r->correct && first_correct(r->trajectory, &fc, &err)) {

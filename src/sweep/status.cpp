@@ -17,6 +17,7 @@ SampleOutcome outcome(const Record& r) {
   SampleOutcome o;
   o.correct = r.correct;
   if (r.speedup > 0) o.speedup = r.speedup;
+  o.speed_confirmed = r.speed_confirmed;
   if (r.correct) {
     o.turns_to_correct = r.first_correct_turn > 0 ? r.first_correct_turn : r.best_turn;
     o.tokens_to_correct = r.tokens_to_correct;
