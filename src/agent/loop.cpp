@@ -66,6 +66,7 @@ void Run::start_resumed() {
   res_.tokens_cache_read = r.spent.tokens_cache_read;
   res_.tokens_cache_write = r.spent.tokens_cache_write;
   res_.cost_usd = r.spent.cost_usd;
+  res_.tokens_estimated = r.spent.tokens_estimated;
   res_.has_best = r.has_best, res_.best = r.best, res_.best_turn = r.best_turn;
   res_.best_source = r.best_source, res_.best_file = r.best_file;
   res_.has_last = r.has_last, res_.last = r.last, res_.last_turn = r.last_turn;

@@ -31,6 +31,7 @@ Spend spend_of(const trace::Trajectory& t, std::string* how) {
     s.tokens_cache_read = e.value("tokens_cache_read", int64_t{0});
     s.tokens_cache_write = e.value("tokens_cache_write", int64_t{0});
     s.cost_usd = e.value("cost_usd", 0.0);
+    s.tokens_estimated = e.value("tokens_estimated", false);
     s.seconds = e.value("seconds", e.value("t", 0.0));
     *how = e.value("exit_reason", "");
     from = i + 1;
@@ -48,6 +49,7 @@ Spend spend_of(const trace::Trajectory& t, std::string* how) {
       s.tokens_cache_read += e["usage"].value("cache_read_tokens", int64_t{0});
       s.tokens_cache_write += e["usage"].value("cache_write_tokens", int64_t{0});
       s.cost_usd += e.value("cost_usd", 0.0);
+      s.tokens_estimated = s.tokens_estimated || e["usage"].value("estimated", false);
     }
   }
   return s;
@@ -128,6 +130,7 @@ json spend_json(const Spend& s) {
           {"tokens_cache_read", s.tokens_cache_read},
           {"tokens_cache_write", s.tokens_cache_write},
           {"cost_usd", s.cost_usd},
+          {"tokens_estimated", s.tokens_estimated},
           {"seconds", s.seconds}};
 }
 

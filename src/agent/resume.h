@@ -23,6 +23,7 @@ struct Spend {
   int turns = 0, candidates = 0;
   int64_t tokens_in = 0, tokens_out = 0, tokens_cache_read = 0, tokens_cache_write = 0;
   double cost_usd = 0, seconds = 0;
+  bool tokens_estimated = false;  // some earlier reply's usage was counted from text
 };
 
 struct ResumeFrom {
