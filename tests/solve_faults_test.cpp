@@ -82,10 +82,19 @@ TEST_CASE("solve: a truncated JSON body is retried, then success") {
   check_recovered(h, r, 2);
 }
 
+TEST_CASE("solve: a whole body that is cut JSON is retried like a cut stream, then success") {
+  Harness h;
+  json script = json::array({{{"body", "{\"id\": \"chatcmpl-1\", \"choices\": [{\"mess"}},
+                             openai_ok(fenced("cpp", right_kernel()))});
+  Result r = h.solve(script, "openai", false);
+  check_recovered(h, r, 2);
+}
+
 TEST_CASE("solve: a provider error that is not retryable ends the run with exit 3, recorded") {
   Harness h;
+  // Valid JSON that is no chat completion: the server broke its format; no retry mends it.
   json script = json::array(
-      {{{"body", "{\"id\": \"chatcmpl-1\", \"choices\": [{\"mess"}}, openai_ok("unused")});
+      {{{"body", json{{"id", "chatcmpl-1"}, {"object", "chat.completion"}}}}, openai_ok("unused")});
   Result r = h.solve(script, "openai", false);
   INFO(r.output);
   CHECK(r.code == 3);

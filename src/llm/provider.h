@@ -1,6 +1,6 @@
 // src/llm/provider.h: what the agent loop sees of a language model. One call in, one
 // reply out, with the usage, the cost and a typed error whose message says what to do.
-// The wire formats (openai.cpp, anthropic.cpp), the retries (retry.h, client.h) and
+// The wire formats (openai.cpp, anthropic.cpp), the retries (retry.h, core.h) and
 // HTTP (http.h) are one provider core (core.h) with a small part per wire format
 // (wire.h); every provider is a row of one table (ProviderInfo, below).
 #pragma once
