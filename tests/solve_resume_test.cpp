@@ -140,8 +140,12 @@ TEST_CASE("resume: a run killed with SIGKILL mid model call resumes from what is
   fake_llm::Server server;
   std::string err;
   // Turn 1 answers; turn 2's answer never comes.
-  REQUIRE_MESSAGE(server.start(json::array({openai_ok(wrong), {{"stall_after_bytes", 0}}}), &err),
-                  err);
+  REQUIRE_MESSAGE(
+      server.start(
+          json::array({openai_ok(wrong),
+                       {{"body", fake_llm::openai_body(right)}, {"stall_after_bytes", 10}}}),
+          &err),
+      err);
   std::vector<std::string> args =
       h.solve_args(server, "openai", false, {"--max-turns", "5"}, h.next_out_dir());
   args.insert(args.begin(), std::string(KF_BINARY_DIR) + "/kforge");

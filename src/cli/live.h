@@ -80,7 +80,7 @@ inline constexpr const char* kMenu3 = "b: diff to best · g N: back to turn N ·
 // The menu's help (`?`): every key, one a line, within 60 columns.
 inline constexpr const char* kMenuHelp =
     "Enter     the next turn: the model gets this verdict\n"
-    "h TEXT    a hint for the next prompt; the turn starts at once\n"
+    "h TEXT    a hint for the next prompt; the turn starts now\n"
     "h         asks for the hint on a line of its own\n"
     "s         this kernel, in colour (a pager when long)\n"
     "d         this kernel against the previous one (a diff)\n"

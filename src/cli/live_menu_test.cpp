@@ -102,7 +102,7 @@ TEST_CASE("live menu: b diffs against the best so far; g N goes back to a turn t
   CHECK(has(s, "--- best\n+++ current\n"));
   CHECK(has(s, "-int a;\n+int a2;\n"));
   CHECK(has(s, "g N       back to turn N"));  // the help
-  CHECK(has(s, "h TEXT    a hint for the next prompt; the turn starts at once"));
+  CHECK(has(s, "h TEXT    a hint for the next prompt; the turn starts now"));
   CHECK(has(s, "no kernel of turn 5 to go back to (turns with one: 1)"));
   CHECK(fits(cli::kMenuHelp, 60));
   CHECK(cli::display_width(cli::kMenu3) <= 60);

@@ -47,7 +47,7 @@ std::vector<std::string> given_solve_words(const CLI::App& solve, bool with_posi
     const std::string& name = o->get_lnames()[0];
     if (name == "resume" || name == "continue" || name == "help") continue;
     if (!with_session && is_session_option(name)) continue;
-    if (o->get_type_size_max() == 0) {  // a flag
+    if (o->get_expected_max() == 0) {  // a flag
       named.push_back("--" + name);
       continue;
     }

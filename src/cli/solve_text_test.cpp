@@ -59,7 +59,10 @@ TEST_CASE("solve text: the next step goes on with the run through --resume") {
 
 TEST_CASE("kforge show: a budget event and a resumed part in plain words") {
   trace::Run run;
-  run.raw.header = {{"type", "header"}, {"problem", "p"}};
+  run.raw.header = {{"type", "header"},
+                    {"problem", "p"},
+                    {"config", {{"eval", {{"world", 2}}}}},
+                    {"topology", {{"source", "none"}}}};
   run.raw.events = {{{"type", "budget"},
                      {"budget", "max_cost"},
                      {"spent", 0.0152},
