@@ -101,9 +101,9 @@ bool refute_claims(const RunnerLink& l, int calls, std::vector<double>* ms,
 int audit_calls(double limit_ms, double claim_ms, double estimate_ms);
 
 // How far a claim may lie below the audited time (ms per call) and stand: 3% or 0.5 us,
-// or the audit's own noise (limit_ms / calls, twice) if larger. On the host backend,
-// whose times are a shared CPU's, half the audited time: there the audit's logic is
-// exercised, not a speed measured.
+// or the audit's own noise (limit_ms / calls, twice) if larger. On the host backend
+// (world 1 only: rank/timing.cpp), whose times are a shared CPU's, half the audited
+// time: there the audit's logic is exercised, not a speed measured.
 double audit_bound_ms(double audited_ms, double limit_ms, int calls, bool host);
 
 // The audit's rule over the slowest rank's claims (`ms`, per call, per sample): fills

@@ -25,10 +25,10 @@ namespace sweep {
 struct SampleOutcome {
   bool correct = false;
   std::optional<double> speedup;  // over the baseline; none when no speed was measured
-  bool speed_confirmed = true;    // false: the timing audit refuted the claimed times
   int turns_to_correct = -1;      // the turn of its first correct kernel (1-based); -1: none
   int64_t tokens_to_correct = 0;  // tokens spent up to and including that turn
   double cost_to_correct = 0;     // dollars, likewise
+  bool speed_confirmed = true;    // false: the timing audit refuted the claimed times
 };
 
 // 1 - C(n-c, k) / C(n, k), as a product so that no binomial overflows. 0 <= c <= n,

@@ -1,4 +1,4 @@
-// fault: all_reduce world=1,2 expect=correct timed says=refuted_by_the_judges
+// fault: all_reduce world=1 expect=correct timed says=refuted_by_the_judges
 // Forges its process's timer (issue 33's H100 case, on the host): every call does 2 ms
 // of work and takes 1.9 ms off the runner's clock (forge.h rewires the runner's
 // steady_clock::now), so each claim says a tenth of the time. The judges' audit, by their

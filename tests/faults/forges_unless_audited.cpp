@@ -1,4 +1,4 @@
-// fault: all_reduce world=1,2 expect=correct timed says=refuted_by_the_judges
+// fault: all_reduce world=1 expect=correct timed says=refuted_by_the_judges
 // Guesses which requests are audited (a batch: more than one call, read off the runner's
 // stack) and forges only the others: the audit's own claims are honest and agree with
 // the judges' clocks. The audited time is held against every claim, not only the
