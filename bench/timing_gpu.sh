@@ -92,23 +92,25 @@ fi
 
 if [[ " $parts " == *" speed "* ]]; then
   echo "== expert kernels and examples at world 1: speedup over NCCL, $reps evals each"
-  printf '%-44s %-8s %-40s %7s %s\n' kernel status speedups median confirmed
+  printf '%-44s %-8s %-40s %7s %s  %s\n' kernel status speedups median confirmed \
+    "claimed/audited ms (last eval: the gap is the audit's give)"
   for f in problems/*/solution*.cu problems/*/examples/uva.cu; do
     p=$(echo "$f" | cut -d/ -f2)
     label=$(echo "$f" | cut -d/ -f2- | tr / _)
     sp=(); st=""; conf=0
     for i in $(seq 1 "$reps"); do
       ev "speed-$label-$i" "$p" "$f" 1
-      read -r s x c <<<"$(python3 -c "
+      read -r s x c gap <<<"$(python3 -c "
 import json,sys
 try: v=json.load(open(sys.argv[1]))
 except Exception: print('no-json 0 -'); sys.exit()
-print(v.get('status','?'), v.get('speedup',0), v.get('time_check','-'))" "$work/speed-$label-$i.json")"
+a=v.get('audit',{})
+print(v.get('status','?'), v.get('speedup',0), v.get('time_check','-'), f\"{a.get('claimed_ms',0):.4f}/{a.get('audited_ms',0):.4f}\")" "$work/speed-$label-$i.json")"
       st="$s"; sp+=("$x"); [ "$c" = confirmed ] && conf=$((conf + 1))
     done
     med=$(printf '%s\n' "${sp[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-    printf '%-44s %-8s %-40s %6.2fx %s/%s\n' "$label" "$st" \
-      "$(printf '%.2f ' "${sp[@]}")" "$med" "$conf" "$reps"
+    printf '%-44s %-8s %-40s %6.2fx %s/%s  %s\n' "$label" "$st" \
+      "$(printf '%.2f ' "${sp[@]}")" "$med" "$conf" "$reps" "${gap:--}"
   done
 fi
 
