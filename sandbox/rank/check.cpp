@@ -100,6 +100,15 @@ double exit_probe_stall_ms(const Ctx& c, int call) {
   return c.rank == fast ? 0 : c.job.stagger_ms;
 }
 
+// How long this rank waits before chained call `call`. On the exit probe's calls the fast
+// rank enters a quarter of stagger_ms after the slow ones, so that they are already
+// inside the call (on the GPU: their SMs held from its return) when it arrives; the
+// other calls are late by chain_delay_ms.
+double chained_delay_ms(const Ctx& c, int call) {
+  if (call % 2 == 0 || c.world < 2) return chain_delay_ms(c.job, c.rank, call);
+  return exit_probe_stall_ms(c, call) > 0 ? 0 : c.job.stagger_ms / 4;
+}
+
 // The race pass: `race_calls` calls with nothing of the harness's between them: no
 // barrier; each rank, once its last call returned, poisons its inputs, waits a random
 // delay, regenerates them and enters the next call (odd calls: the exit probe above). The trials'
@@ -119,7 +128,7 @@ Outcome run_chained(Ctx& c) {
     // Late before regenerating its inputs too: a peer that reads them without waiting
     // for this rank to enter reads the last call's.
     std::this_thread::sleep_for(
-        std::chrono::duration<double, std::milli>(chain_delay_ms(c.job, c.rank, k)));
+        std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
     std::string err;
     if (!prepare(c, seeds[k], &err) || !c.be->synchronize(&err))
       return device_error(c, "check", "preparing the inputs", err);

@@ -29,9 +29,9 @@ class Device {
   // An empty call for the judge's calibration: a short kernel (cuda), timed.
   virtual bool ping(rank::Timed* t, std::string* err) = 0;
   virtual double slack_ms() const = 0;  // the timer's off-stream slack (0 on the host)
-  // The race pass's exit probe (runner/peer_stall.h): for the next call, the first read
-  // of a peer's input stalls `ms`. host: page protection; cuda: nothing (device memory
-  // does not fault; there the judge's poison at the fast rank's return is the probe).
+  // The race pass's exit probe on a slow rank: for the next call, its reads of a peer's
+  // input are late by `ms`. host: the first read faults and stalls (runner/peer_stall.h);
+  // cuda: the SMs are held for `ms` once the call returns (device_cuda.cu's end_stall).
   virtual void stall_peer_reads(double ms) { (void)ms; }
   virtual void end_stall() {}
   virtual void detach() = 0;
