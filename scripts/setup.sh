@@ -31,6 +31,8 @@ if [ "${KF_SETUP_TESTS:-}" = 1 ]; then
   need_cmd clang-format clang-format
   # The PKB driver's own tests (sandbox/pkb/*_test.py: ctest's pkb_driver, pkb_tamper, pkb_setup).
   need_cmd python3 python3
+  # The planted bugs are patches of a problem's files (problems/*/bugs/*.patch).
+  need_cmd patch patch
 fi
 need_file libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/include/x86_64-linux-gnu/openmpi/mpi.h /usr/include/openmpi/mpi.h /usr/include/mpi.h
 need_file nlohmann-json3-dev /usr/include/nlohmann/json.hpp
