@@ -387,8 +387,8 @@ TEST_CASE("interactive: d and b diff at the menu; g 1 goes back to turn 1's kern
   at = term.seen.size();
   term.type("d\r");
   // The diff's last line, waited for: the 40 removed lines before it arrive in pieces.
-  REQUIRE(term.wait_for("+extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return nope; }", at,
-                        60));
+  REQUIRE(
+      term.wait_for("+extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) { return nope; }", at, 60));
   CHECK(term.seen.find("--- previous", at) != std::string::npos);
   CHECK(term.seen.find("+++ current", at) != std::string::npos);
   at = term.seen.size();

@@ -127,8 +127,7 @@ Outcome run_chained(Ctx& c) {
     status_set("check", detail + ": preparing", false, lim.call_s);
     // Late before regenerating its inputs too: a peer that reads them without waiting
     // for this rank to enter reads the last call's.
-    std::this_thread::sleep_for(
-        std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
     std::string err;
     if (!prepare(c, seeds[k], &err) || !c.be->synchronize(&err))
       return device_error(c, "check", "preparing the inputs", err);

@@ -118,7 +118,8 @@ class CudaDevice : public Device {
  private:
   bool init_hold(std::string* err) {
     int least = 0, greatest = 0, sms = 0, blocks = 0, threads = 0;
-    KF_CUDA("cudaDeviceGetStreamPriorityRange", cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    KF_CUDA("cudaDeviceGetStreamPriorityRange",
+            cudaDeviceGetStreamPriorityRange(&least, &greatest));
     cudaStream_t s = nullptr;
     KF_CUDA("cudaStreamCreateWithPriority",
             cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest));
