@@ -23,10 +23,6 @@
 #include "sandbox/process.h"
 #include "suite/paths.h"
 #include "suite/problem.h"
-#if __has_include("agent/builtin.h")
-#include "agent/builtin.h"
-#define KF_HAVE_BUILTIN 1
-#endif
 
 namespace cli {
 
@@ -34,67 +30,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The model named by --model, the config file, or builtin. Null with *err, *code.
-// *unsupported: the model is the builtin, which cannot write this problem.
-std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveConfig& cfg,
-                                         bool* used_default, bool* unsupported, std::string* err,
-                                         int* code) {
-  llm::LlmConfig file;
-  bool explicit_cfg = !a.config_file.empty();
-  if (!llm::load_llm_config(explicit_cfg ? a.config_file : llm::default_config_path(), explicit_cfg,
-                            &file, err)) {
-    *code = kBadInput;
-    return nullptr;
-  }
-  std::string spec = !a.model.empty() ? a.model : file.model;
-  *used_default = spec.empty();
-  if ((spec.empty() || spec == "builtin") && cfg.foreign) {
-    *err =
-        "the builtin template search writes kforge's own problems only: give a model for a "
-        "PKB problem (--model provider:name, or replay:FILE)";
-    *code = kBadInput;
-    return nullptr;
-  }
-  if (spec.empty() || spec == "builtin") {
-#ifdef KF_HAVE_BUILTIN
-    if (!agent::builtin_supports(cfg.eval, err)) {
-      *code = kBadInput;
-      *unsupported = true;
-      return nullptr;
-    }
-    auto m = agent::make_builtin_model(cfg.eval, err);
-    if (!m) *code = kInternal;
-    return m;
-#else
-    *err =
-        "no model configured and the builtin template search is not in this build: pass --model "
-        "provider:name";
-    *code = kBadInput;
-    return nullptr;
-#endif
-  }
-  llm::ProviderConfig pc;
-  if (!llm::resolve_provider_config(file, a.model, a.base_url, &pc, err)) {
-    *code = kBadInput;
-    return nullptr;
-  }
-  if (a.idle_timeout_s > 0) pc.timeouts.idle_s = a.idle_timeout_s;
-  if (!a.api_key_env.empty()) pc.api_key_env = a.api_key_env;
-  auto p = llm::make_provider(pc, err);
-  if (!p) {
-    *code = kBadInput;
-    return nullptr;
-  }
-  llm::Error e;
-  if (!p->ready(&e)) {
-    *err = std::string(llm::error_kind_name(e.kind)) + ": " + e.message;
-    *code = e.kind == llm::ErrorKind::missing_key ? kBadInput
-                                                  : kInternal;  // the user's setup, not kforge
-    return nullptr;
-  }
-  return name_given_flags(agent::wrap_provider(std::move(p)), {a.idle_timeout_s > 0});
-}
 
 bool load_problem_named(const std::string& name, const suite::Paths& paths, suite::Problem* p,
                         std::string* err) {

@@ -9,7 +9,20 @@
 
 #include "agent/model.h"
 
+namespace agent {
+struct SolveConfig;  // agent/loop.h
+}
+
 namespace cli {
+
+struct SolveArgs;  // cli/cmd_solve.h
+
+// The model named by --model, the config file, or builtin. Null with *err and *code (an
+// ExitCode, cli/commands.h); *unsupported: the model is the builtin, which cannot write
+// this problem.
+std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveConfig& cfg,
+                                         bool* used_default, bool* unsupported, std::string* err,
+                                         int* code);
 
 // The flags the person gave that stand for a provider's configuration keys.
 struct GivenFlags {
