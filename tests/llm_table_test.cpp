@@ -17,13 +17,7 @@ bool has(const std::string& s, const std::string& what) {
 
 TEST_CASE("llm table: solve and sweep refuse an unknown provider listing the table's names") {
   Harness h;
-  // The table's rows as the kforge binary has them: without any a unit test in this
-  // process registered (those are named *_test, e.g. provider_test.cpp's canned_test).
-  std::string listed;
-  for (const std::string& n : llm::provider_names())
-    if (n.size() < 5 || n.compare(n.size() - 5, 5, "_test") != 0)
-      listed += (listed.empty() ? "" : ", ") + n;
-  const std::string names = "(providers: " + listed + ")";
+  const std::string names = "(providers: " + llm::provider_names_text() + ")";
   std::string out;
   int code = h.kforge({"solve", "all_reduce", "--backend", "host", "--world", "2", "--headless",
                        "--model", "nope:some-model", "--out", h.dir() + "/solve"},

@@ -8,17 +8,16 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kf_build_paths.h"
+#include "tests/two_at_a_time.h"
 
 namespace fs = std::filesystem;
 
@@ -271,15 +270,9 @@ TEST_CASE("primitives: every expert kernel (problems/*/solution*.cu) compiles wi
     }
   }
   CHECK(sources.size() >= 5);  // one per collective at least
-  // Two at a time (nvcc is one core's work, and CI has two); the checks after, here.
   std::vector<Run> runs(sources.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < sources.size();) runs[i] = compile(sources[i], "-arch=sm_90");
-  };
-  std::thread other(work);
-  work();
-  other.join();
+  kf_test::two_at_a_time(sources.size(),
+                         [&](size_t i) { runs[i] = compile(sources[i], "-arch=sm_90"); });
   for (size_t i = 0; i < sources.size(); ++i) {
     INFO(sources[i].string() << "\n" << runs[i].output);
     CHECK(runs[i].status == 0);

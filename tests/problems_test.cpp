@@ -9,18 +9,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kf_build_paths.h"
 #include "tests/kforge_run.h"
 #include "tests/oracle_fake.h"
 #include "tests/planted_bugs.h"
+#include "tests/two_at_a_time.h"
 
 namespace {
 
@@ -106,33 +105,26 @@ TEST_CASE("problems: every CUDA baseline, example and planted-bug kernel builds 
   const std::string env = "KFORGE_CACHE=" + cache;
   struct Build {
     std::string what, args;
+    bool baseline = false;  // `kforge baseline`, which names the baseline.cu it built
     Run run;
   };
   std::vector<Build> builds;
   for (const std::string& p : problem_names()) {
     const std::string dir = kRoot + "/problems/" + p;
     // --backend cuda: without a GPU here the default backend is host (baseline_host.cpp).
-    builds.push_back({p + "'s baseline", "baseline " + p + " --backend cuda --compile-only", {}});
+    builds.push_back({p + "'s baseline", "baseline " + p + " --backend cuda --compile-only", true});
     std::vector<std::string> kernels = bug_kernels(p, sandbox::Backend::cuda, bugs);
     kernels.insert(kernels.begin(), dir + "/examples/uva.cu");
     for (const std::string& k : kernels) {
       REQUIRE_MESSAGE(fs::exists(k), p, ": every problem needs ", k);
-      builds.push_back({k, "eval " + p + " " + k + " --backend cuda --compile-only", {}});
+      builds.push_back({k, "eval " + p + " " + k + " --backend cuda --compile-only"});
     }
   }
-  // Two at a time (nvcc is one core's work, and CI has two); the checks after, on this
-  // thread.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < builds.size();) builds[i].run = kforge(builds[i].args, env);
-  };
-  std::thread other(work);
-  work();
-  other.join();
+  kf_test::two_at_a_time(builds.size(),
+                         [&](size_t i) { builds[i].run = kforge(builds[i].args, env); });
   for (const Build& b : builds) {
     CHECK_MESSAGE(b.run.code == 0, b.what, ": ", b.run.out);
-    if (b.args.rfind("baseline ", 0) == 0)
-      CHECK_MESSAGE(b.run.out.find("/baseline.cu") != std::string::npos, b.run.out);
+    if (b.baseline) CHECK_MESSAGE(b.run.out.find("/baseline.cu") != std::string::npos, b.run.out);
   }
   fs::remove_all(cache);
   fs::remove_all(bugs);

@@ -94,10 +94,14 @@ double chain_delay_ms(const Job& job, int rank, int call) {
 // stall stagger_ms at their first read of a peer's input (runner/peer_stall.h, host),
 // and every rank's inputs are poisoned the moment its call returns. A kernel that lets a
 // rank return while a peer may still read its inputs then hands the slow ranks poison.
+bool exit_probe_call(const Ctx& c, int call) {
+  return call % 2 == 1 && c.world >= 2;
+}
+bool exit_probe_fast(const Ctx& c, int call) {
+  return c.rank == (call / 2) % c.world;
+}
 double exit_probe_stall_ms(const Ctx& c, int call) {
-  if (call % 2 == 0 || c.world < 2) return 0;
-  int fast = (call / 2) % c.world;
-  return c.rank == fast ? 0 : c.job.stagger_ms;
+  return exit_probe_call(c, call) && !exit_probe_fast(c, call) ? c.job.stagger_ms : 0;
 }
 
 // How long this rank waits before chained call `call`. On the exit probe's calls the fast
@@ -105,8 +109,8 @@ double exit_probe_stall_ms(const Ctx& c, int call) {
 // inside the call (on the GPU: their SMs held from its return) when it arrives; the
 // other calls are late by chain_delay_ms.
 double chained_delay_ms(const Ctx& c, int call) {
-  if (call % 2 == 0 || c.world < 2) return chain_delay_ms(c.job, c.rank, call);
-  return exit_probe_stall_ms(c, call) > 0 ? 0 : c.job.stagger_ms / 4;
+  if (!exit_probe_call(c, call)) return chain_delay_ms(c.job, c.rank, call);
+  return exit_probe_fast(c, call) ? c.job.stagger_ms / 4 : 0;
 }
 
 // The race pass: `race_calls` calls with nothing of the harness's between them: no

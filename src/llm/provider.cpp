@@ -85,6 +85,11 @@ void register_provider(ProviderInfo info) {
   table().rows.push_back(std::move(info));
 }
 
+void unregister_provider(const std::string& name) {
+  std::lock_guard<std::mutex> lock(table().mu);
+  std::erase_if(table().rows, [&](const ProviderInfo& r) { return r.name == name; });
+}
+
 bool parse_model_spec(const std::string& spec, std::string* provider, std::string* model,
                       std::string* err) {
   size_t colon = spec.find(':');

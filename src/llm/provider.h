@@ -206,6 +206,8 @@ bool find_provider(const std::string& name, ProviderInfo* out);
 // Adds a row to the table, or replaces the row of the same name (tests and extensions
 // register their providers this way; there is no other). Thread-safe.
 void register_provider(ProviderInfo info);
+// Takes the row of that name out of the table again (a test's own row). Thread-safe.
+void unregister_provider(const std::string& name);
 
 // The provider named by cfg.provider, built by its row's factory with the row's base URL
 // and key variable where cfg leaves them empty; null with *err.

@@ -80,6 +80,11 @@ TEST_CASE("llm provider: a registered row is one more row of the same table") {
     return std::unique_ptr<Provider>(new Canned);
   };
   register_provider(row);
+  // Out again however the case ends: the table is the process's, and other cases (and the
+  // kforge binary they compare with) have only its own rows.
+  struct Unregister {
+    ~Unregister() { unregister_provider("canned_test"); }
+  } unregister;
   std::string p, m;
   CHECK(parse_model_spec("canned_test:x", &p, &m, &err));
   CHECK(provider_names_text().find("canned_test") != std::string::npos);
@@ -98,6 +103,8 @@ TEST_CASE("llm provider: a registered row is one more row of the same table") {
   auto o = make_provider(c, &err);
   REQUIRE(o);
   CHECK(o->name() == "openai:gpt-5");
+  unregister_provider("canned_test");
+  CHECK(provider_names_text().find("canned_test") == std::string::npos);
 }
 
 }  // namespace llm
