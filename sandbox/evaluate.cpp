@@ -65,16 +65,15 @@ std::vector<Job> make_jobs(const EvalRequest& req, const std::string& lib_dir, s
   std::vector<Job> jobs;
   for (const Instance& inst : req.instances) {
     Job job = inst.job;
-    job.problem = job.problem.empty() ? req.problem : job.problem;
-    job.backend = req.backend;
-    if (req.world > 0) job.world = req.world;
+    job.settings = req.settings;
+    job.size = inst.label;
     job.dir = fs::absolute(req.eval_dir + "/" + inst.label).string();
     job.candidate_lib = lib_dir + "/candidate.so";
     job.baseline_lib = req.baseline_path.empty() ? "" : lib_dir + "/baseline.so";
     job.build_gate = lib_dir + "/built.json";
     job.candidate_is_baseline = req.candidate_role == Role::baseline;
     job.shm_prefix = shm_base;
-    *timed = *timed || job.time;
+    *timed = *timed || job.timed;
     *labels += (labels->empty() ? "" : ", ") + inst.label;
     jobs.push_back(job);
   }
@@ -87,7 +86,7 @@ std::vector<Job> make_jobs(const EvalRequest& req, const std::string& lib_dir, s
 bool build_both(const EvalRequest& req, BuildResult* b, BuildResult* cb, BuildResult* ob,
                 std::string* err) {
   Toolchain tc = req.toolchain;
-  tc.backend = req.backend;
+  tc.backend = req.settings.backend;
   std::string base_err, oracle_err;
   std::future<bool> base_built, oracle_built;
   if (!req.problem_dir.empty())
@@ -99,16 +98,17 @@ bool build_both(const EvalRequest& req, BuildResult* b, BuildResult* cb, BuildRe
     });
   bool cand_built = build_library(tc, req.candidate_path, req.candidate_role, cb, err);
   if (oracle_built.valid() && !oracle_built.get()) {  // the problem's bug, as the baseline's
-    *err = "problem " + req.problem + ": " + oracle_err;
+    *err = "problem " + req.settings.problem + ": " + oracle_err;
     return false;
   }
   if (base_built.valid()) {  // the baseline's failure is reported first
     if (!base_built.get()) {
-      *err = "problem " + req.problem + ": baseline " + req.baseline_path + ": " + base_err;
+      *err =
+          "problem " + req.settings.problem + ": baseline " + req.baseline_path + ": " + base_err;
       return false;
     }
     if (!b->ok) {
-      *err = "problem " + req.problem + ": the baseline " + req.baseline_path +
+      *err = "problem " + req.settings.problem + ": the baseline " + req.baseline_path +
              " does not build: " + b->summary() + (b->log.empty() ? "" : "\n" + b->log);
       return false;
     }
@@ -150,7 +150,8 @@ bool take_verdicts(const EvalRequest& req, const std::vector<Job>& jobs,
     iv.candidate = v->candidate;
     iv.seconds = v->seconds;
     if (!verdict_from_run(req.instances[k], jobs[k], runs[k], &iv, err)) {
-      *err = "problem " + req.problem + ", instance " + req.instances[k].label + ": " + *err;
+      *err =
+          "problem " + req.settings.problem + ", instance " + req.instances[k].label + ": " + *err;
       return false;
     }
     *v = iv;
@@ -165,10 +166,10 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   auto t0 = Clock::now();
   *out = Verdict{};
   Verdict& v = *out;
-  v.problem = req.problem;
+  v.problem = req.settings.problem;
   v.candidate = req.candidate_path;
-  v.world = req.world;
-  v.backend = req.backend;
+  v.world = req.settings.world;
+  v.backend = req.settings.backend;
   const std::string lib_dir = req.eval_dir + "/lib";
   std::error_code ec;
   if (req.eval_dir.empty() || (fs::create_directories(lib_dir, ec), ec)) {
@@ -215,7 +216,7 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   const bool gate_open = open_gate(built && cb.ok, &gate_err);
   if (!gate_open)  // the ranks wait until the watchdog ends them; say why
     *err = "cannot write the build gate: " + gate_err;
-  const int world = jobs[0].world;
+  const int world = jobs[0].settings.world;
   if (built && gate_open && cb.ok)
     stage(fmt::format("running {} rank{}: {}", world, world == 1 ? "" : "s", labels));
   const bool launched_ok = launch.get();

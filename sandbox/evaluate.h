@@ -18,19 +18,20 @@ namespace sandbox {
 
 struct Instance {
   std::string label;  // "small", "full": the run directory's name and Verdict::size
-  Job job;            // tensors, params, checks, timing, limits; the rest is filled in
+  // The size's part of the job (shapes, params, reference, timed, race); evaluate adds
+  // the request's settings and the paths.
+  Job job;
   double roofline_ms = 0, busbw_bytes = 0, busbw_factor = 0;
 };
 
 struct EvalRequest {
-  std::string problem, candidate_path, baseline_path;  // baseline: .cu or baseline_host.cpp
+  Settings settings;                          // whole, into every job (settings.h)
+  std::string candidate_path, baseline_path;  // baseline: .cu or baseline_host.cpp
   // Role::baseline evaluates a problem's baseline as the candidate (it may use NCCL);
   // baseline_path is then usually "".
   Role candidate_role = Role::candidate;
   // The problem's folder: its oracle.cpp is built (cached) for the ranks. "" for none.
   std::string problem_dir;
-  Backend backend = Backend::cuda;
-  int world = 1;
   std::vector<Instance> instances;  // run in order; stop at the first that is not correct
   Toolchain toolchain;
   LaunchOptions launch;

@@ -11,8 +11,8 @@ namespace {
 
 Job job2() {
   Job j;
-  j.world = 2;
-  j.backend = Backend::cuda;
+  j.settings.world = 2;
+  j.settings.backend = Backend::cuda;
   JobTensor y;
   y.name = "y";
   y.output = true;
@@ -78,7 +78,7 @@ TEST_CASE("evaluate: a timed correct run gets speedup, busbw and roofline") {
 
   // The same on the host backend: no speed figures.
   Job h = job2();
-  h.backend = Backend::host;
+  h.settings.backend = Backend::host;
   Verdict hv;
   REQUIRE(verdict_from_run(inst, h, r, &hv, &err));
   CHECK(hv.status == Status::correct);

@@ -23,6 +23,7 @@
 
 #include "job_enums.h"
 #include "kf/abi.h"
+#include "settings.h"
 #include "verdict_status.h"
 
 namespace kf {
@@ -50,23 +51,15 @@ struct JobTensor {
   double atol = 0, rtol = 0;  // outputs only: |got - want| <= atol + rtol * |want|
 };
 
-// Per-phase time limits, in seconds. A rank whose status has not changed for longer
-// than its phase's limit is stuck; the watchdog kills the job and names it.
-struct Limits {
-  double bootstrap_s = 60;  // from mpirun's start until every rank reports
-  double load_s = 20;       // dlopen of the libraries
-  double setup_s = 30;      // kf_setup of baseline and candidate, collective allocs
-  double call_s = 10;       // one checked kf_run call (launch to synchronize)
-  double time_s = 120;      // the whole timing phase
-  double total_s = 600;     // the whole job
-  double build_s = 200;     // waiting at the build gate (the compiler's own limit is 180 s)
-};
-
+// One job: the evaluation's settings, whole, and what this job adds to them: one size's
+// shapes and parameters, where it runs, the libraries, and whether this size is the one
+// checked for races or the one timed.
 struct Job {
-  std::string problem;
-  Backend backend = Backend::cuda;
-  int world = 1;
-  std::string dir;            // the run directory (absolute)
+  Settings settings;
+  std::string size;   // which of the settings' sizes ("small", "full")
+  bool timed = true;  // settings.time, and this is the last size: the one whose speed counts
+  bool race = true;   // settings.race_pass, and this is the first size (settings.h)
+  std::string dir;    // the run directory (absolute)
   std::string candidate_lib;  // absolute path of the candidate's .so
   std::string baseline_lib;   // absolute path of the baseline's .so; "" for none
   // The candidate is a problem's baseline (`kforge baseline`): it gets the NCCL
@@ -79,52 +72,15 @@ struct Job {
   std::map<std::string, double> params;           // numeric parameters, passed to kf_run
   std::map<std::string, std::string> str_params;  // e.g. dtype=bf16 (already applied)
   std::vector<JobTensor> tensors;                 // in problem order
-  // The random delays' seed. Inputs come from a secret each rank draws for itself and
-  // never shares (no rank can rebuild a peer's inputs instead of reading them), unless
-  // fixed_inputs: then from this seed, reproducible, and derivable by a kernel.
-  uint64_t seed = 42;
-  bool fixed_inputs = false;
-
-  // Checking: `trials` rounds of `calls` back-to-back kf_run calls, fresh inputs and
-  // poisoned outputs before each call, every output compared, inputs checked unchanged.
-  // Odd-numbered calls start staggered (rank r waits r * stagger_ms first) so that a
-  // candidate that does not wait for its peers reads poison instead of data. Against the
-  // oracle at world > 1 a race pass follows: `race_calls` calls chained with no barrier
-  // between them, each rank late by 0 to 2 * stagger_ms (rank/check.h); an eval runs it
-  // in its first (small) job only.
-  int trials = 2;
-  int calls = 3;
-  double stagger_ms = 20;
-  int race_calls = 8;
-
-  // Timing: baseline and candidate alternate, `warmup` then `iters` iterations each;
-  // every iteration starts behind a barrier, L2 flushed, outputs poisoned; the outputs
-  // of every `verify_every`-th timed call are checked too.
-  // timing "batched" is nccl-tests' method instead: the iterations run in kTimingBatches
-  // batches of back-to-back calls, one pair of events around each batch, no barrier or
-  // L2 flush between its calls; a sample is the batch's time over its calls. Launch
-  // latency then overlaps and small messages stay in L2, as in nccl-tests' numbers.
-  bool time = true;
-  Timing timing = Timing::isolated;
-  int warmup = 5;
-  int iters = 50;
-  int verify_every = 10;
-  int64_t l2_flush_bytes = 256ll << 20;  // cuda only: bytes written between iterations
-
-  uint64_t workspace_bytes = 64ull << 20;  // symmetric workspace for comm.alloc
-  std::string shm_prefix;                  // host backend: POSIX shm name prefix
+  uint64_t workspace_bytes = 64ull << 20;         // symmetric workspace for comm.alloc
+  std::string shm_prefix;                         // host backend: POSIX shm name prefix
   // When set, the libraries are still being built as the ranks start: they wait for this
   // file before loading them (rank/build_gate.h).
   std::string build_gate;
-  Limits limits;
-  // Under a tool (kforge profile, a sanitizer rerun: src/eval/profile.h). `profile`: the
-  // timing phase runs its warm-up, then exactly one timed iteration, each side's call
-  // inside an NVTX range named kf_profile, the only calls Nsight Compute is told to
-  // profile. `under_tool`: the ranks run inside ncu or compute-sanitizer, whose injected
-  // library needs the candidate's process to write the sandbox's private /tmp and open
-  // local sockets (rank/harden.h: the runner is otherwise denied both).
-  bool profile = false;
-  bool under_tool = false;
+
+  // The random delays' seed, and the inputs' when the settings fix them.
+  uint64_t seed() const { return settings.seed != 0 ? settings.seed : 42; }
+  bool fixed_inputs() const { return settings.seed != 0; }
 };
 
 // A failure seen by one rank. `kind` is a verdict name of DESIGN.md.
@@ -224,15 +180,10 @@ void from_json(const nlohmann::json& j, Failure& v);
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InitSpec, dist, a, b)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobTensor, name, dtype, output, shape_by_rank, init,
                                                 atol, rtol)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Limits, bootstrap_s, load_s, setup_s, call_s,
-                                                time_s, total_s, build_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, problem, backend, world, dir, candidate_lib,
-                                                baseline_lib, candidate_is_baseline, reference,
-                                                params, str_params, tensors, seed, fixed_inputs,
-                                                trials, calls, stagger_ms, race_calls, time, timing,
-                                                warmup, iters, verify_every, l2_flush_bytes,
-                                                workspace_bytes, shm_prefix, build_gate, limits,
-                                                profile, under_tool)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Job, settings, size, timed, race, dir,
+                                                candidate_lib, baseline_lib, candidate_is_baseline,
+                                                reference, params, str_params, tensors,
+                                                workspace_bytes, shm_prefix, build_gate)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeStats, n, median_ms, p10_ms, p90_ms, min_ms,
                                                 max_ms, off_stream, unconfirmed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeAudit, check, batches, calls, audited_ms,

@@ -36,7 +36,7 @@ TEST_CASE("enums: an unknown string is an error naming it and the accepted ones"
     CHECK(what.find("cuda | host") != std::string::npos);
   }
   Job job;
-  CHECK_THROWS(from_json(json{{"timing", "fast"}}, job));
+  CHECK_THROWS(from_json(json{{"settings", {{"timing", "fast"}}}}, job));
 }
 
 TEST_CASE("enums: one severity order, the stages' own") {
@@ -56,12 +56,14 @@ TEST_CASE("enums: a failure and a job written before the types read the same") {
   json back = f;
   CHECK(back["kind"] == "unstable");
   CHECK(back["who"] == "baseline");
-  Job j = json{{"backend", "host"}, {"reference", "baseline"}, {"timing", "batched"}}.get<Job>();
-  CHECK(j.backend == Backend::host);
+  Job j =
+      json{{"settings", {{"backend", "host"}, {"timing", "batched"}}}, {"reference", "baseline"}}
+          .get<Job>();
+  CHECK(j.settings.backend == Backend::host);
   CHECK(j.reference == Reference::baseline);
-  CHECK(j.timing == Timing::batched);
+  CHECK(j.settings.timing == Timing::batched);
   json jj = j;
-  CHECK(jj["backend"] == "host");
+  CHECK(jj["settings"]["backend"] == "host");
   CHECK(jj["reference"] == "baseline");
-  CHECK(jj["timing"] == "batched");
+  CHECK(jj["settings"]["timing"] == "batched");
 }

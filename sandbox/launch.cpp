@@ -112,7 +112,7 @@ std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchO
   a.insert(a.end(), opt.extra_args.begin(), opt.extra_args.end());
   // Under a wrapper for some ranks only: one MPMD segment per run of ranks started alike
   // (`-np 1 ncu ... kforge-rank J : -np 1 kforge-rank J`); MPI numbers them in order.
-  const int world = jobs.at(0).world;
+  const int world = jobs.at(0).settings.world;
   const auto& w = opt.wrapped_ranks;
   auto wrapped = [&](int r) {
     return !opt.rank_wrapper.empty() && (w.empty() || std::find(w.begin(), w.end(), r) != w.end());
@@ -167,7 +167,7 @@ bool prepare_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::s
       *err = "run_job: job.dir must be an absolute path (got '" + job.dir + "')";
       return false;
     }
-    if (job.world < 1 || job.world != jobs[0].world) {
+    if (job.settings.world < 1 || job.settings.world != jobs[0].settings.world) {
       *err = "run_job: world must be at least 1, and the same for every job of a launch";
       return false;
     }
@@ -202,7 +202,7 @@ void read_report(const std::string& path, std::optional<T>* out, std::vector<std
 
 // What the ranks left in one job's folder; the pids they named go into *pids.
 void collect(const Job& job, RunResult* out, std::vector<int>* pids) {
-  for (int r = 0; r < job.world; ++r) {
+  for (int r = 0; r < job.settings.world; ++r) {
     RankStatus s = read_rank_status(job.dir, r);
     out->statuses.push_back(s);
     if (s.present && s.pid > 0) pids->push_back(s.pid);
@@ -217,7 +217,7 @@ void collect(const Job& job, RunResult* out, std::vector<int>* pids) {
 
 // How each rank's process ended, from the records its reaper left (rank/reaper.h).
 void collect_exits(const Job& first, RunResult* out) {
-  for (int r = 0; r < first.world; ++r) {
+  for (int r = 0; r < first.settings.world; ++r) {
     std::optional<RankExit> e;
     read_report(first.dir + "/status/rank" + std::to_string(r) + ".exit", &e, &out->notes);
     out->exits.push_back(e);
@@ -291,7 +291,7 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
     if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
   }
   for (const Job& j : jobs) jail.writable.push_back(j.dir);
-  jail.gpu = job.backend == Backend::cuda;
+  jail.gpu = job.settings.backend == Backend::cuda;
   jail.memory_bytes = o.memory_bytes;
   jail.max_pids = o.max_pids;
   return confined->prepare(jail, spec, err);
@@ -309,10 +309,10 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   RunResult last;  // what mpirun did goes to the last job that started
   Watchdog dog;
   for (const Job& j : jobs) dog.dirs.push_back(j.dir);
-  dog.world = jobs[0].world;
-  dog.bootstrap_s = jobs[0].limits.bootstrap_s;
-  for (const Job& j : jobs) dog.total_s += j.limits.total_s;
-  if (!jobs[0].build_gate.empty()) dog.total_s += jobs[0].limits.build_s;
+  dog.world = jobs[0].settings.world;
+  dog.bootstrap_s = jobs[0].settings.limits.bootstrap_s;
+  for (const Job& j : jobs) dog.total_s += j.settings.limits.total_s;
+  if (!jobs[0].build_gate.empty()) dog.total_s += jobs[0].settings.limits.build_s;
   dog.binary_name = fs::path(opt.rank_binary).filename().string();
   dog.kill_ranks = !private_shm;
   if (opt.linger_s > 0) dog.linger_s = opt.linger_s;
@@ -349,7 +349,8 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   // Every job a rank reached has results; those before the last passed on every rank
   // (the ranks go on only then), so they ended as a launch of their own would have: 0.
   int reached = 0;
-  for (int r = 0; r < jobs[0].world; ++r) reached = std::max(reached, current_job(dog.dirs, r));
+  for (int r = 0; r < jobs[0].settings.world; ++r)
+    reached = std::max(reached, current_job(dog.dirs, r));
   std::vector<int> pids;
   for (int k = 0; k <= reached; ++k) {
     RunResult rr = k == reached ? last : RunResult{};

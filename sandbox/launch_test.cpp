@@ -45,12 +45,12 @@ std::string fake_rank(const std::string& dir, const std::string& body) {
 
 Job small_job(const std::string& dir, int world) {
   Job j;
-  j.problem = "all_reduce";
-  j.backend = Backend::host;
-  j.world = world;
+  j.settings.problem = "all_reduce";
+  j.settings.backend = Backend::host;
+  j.settings.world = world;
   j.dir = dir + "/run";
-  j.limits.bootstrap_s = 20;
-  j.limits.total_s = 60;
+  j.settings.limits.bootstrap_s = 20;
+  j.settings.limits.total_s = 60;
   return j;
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("launch: the environment is scrubbed") {
 
 TEST_CASE("launch: mpirun command line") {
   Job j;
-  j.world = 4;
+  j.settings.world = 4;
   j.dir = "/r";
   LaunchOptions o;
   o.rank_binary = "/bin/kforge-rank";
@@ -102,7 +102,7 @@ TEST_CASE("launch: mpirun command line") {
 
 TEST_CASE("launch: a wrapper on some ranks makes one MPMD segment per run of ranks") {
   Job j;
-  j.world = 4;
+  j.settings.world = 4;
   j.dir = "/r";
   LaunchOptions o;
   o.rank_binary = "/bin/kforge-rank";
@@ -199,7 +199,7 @@ TEST_CASE("launch: a rank that never reports is stuck in bootstrap" * doctest::t
                             "if [ $r = 0 ]; then status setup '' false 30; fi\n"
                             "while true; do sleep 0.05; done\n");
   Job job = small_job(dir, 2);
-  job.limits.bootstrap_s = 1.5;
+  job.settings.limits.bootstrap_s = 1.5;
   RunResult r;
   std::string err;
   REQUIRE(run_job(job, o, &r, &err));

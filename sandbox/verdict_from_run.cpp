@@ -60,10 +60,15 @@ double gbps(double bytes, double ms, double factor) {
 void take_reports(const Job& job, const RunResult& run, Verdict* v,
                   std::vector<std::string>* sandbox_errors) {
   for (auto& n : run.notes) add_note(v, n);
-  if (job.fixed_inputs)
+  if (job.fixed_inputs())
     add_note(v, fmt::format("inputs: from --seed {}, reproducible, and so derivable by a kernel "
                             "(without --seed each rank's inputs come from a secret of its own)",
-                            job.seed));
+                            job.seed()));
+  // Said on every size: whoever reads any verdict of this eval learns the check was weaker.
+  if (!job.settings.race_pass && job.settings.world > 1 && !job.settings.under_tool)
+    add_note(v,
+             "race pass: skipped (--no-race-pass); a kernel that does not wait for its peers "
+             "may pass (drop --no-race-pass for the full check)");
   if (!run.isolation.empty()) v->harness_notes.push_back("sandbox: " + run.isolation);
   for (auto& rep : run.reports) {
     if (!rep) continue;
@@ -194,7 +199,7 @@ void correct_figures(const Instance& inst, const Job& job, const RunReport& rr, 
   v->off_stream_slack_ms = rr.off_stream_slack_ms;
   v->timer_margin_ms = rr.timer_margin_ms;
   v->audit = rr.audit;
-  bool meaningful = job.backend == Backend::cuda && !v->emulated;
+  bool meaningful = job.settings.backend == Backend::cuda && !v->emulated;
   if (meaningful && rr.baseline_timed && rr.candidate.median_ms > 0)
     v->speedup = rr.baseline.median_ms / rr.candidate.median_ms;
   if (meaningful && inst.busbw_bytes > 0) {
@@ -208,9 +213,10 @@ void correct_figures(const Instance& inst, const Job& job, const RunReport& rr, 
   if (meaningful && inst.roofline_ms > 0 && rr.candidate.median_ms > 0)
     v->pct_roofline = 100.0 * inst.roofline_ms / rr.candidate.median_ms;
   if (!meaningful)
-    add_note(v, job.backend == Backend::cuda ? "emulated ranks: times are not a speed measurement"
-                                             : std::string(backend_name(job.backend)) +
-                                                   " backend: times are not a speed measurement");
+    add_note(v, job.settings.backend == Backend::cuda
+                    ? "emulated ranks: times are not a speed measurement"
+                    : std::string(backend_name(job.settings.backend)) +
+                          " backend: times are not a speed measurement");
   if (meaningful && mostly_off_stream(rr.candidate))
     add_note(v, fmt::format("timing: {} of {} timed samples left work running on the GPU after "
                             "comm.stream() was done (another stream, the copy engine, a graph); "
@@ -233,7 +239,7 @@ void correct_figures(const Instance& inst, const Job& job, const RunReport& rr, 
                             "by its rank's own round trips (forged, or a process too busy to "
                             "answer); the {} samples were timed by the round trip instead",
                             rr.candidate.n));
-  if (job.timing == Timing::batched)
+  if (job.settings.timing == Timing::batched)
     add_note(v, fmt::format("timing: batched, nccl-tests' method ({} samples of back-to-back "
                             "calls, no L2 flush between them)",
                             rr.candidate.n));
@@ -244,8 +250,8 @@ void correct_figures(const Instance& inst, const Job& job, const RunReport& rr, 
 bool verdict_from_run(const Instance& inst, const Job& job, const RunResult& run, Verdict* v,
                       std::string* err) {
   v->size = inst.label;
-  v->world = job.world;
-  v->backend = job.backend;
+  v->world = job.settings.world;
+  v->backend = job.settings.backend;
   for (auto& t : job.tensors)
     if (t.output) v->tolerances.push_back({t.name, t.atol, t.rtol});
   std::vector<std::string> sandbox_errors;

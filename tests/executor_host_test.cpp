@@ -64,25 +64,25 @@ JobTensor tensor(const std::string& name, bool output, std::vector<int64_t> shap
 
 Job base_job(const std::string& problem, int world, int64_t n) {
   Job j;
-  j.problem = problem;
-  j.backend = sandbox::Backend::host;
-  j.world = world;
+  j.settings.problem = problem;
+  j.settings.backend = sandbox::Backend::host;
+  j.settings.world = world;
   j.params = {{"n", static_cast<double>(n)}};
   if (problem == "all_reduce")
     j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {n}, world, 1e-5)};
   else  // all_gather
     j.tensors = {tensor("x", false, {n}, world), tensor("y", true, {world * n}, world, 0)};
   j.reference = sandbox::Reference::oracle;
-  j.trials = 2;
-  j.calls = 3;
-  j.time = false;
+  j.settings.trials = 2;
+  j.settings.calls = 3;
+  j.timed = false;
   j.workspace_bytes = 16 << 20;
-  j.limits.bootstrap_s = 30;
-  j.limits.load_s = 20;
-  j.limits.setup_s = 20;
-  j.limits.call_s = 3;
-  j.limits.time_s = 30;
-  j.limits.total_s = 90;
+  j.settings.limits.bootstrap_s = 30;
+  j.settings.limits.load_s = 20;
+  j.settings.limits.setup_s = 20;
+  j.settings.limits.call_s = 3;
+  j.settings.limits.time_s = 30;
+  j.settings.limits.total_s = 90;
   return j;
 }
 
@@ -99,21 +99,21 @@ Run eval(const std::string& problem, const std::string& candidate, int world = 2
          bool timed = false, std::function<void(const std::string&)> beside = {}) {
   Run r;
   EvalRequest req;
-  req.problem = problem;
   req.candidate_path = candidate;
   req.baseline_path = kRoot + "/problems/" + problem + "/baseline_host.cpp";
   req.problem_dir = kRoot + "/problems/" + problem;
-  req.backend = sandbox::Backend::host;
-  req.world = world;
   Instance inst;
   inst.label = "small";
-  inst.job = job.problem.empty() ? base_job(problem, world, 4099) : job;
+  inst.job = job.settings.problem.empty() ? base_job(problem, world, 4099) : job;
   if (timed) {
-    inst.job.time = true;
-    inst.job.warmup = 1;
-    inst.job.iters = 5;
-    inst.job.verify_every = 2;
+    inst.job.timed = true;
+    inst.job.settings.warmup = 1;
+    inst.job.settings.iters = 5;
+    inst.job.settings.verify_every = 2;
   }
+  // The job's settings are the request's: evaluate writes them into every job.json.
+  req.settings = inst.job.settings;
+  req.settings.world = world;
   req.instances = {inst};
   req.toolchain.backend = sandbox::Backend::host;
   req.toolchain.include_dir = kRoot + "/primitives/include";
@@ -257,7 +257,7 @@ TEST_CASE("executor: a null store written here is a crash with SIGSEGV" * doctes
 TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(300)) {
   if (!have_rank()) return;
   Job job = base_job("all_gather", 2, 4099);
-  job.stagger_ms = 50;
+  job.settings.stagger_ms = 50;
   Run r = eval("all_gather", kernel("stale_flag"), 2, job);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));

@@ -177,3 +177,19 @@ TEST_CASE(
       fs::remove_all(h.dir() + "/runs");
     }
 }
+
+// The knob the settings block was proven with (issue 32): the race pass is what catches a
+// kernel that returns before its peers are done reading; without it, that kernel passes,
+// and the verdict says the check was weaker.
+TEST_CASE("faults: --no-race-pass lets no_exit_wait pass, and the verdict says it was skipped" *
+          doctest::timeout(600)) {
+  Harness h;
+  Fault f;
+  std::string err, out;
+  REQUIRE_MESSAGE(parse_fault(kFaults + "/no_exit_wait.cpp", &f, &err), err);
+  json v = eval(h, f.problem, f.source, 2, false, {"--no-race-pass"}, &out);
+  INFO(out);
+  CHECK(kforge_run::status_of(out) == "correct");
+  CHECK(v.dump().find("race pass: skipped (--no-race-pass)") != std::string::npos);
+  CHECK(sandbox::wait_none_naming(h.dir(), 15));
+}

@@ -31,7 +31,8 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
   if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
     return device_error(c, "check", "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  Outcome o = run_lib(c, c.base, "check", detail + ": baseline", c.job.limits.call_s, true);
+  Outcome o =
+      run_lib(c, c.base, "check", detail + ": baseline", c.job.settings.limits.call_s, true);
   if (o != kOk) {
     c.report.failures.back().trial = trial;
     c.report.failures.back().call = call;
@@ -74,8 +75,8 @@ Outcome expected_after(Ctx& c, uint64_t seed, const char* phase, const std::stri
   if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
     return device_error(c, phase, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  Outcome o =
-      run_lib(c, c.base, phase, detail + ": baseline (reference)", c.job.limits.call_s, true);
+  Outcome o = run_lib(c, c.base, phase, detail + ": baseline (reference)",
+                      c.job.settings.limits.call_s, true);
   if (o != kOk) return o;
   if (!read_outputs(c, want, &err))
     return device_error(c, phase, "reading the baseline's outputs", err);
@@ -86,8 +87,8 @@ namespace {
 // How long `rank` waits before chained call `call`: 0 to 2 * stagger_ms, drawn from the
 // job's seed, so that a failure comes back with the same seed.
 double chain_delay_ms(const Job& job, int rank, int call) {
-  uint64_t h = inputs::call_seed(job.seed, 3, rank, call);
-  return static_cast<double>(h % 1001) / 1000.0 * 2.0 * job.stagger_ms;
+  uint64_t h = inputs::call_seed(job.seed(), 3, rank, call);
+  return static_cast<double>(h % 1001) / 1000.0 * 2.0 * job.settings.stagger_ms;
 }
 
 // The exit probe on odd chained calls: one rank (in turn) runs at full pace, the others
@@ -101,7 +102,7 @@ bool exit_probe_fast(const Ctx& c, int call) {
   return c.rank == (call / 2) % c.world;
 }
 double exit_probe_stall_ms(const Ctx& c, int call) {
-  return exit_probe_call(c, call) && !exit_probe_fast(c, call) ? c.job.stagger_ms : 0;
+  return exit_probe_call(c, call) && !exit_probe_fast(c, call) ? c.job.settings.stagger_ms : 0;
 }
 
 // How long this rank waits before chained call `call`. On the exit probe's calls the fast
@@ -110,7 +111,7 @@ double exit_probe_stall_ms(const Ctx& c, int call) {
 // other calls are late by chain_delay_ms.
 double chained_delay_ms(const Ctx& c, int call) {
   if (!exit_probe_call(c, call)) return chain_delay_ms(c.job, c.rank, call);
-  return exit_probe_fast(c, call) ? c.job.stagger_ms / 4 : 0;
+  return exit_probe_fast(c, call) ? c.job.settings.stagger_ms / 4 : 0;
 }
 
 // The race pass: `race_calls` calls with nothing of the harness's between them: no
@@ -120,13 +121,14 @@ double chained_delay_ms(const Ctx& c, int call) {
 // there is, as in a training step or batched timing. Every rank runs every call, whatever it finds
 // (a rank that stopped early would leave its peers waiting for it in the next call).
 Outcome run_chained(Ctx& c) {
-  const Limits& lim = c.job.limits;
-  std::vector<uint64_t> seeds(c.job.race_calls);
-  std::vector<Values> got(c.job.race_calls);
-  for (int k = 0; k < c.job.race_calls; ++k) seeds[k] = inputs::call_seed(c.secret, 2, 0, k);
+  const Limits& lim = c.job.settings.limits;
+  std::vector<uint64_t> seeds(c.job.settings.race_calls);
+  std::vector<Values> got(c.job.settings.race_calls);
+  for (int k = 0; k < c.job.settings.race_calls; ++k)
+    seeds[k] = inputs::call_seed(c.secret, 2, 0, k);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = kOk;
-  for (int k = 0; k < c.job.race_calls && o != kFatal; ++k) {
+  for (int k = 0; k < c.job.settings.race_calls && o != kFatal; ++k) {
     const std::string detail = fmt::format("chained call {}", k);
     status_set("check", detail + ": preparing", false, lim.call_s);
     // Late before regenerating its inputs too: a peer that reads them without waiting
@@ -152,7 +154,7 @@ Outcome run_chained(Ctx& c) {
   if ((o = agree(o)) != kOk) return o;
   // Only now, with every chained call over, the expected outputs of each.
   status_set("check", "chained calls: comparing", false, lim.call_s);
-  for (int k = 0; k < c.job.race_calls && o == kOk; ++k) {
+  for (int k = 0; k < c.job.settings.race_calls && o == kOk; ++k) {
     AllInputs all;
     Values want;
     std::string err;
@@ -177,10 +179,10 @@ Outcome run_chained(Ctx& c) {
 // `trials` rounds of `calls` calls, each behind a barrier; stops at the first failing
 // call (on every rank).
 Outcome run_barriered_checks(Ctx& c) {
-  const Limits& lim = c.job.limits;
-  for (int trial = 0; trial < c.job.trials; ++trial) {
+  const Limits& lim = c.job.settings.limits;
+  for (int trial = 0; trial < c.job.settings.trials; ++trial) {
     bool call0_ok = false;
-    for (int call = 0; call < c.job.calls; ++call) {
+    for (int call = 0; call < c.job.settings.calls; ++call) {
       uint64_t seed = inputs::call_seed(c.secret, 0, trial, call);
       std::string detail = fmt::format("trial {} call {}", trial, call);
       status_set("check", detail + ": preparing", false, lim.call_s);
@@ -190,9 +192,9 @@ Outcome run_barriered_checks(Ctx& c) {
       MPI_Barrier(MPI_COMM_WORLD);
       // Odd calls start staggered: a candidate that reads a peer's buffers without
       // waiting for that peer reads poison or stale data.
-      if (call % 2 == 1 && c.job.stagger_ms > 0 && c.rank > 0)
+      if (call % 2 == 1 && c.job.settings.stagger_ms > 0 && c.rank > 0)
         std::this_thread::sleep_for(
-            std::chrono::duration<double, std::milli>(c.rank * c.job.stagger_ms));
+            std::chrono::duration<double, std::milli>(c.rank * c.job.settings.stagger_ms));
       Outcome o = run_lib(c, c.cand, "check", detail, lim.call_s, true);
       if (o == kFatal) return o;
       if (o == kFailed) {
@@ -246,7 +248,8 @@ Outcome run_barriered_checks(Ctx& c) {
 
 Outcome run_checks(Ctx& c) {
   Outcome o = run_barriered_checks(c);
-  if (o == kOk && c.use_oracle && c.world > 1 && c.job.race_calls > 0) o = run_chained(c);
+  if (o == kOk && c.use_oracle && c.world > 1 && c.job.race && c.job.settings.race_calls > 0)
+    o = run_chained(c);
   return o;
 }
 

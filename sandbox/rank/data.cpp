@@ -121,7 +121,7 @@ bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
 
 bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* err) {
   if (!c.oracle.loaded()) {
-    *err = "no oracle for problem '" + c.job.problem + "'";
+    *err = "no oracle for problem '" + c.job.settings.problem + "'";
     return false;
   }
   std::map<std::string, size_t> index;
@@ -166,11 +166,11 @@ bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* er
   try {
     std::string why;
     if (!c.oracle.call(io, &why)) {
-      *err = "oracle of '" + c.job.problem + "': " + why;
+      *err = "oracle of '" + c.job.settings.problem + "': " + why;
       return false;
     }
   } catch (const std::exception& e) {
-    *err = "oracle of '" + c.job.problem + "': " + e.what();
+    *err = "oracle of '" + c.job.settings.problem + "': " + e.what();
     return false;
   }
   return true;

@@ -157,7 +157,7 @@ void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes) {
   double cpu_s = 60;
   for (const Job& job : jobs) {
     writable.push_back(job.dir);
-    cpu_s += job.limits.total_s > 0 ? job.limits.total_s : 600;
+    cpu_s += job.settings.limits.total_s > 0 ? job.settings.limits.total_s : 600;
   }
   // OpenMPI's session directory (where its shared-memory files and PMIx store live):
   // the most precise variable that is set. The launcher points TMPDIR into <dir>.
@@ -171,7 +171,7 @@ void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes) {
   }
   // Under ncu or compute-sanitizer (job.h `under_tool`) their injected library keeps its
   // files in the sandbox's private /tmp.
-  if (jobs.at(0).under_tool) writable.push_back("/tmp");
+  if (jobs.at(0).settings.under_tool) writable.push_back("/tmp");
   harden_process(jobs.at(0).dir + "/scratch", cpu_s, writable, false, notes);
 }
 

@@ -27,9 +27,10 @@ bool read_job(const std::string& path, Job* job, std::string* err) {
 bool jobs_agree(const std::vector<Job>& jobs, std::string* err) {
   for (const Job& j : jobs) {
     const Job& a = jobs[0];
-    if (j.world != a.world || j.backend != a.backend || j.candidate_lib != a.candidate_lib ||
-        j.baseline_lib != a.baseline_lib || j.candidate_is_baseline != a.candidate_is_baseline ||
-        j.shm_prefix != a.shm_prefix || j.l2_flush_bytes != a.l2_flush_bytes) {
+    if (j.settings.world != a.settings.world || j.settings.backend != a.settings.backend ||
+        j.candidate_lib != a.candidate_lib || j.baseline_lib != a.baseline_lib ||
+        j.candidate_is_baseline != a.candidate_is_baseline || j.shm_prefix != a.shm_prefix ||
+        j.settings.l2_flush_bytes != a.settings.l2_flush_bytes) {
       *err = j.dir +
              "/job.json: world, backend, libraries, shm_prefix and l2_flush_bytes must "
              "equal those of " +

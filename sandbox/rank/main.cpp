@@ -56,8 +56,8 @@ Outcome internal(Ctx& c, const std::string& msg) {
 
 // This rank's input secret, before any candidate code is loaded.
 bool draw_secret(Ctx& c, std::string* err) {
-  if (c.job.fixed_inputs) {
-    c.secret = inputs::call_seed(c.job.seed, 4, c.rank, 0);
+  if (c.job.fixed_inputs()) {
+    c.secret = inputs::call_seed(c.job.seed(), 4, c.rank, 0);
     return true;
   }
   if (c.job_index > 0) return true;  // drawn once, for every job of the launch
@@ -89,13 +89,13 @@ bool plan_heaps(Ctx& c, std::string* err) {
 
 Outcome bootstrap(Ctx& c) {
   const Job& job = c.job;
-  if (job.world != c.world)
+  if (job.settings.world != c.world)
+    return internal(c, fmt::format("job.json says world {} but mpirun started {} ranks",
+                                   job.settings.world, c.world));
+  if (job.settings.world > kf::kMaxWorld)
     return internal(
-        c, fmt::format("job.json says world {} but mpirun started {} ranks", job.world, c.world));
-  if (job.world > kf::kMaxWorld)
-    return internal(c,
-                    fmt::format("world {} exceeds kf::kMaxWorld ({})", job.world, kf::kMaxWorld));
-  c.be = job.backend == sandbox::Backend::host ? make_host_backend() : make_cuda_backend();
+        c, fmt::format("world {} exceeds kf::kMaxWorld ({})", job.settings.world, kf::kMaxWorld));
+  c.be = job.settings.backend == sandbox::Backend::host ? make_host_backend() : make_cuda_backend();
   std::string err;
   if (!plan_heaps(c, &err)) return internal(c, err);
   BackendConfig cfg;
@@ -104,7 +104,7 @@ Outcome bootstrap(Ctx& c) {
   cfg.local_rank = c.local_rank;
   cfg.local_size = c.local_size;
   cfg.heap_bytes = c.heap_bytes;
-  cfg.l2_flush_bytes = job.l2_flush_bytes;
+  cfg.l2_flush_bytes = job.settings.l2_flush_bytes;
   cfg.shm_prefix = job.shm_prefix;
   // init is collective and agrees internally: every rank sees the same success.
   if (!c.be->init(cfg, &err)) return internal(c, "heap set-up: " + err);
@@ -118,7 +118,8 @@ Outcome bootstrap(Ctx& c) {
         c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
                        "ranks on one GPU; run it with --world {} or less here",
                        c.local_size, c.be->device_count(), c.be->device_count()));
-  if ((c.base_runs || job.candidate_is_baseline) && job.backend == sandbox::Backend::cuda) {
+  if ((c.base_runs || job.candidate_is_baseline) &&
+      job.settings.backend == sandbox::Backend::cuda) {
     Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
     mark(c, "nccl");
     if ((o = agree(o)) != kOk) return o;
@@ -150,7 +151,7 @@ bool load_fresh(Ctx& c, Role who, const std::string& path, Lib* lib, std::string
 
 Outcome load(Ctx& c) {
   const Job& job = c.job;
-  status_set("load", "", false, job.limits.load_s);
+  status_set("load", "", false, job.settings.limits.load_s);
   Outcome o = kOk;
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
@@ -187,7 +188,7 @@ Outcome load(Ctx& c) {
         "reference: the baseline cannot run here, so expected outputs come from the oracle");
   // kforge built the problem's oracle from its folder into the launch's library folder.
   if (o == kOk && c.use_oracle && !c.oracle.open(oracle_lib_beside(job.candidate_lib), &err))
-    o = internal(c, "problem '" + job.problem + "': " + err);
+    o = internal(c, "problem '" + job.settings.problem + "': " + err);
   c.report.reference_used = c.use_oracle ? Reference::oracle : Reference::baseline;
   c.report.baseline_ran = c.base_runs;
   return agree(o);
@@ -196,7 +197,7 @@ Outcome load(Ctx& c) {
 void fill_run_report(Ctx& c) {
   RunReport& r = c.run;
   r.world = c.world;
-  r.backend = c.job.backend;
+  r.backend = c.job.settings.backend;
   r.emulated = c.be && c.be->emulated();
   r.device_name = c.be ? c.be->device_name() : "";
   r.devices = c.be ? c.be->device_count() : 0;
@@ -243,7 +244,7 @@ Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
   // candidate that takes every byte it can) is not this job's to lose.
   if (!c.runners.empty()) stop_runner(c.runners[i - 1]);
   if (!status_init(c.job.dir, c.rank, &err)) return internal(c, err);
-  status_set("bootstrap", "next job", false, c.job.limits.load_s);
+  status_set("bootstrap", "next job", false, c.job.settings.limits.load_s);
   c.report = boot;
   c.run = RunReport{};
   c.cand = Lib{};
@@ -265,7 +266,7 @@ Outcome run_steps(Ctx& c) {
   Outcome o = load(c);
   mark(c, "load");
   if (o == kOk) {
-    status_set("setup", "", false, c.job.limits.setup_s);
+    status_set("setup", "", false, c.job.settings.limits.setup_s);
     o = run_setups(c);
     mark(c, "setup");
   }
@@ -273,7 +274,7 @@ Outcome run_steps(Ctx& c) {
     o = run_checks(c);
     mark(c, "check");
   }
-  if (o == kOk && c.job.time) {
+  if (o == kOk && c.job.timed) {
     o = run_timing(c);
     mark(c, "time");
   }
@@ -314,7 +315,7 @@ int run(int argc, char** argv) {
   if (job_ok) c.job = c.jobs[0];
   if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
   install_crash_handlers();
-  status_set("bootstrap", "", false, c.job.limits.bootstrap_s);
+  status_set("bootstrap", "", false, c.job.settings.limits.bootstrap_s);
   if (!job_ok || !draw_secret(c, &err)) {
     std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
     return 2;

@@ -112,8 +112,8 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
   std::string path = runner_path();
-  std::vector<std::string> args = {path, std::to_string(c.local_rank), backend_name(c.job.backend),
-                                   std::to_string(getpid())};
+  std::vector<std::string> args = {path, std::to_string(c.local_rank),
+                                   backend_name(c.job.settings.backend), std::to_string(getpid())};
   std::vector<std::string> env = runner_env();
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
@@ -132,13 +132,13 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   *link = RunnerLink{};
   link->pid = pid;
   link->fd = sv[0];
-  link->spin_ms = c.job.backend == sandbox::Backend::cuda ? 50 : 0;
+  link->spin_ms = c.job.settings.backend == sandbox::Backend::cuda ? 50 : 0;
   return true;
 }
 
 bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   runner::Init in;
-  in.backend = c.job.backend;
+  in.backend = c.job.settings.backend;
   in.rank = c.rank;
   in.world = c.world;
   in.local_rank = c.local_rank;
@@ -156,8 +156,8 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   in.workspace_bytes = c.layout.workspace_bytes;
   in.candidate_lib = c.job.candidate_lib;
   in.scratch = c.job.dir + "/scratch";
-  in.cpu_limit_s = (c.job.limits.total_s > 0 ? c.job.limits.total_s : 600) + 60;
-  in.under_tool = c.job.under_tool;
+  in.cpu_limit_s = (c.job.settings.limits.total_s > 0 ? c.job.settings.limits.total_s : 600) + 60;
+  in.under_tool = c.job.settings.under_tool;
   std::string text = nlohmann::json(in).dump();
   iovec iov{text.data(), text.size()};
   msghdr m{};
@@ -185,7 +185,7 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   }
   // Calibrated now, before the candidate's code exists in the runner: it cannot make
   // the round trip look noisier than it is to widen its own margin.
-  if (c.job.time && !calibrate_runner(c, err)) return false;
+  if (c.job.timed && !calibrate_runner(c, err)) return false;
   Request q{};
   q.op = Op::kLoad;
   RunnerCall rc = call_runner(c, q);

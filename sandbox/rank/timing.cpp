@@ -29,7 +29,8 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
     return device_error(c, "time", "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
   c.profile_call = profiled;
-  Outcome o = invoke(c, lib, false, "time", detail, c.job.limits.time_s, false, timed, calls);
+  Outcome o =
+      invoke(c, lib, false, "time", detail, c.job.settings.limits.time_s, false, timed, calls);
   c.profile_call = false;
   return o;
 }
@@ -94,7 +95,7 @@ Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
   Outcome o =
       expected_after(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
   if (o == kFatal || (o = agree(o)) != kOk) return o;
-  status_set("time", "start", false, c.job.limits.time_s, false);
+  status_set("time", "start", false, c.job.settings.limits.time_s, false);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
     f.who = Role::candidate;
@@ -135,7 +136,8 @@ Outcome run_audit(Ctx& c, const Samples& cand_s, int iters, TimeAudit* audit) {
   audit->batches = kAuditBatches;
   audit->calls = calls;
   audit->audited_ms = audited;
-  audit->bound_ms = audit_bound_ms(audited, limit, calls, c.job.backend == sandbox::Backend::host);
+  audit->bound_ms =
+      audit_bound_ms(audited, limit, calls, c.job.settings.backend == sandbox::Backend::host);
   return kOk;
 }
 
@@ -148,7 +150,7 @@ void publish_times(Ctx& c, Samples& cand_s, const Samples& base_s, int iters, in
   // H100 eval in three, 2026-12-06) refuted an honest 20 us kernel whose claims the
   // audit confirmed (bench/RESULTS.md, issue 33).
   const bool audited = audit->batches > 0;
-  if (c.cand.remote && c.job.backend == sandbox::Backend::cuda && !audited &&
+  if (c.cand.remote && c.job.settings.backend == sandbox::Backend::cuda && !audited &&
       refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
     std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
   TimeStats cand = reduce_samples(cand_s, audited ? audit : nullptr), base = reduce_samples(base_s);
@@ -180,17 +182,17 @@ Outcome run_timing(Ctx& c) {
   const Job& job = c.job;
   // One limit window for the loop; a verified sample's reference run (the baseline's,
   // at full size) opens a new one.
-  status_set("time", "start", false, job.limits.time_s);
+  status_set("time", "start", false, job.settings.limits.time_s);
   // isolated: `iters` samples of one call after `warmup` single calls. batched: up to
   // kTimingBatches samples of `per` calls each (iters in all) after one batch of
   // `warmup` calls.
-  const bool batched = job.timing == Timing::batched;
-  const int total = job.iters > 0 ? job.iters : 0;
+  const bool batched = job.settings.timing == Timing::batched;
+  const int total = job.settings.iters > 0 ? job.settings.iters : 0;
   const int iters = batched ? std::min(total, kTimingBatches) : total;
   const int per = batched && iters > 0 ? (total + iters - 1) / iters : 1;
-  const int warmup = batched ? (job.warmup > 0 ? 1 : 0) : job.warmup;
-  const int warm_calls = batched ? job.warmup : 1;
-  const int every = batched ? 1 : job.verify_every > 0 ? job.verify_every : iters;
+  const int warmup = batched ? (job.settings.warmup > 0 ? 1 : 0) : job.settings.warmup;
+  const int warm_calls = batched ? job.settings.warmup : 1;
+  const int every = batched ? 1 : job.settings.verify_every > 0 ? job.settings.verify_every : iters;
   Samples cand_s(iters), base_s(iters);
   const std::vector<bool> verify_at = verified_samples(c, iters, every);
   int verified = 0;
@@ -207,7 +209,7 @@ Outcome run_timing(Ctx& c) {
     const int calls = it < 0 ? warm_calls : per;
     // Under Nsight Compute, the first timed iteration is the one profiled (the host asks
     // for one: src/eval/profile.cpp); the warm-up before it is not.
-    const bool profiled = job.profile && it == 0;
+    const bool profiled = job.settings.profile && it == 0;
     Timed t;
     Outcome o = kOk;
     if (c.base_runs) {
@@ -231,10 +233,11 @@ Outcome run_timing(Ctx& c) {
   // not with ranks sharing one GPU or the host's CPUs, whose times are the scheduler's
   // (measured on 2 host cores: an honest collective at world 2 took 3 ms a call alone
   // and 17.5 ms back to back). The host backend at world 1 runs it, for its logic.
-  const bool shared = c.be->emulated() || (job.backend == sandbox::Backend::host && c.world > 1);
+  const bool shared =
+      c.be->emulated() || (job.settings.backend == sandbox::Backend::host && c.world > 1);
   TimeAudit audit;
-  if (c.cand.remote && c.runner.calibrated && iters > 0 && !job.profile && !job.under_tool &&
-      !shared) {
+  if (c.cand.remote && c.runner.calibrated && iters > 0 && !job.settings.profile &&
+      !job.settings.under_tool && !shared) {
     Outcome o = run_audit(c, cand_s, iters, &audit);
     if (o != kOk) return o;
   }

@@ -74,7 +74,7 @@ class BuiltinModel : public Model {
       text += "\nResults so far:\n";
       for (const Trial& t : search_->trials()) text += trial_line(t);
     }
-    out->text = text + "\n" + fence(cfg_.backend, source);
+    out->text = text + "\n" + fence(cfg_.settings.backend, source);
     out->stop_reason = "stop";
     out->raw_stop_reason = "builtin";
     out->model = "builtin";

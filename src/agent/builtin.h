@@ -67,8 +67,8 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
                 const TemplateEvaluator& eval, std::string* err,
                 const std::function<void(const Trial&)>& on_trial = nullptr);
 
-// The instance the search predicts for: cfg's last size (default "full") at cfg.world
-// with cfg.overrides. False with *err when it does not resolve.
+// The instance the search predicts for: cfg's last size (default "full") at cfg.settings.world
+// with cfg.settings.overrides. False with *err when it does not resolve.
 bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err);
 
 // Whether the builtin can write cfg's problem on cfg's backend: false, with *why ("problem X

@@ -24,9 +24,9 @@ std::string no_templates_message(const eval::EvalConfig& cfg) {
     return head + "it has no templates, " + file +
            " is missing (it declares the expert kernels' knobs, see problems/README.md "
            "\"search.json\"); add it, or solve with an LLM (--model provider:name)";
-  return head + "no template for the " + sandbox::backend_name(cfg.backend) +
+  return head + "no template for the " + sandbox::backend_name(cfg.settings.backend) +
          " backend, no family in " + file + " has a " +
-         (cfg.backend == sandbox::Backend::host ? "host (.cpp)" : "CUDA (.cu)") +
+         (cfg.settings.backend == sandbox::Backend::host ? "host (.cpp)" : "CUDA (.cu)") +
          " source; add one, or pick the other backend (--backend)";
 }
 
@@ -133,15 +133,16 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
 }
 
 bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err) {
-  const std::string size = cfg.sizes.empty() ? "full" : cfg.sizes.back();
-  return suite::resolve_instance(cfg.problem, cfg.world, size, cfg.overrides, inst, err);
+  const std::string size = cfg.settings.sizes.empty() ? "full" : cfg.settings.sizes.back();
+  return suite::resolve_instance(cfg.problem, cfg.settings.world, size, cfg.settings.overrides,
+                                 inst, err);
 }
 
 bool builtin_supports(const eval::EvalConfig& cfg, std::string* why) {
   suite::Instance inst;
   std::string err;  // an instance that does not resolve is make_search's error to report
   if (!search_instance(cfg, &inst, &err)) return true;
-  if (!suite::template_space(cfg.problem, inst, cfg.backend).empty()) return true;
+  if (!suite::template_space(cfg.problem, inst, cfg.settings.backend).empty()) return true;
   *why = no_templates_message(cfg);
   return false;
 }
@@ -150,7 +151,8 @@ bool make_search(const eval::EvalConfig& cfg, std::unique_ptr<TemplateSearch>* o
                  std::string* err) {
   suite::Instance inst;
   if (!search_instance(cfg, &inst, err)) return false;
-  const std::vector<suite::Template> space = suite::template_space(cfg.problem, inst, cfg.backend);
+  const std::vector<suite::Template> space =
+      suite::template_space(cfg.problem, inst, cfg.settings.backend);
   if (space.empty()) {
     *err = no_templates_message(cfg);
     return false;

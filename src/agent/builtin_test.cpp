@@ -51,8 +51,8 @@ eval::EvalConfig host_config() {
       err);
   cfg.paths = suite::default_paths();
   cfg.machine = suite::default_h200();
-  cfg.backend = sandbox::Backend::host;
-  cfg.world = 2;
+  cfg.settings = sandbox::default_settings(sandbox::Backend::host);
+  cfg.settings.world = 2;
   return cfg;
 }
 
@@ -175,7 +175,7 @@ TEST_CASE("builtin: no templates is an error naming the problem") {
   eval::EvalConfig cfg = host_config();
   cfg.problem.name = "not_a_problem";        // a problem without expert kernels:
   cfg.problem.search = suite::SearchSpec();  // no search.json, so no templates
-  cfg.backend = sandbox::Backend::cuda;
+  cfg.settings.backend = sandbox::Backend::cuda;
   std::string err;
   CHECK_FALSE(agent::make_builtin_model(cfg, &err));
   CHECK(err.find("not_a_problem") != std::string::npos);
@@ -183,6 +183,6 @@ TEST_CASE("builtin: no templates is an error naming the problem") {
   CHECK_FALSE(agent::builtin_supports(cfg, &why));
   CHECK(why.find("problem not_a_problem is not supported by the builtin") == 0);
   cfg.problem.search = host_config().problem.search;  // its own templates again
-  cfg.backend = sandbox::Backend::host;
+  cfg.settings.backend = sandbox::Backend::host;
   CHECK(agent::builtin_supports(cfg, &why));
 }

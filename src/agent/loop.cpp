@@ -92,12 +92,13 @@ void Run::push_user(int turn, const std::string& content) {
 
 ParsedReply Run::parse(const std::string& text) const {
   if (cfg_.foreign) return cfg_.foreign->parse(text);
-  return cfg_.mode == "agent" ? parse_agent_reply(text, cfg_.eval.backend)
-                              : parse_direct_reply(text, cfg_.eval.backend);
+  return cfg_.mode == "agent" ? parse_agent_reply(text, cfg_.eval.settings.backend)
+                              : parse_direct_reply(text, cfg_.eval.settings.backend);
 }
 
 std::string Run::extension() const {
-  return cfg_.foreign ? cfg_.foreign->extension : eval::kernel_extension(cfg_.eval.backend);
+  return cfg_.foreign ? cfg_.foreign->extension
+                      : eval::kernel_extension(cfg_.eval.settings.backend);
 }
 
 // One model call and what follows it. ok: on to the next turn; end: the run is over

@@ -131,22 +131,14 @@ nlohmann::json solve_config_json(const SolveConfig& c) {
             {"profile", c.profile}};
   if (c.foreign) {  // the suite's evaluator has its own options; the header names the suite
     j["suite"] = c.foreign->suite;
-    j["eval"] = {{"problem", c.foreign->problem}, {"world", e.world}};
+    j["eval"] = {{"problem", c.foreign->problem}, {"world", e.settings.world}};
     return j;
   }
-  j["eval"] = {{"problem", e.problem.name},
-               {"backend", e.backend},
-               {"world", e.world},
-               {"sizes", e.sizes},
-               {"overrides", e.overrides},
-               {"iters", e.iters},
-               {"timing", e.timing},
-               {"warmup", e.warmup},
-               {"trials", e.trials},
-               {"seed", e.seed},
-               {"call_limit_s", e.call_limit_s},
-               {"no_time", e.no_time},
-               {"machine", e.machine.name}};
+  // The settings whole, as every job.json has them; replay reads them back
+  // (sandbox::settings_from_json), and the machine's name beside them.
+  j["eval"] = e.settings;
+  j["eval"]["problem"] = e.problem.name;
+  j["eval"]["machine"] = e.machine.name;
   return j;
 }
 

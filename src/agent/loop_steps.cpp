@@ -91,8 +91,8 @@ bool Run::format_error(int turn, const std::string& why, std::string* err) {
 bool Run::init_env(std::string* err) {
   std::vector<std::string> env = {
       "KF_PROBLEM=" + cfg_.eval.problem.name, "KF_INCLUDE=" + cfg_.eval.paths.include_dir,
-      "KF_WORLD=" + std::to_string(cfg_.eval.world),
-      "KF_BACKEND=" + std::string(sandbox::backend_name(cfg_.eval.backend))};
+      "KF_WORLD=" + std::to_string(cfg_.eval.settings.world),
+      "KF_BACKEND=" + std::string(sandbox::backend_name(cfg_.eval.settings.backend))};
   env.insert(env.end(), cfg_.agent_env.begin(), cfg_.agent_env.end());
   return env_.init(cfg_.workspace + "/agent", env, cfg_.command_timeout_s, err);
 }
@@ -122,12 +122,15 @@ Step Run::command(int turn, const std::string& proposed, std::string* source, bo
        r.output);
   std::string extra;
   if (r.submitted) {
-    std::string path = env_.workspace() + "/kernel" + eval::kernel_extension(cfg_.eval.backend), e2;
+    std::string path = env_.workspace() + "/kernel" +
+                       eval::kernel_extension(cfg_.eval.settings.backend),
+                e2;
     if (read_text_file(path, source, &e2)) {
       *submitted = true;
       return Step::ok;
     }
-    extra = "You submitted, but there is no kernel" + eval::kernel_extension(cfg_.eval.backend) +
+    extra = "You submitted, but there is no kernel" +
+            eval::kernel_extension(cfg_.eval.settings.backend) +
             " in the workspace: write it first, then submit.";
   }
   if (r.timed_out)
@@ -215,8 +218,8 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
 // joins the feedback, what ran and what it cost goes to the trajectory.
 bool Run::profile(int turn, const sandbox::Verdict& v, std::string* feedback, std::string* err) {
   if (cfg_.profile == ProfileMode::never || cfg_.foreign) return true;  // kforge's ABI only
-  std::string file =
-      fmt::format("{}/turn_{}{}", cfg_.workspace, turn, eval::kernel_extension(cfg_.eval.backend));
+  std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn,
+                                 eval::kernel_extension(cfg_.eval.settings.backend));
   ProfileStep step;
   if (!profile_step(cfg_.eval, cfg_.profile, turn, fs::absolute(file).string(), v, &step, err))
     return (tw_.event("internal_error", {{"turn", turn}, {"message", *err}}), false);

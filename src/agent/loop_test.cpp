@@ -75,10 +75,10 @@ struct Fixture {
     cfg.eval.paths.runs_dir = (dir / "runs").string();
     REQUIRE(
         suite::load_problem(cfg.eval.paths.problems_dir + "/all_reduce", &cfg.eval.problem, &err));
-    cfg.eval.backend = sandbox::Backend::host;
-    cfg.eval.world = 2;
-    cfg.eval.sizes = {"small"};
-    cfg.eval.no_time = true;
+    cfg.eval.settings = sandbox::default_settings(sandbox::Backend::host);
+    cfg.eval.settings.world = 2;
+    cfg.eval.settings.sizes = {"small"};
+    cfg.eval.settings.time = false;
     cfg.eval.machine = suite::default_h200();
     cfg.prompts_dir = agent::default_prompts_dir();
     cfg.workspace = (dir / "ws").string();

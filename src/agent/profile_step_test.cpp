@@ -59,7 +59,7 @@ TEST_CASE("profile step: a missing ncu is a note in the event, and nothing for t
   cfg.paths = suite::default_paths();
   std::string err;
   REQUIRE(suite::load_problem(cfg.paths.problems_dir + "/all_reduce", &cfg.problem, &err));
-  cfg.backend = sandbox::Backend::cuda;
+  cfg.settings.backend = sandbox::Backend::cuda;
   setenv("KFORGE_NCU", "/nonexistent/ncu", 1);
   ProfileStep step;
   bool ok = profile_step(cfg, ProfileMode::automatic, 3, cfg.problem.dir + "/solution.cu",

@@ -24,11 +24,11 @@ namespace fs = std::filesystem;
 namespace {
 
 bool host(const PromptInputs& in) {
-  return in.eval.backend != sandbox::Backend::cuda;
+  return in.eval.settings.backend != sandbox::Backend::cuda;
 }
 
 std::vector<std::string> run_sizes(const eval::EvalConfig& c) {
-  return c.sizes.empty() ? std::vector<std::string>{"small", "full"} : c.sizes;
+  return sandbox::sizes_to_run(c.settings, false);
 }
 
 std::string shape_str(const std::vector<int64_t>& s) {
@@ -153,14 +153,14 @@ bool primitives_docs(const std::string& docs_dir, std::string* out, std::string*
 }
 
 bool build_system_prompt(const PromptInputs& in, std::string* out, std::string* err) {
-  const std::string ext = eval::kernel_extension(in.eval.backend);
+  const std::string ext = eval::kernel_extension(in.eval.settings.backend);
   const std::string fence = host(in) ? "cpp" : "cuda";
   std::string reply;
   Vars rv = {{"ext", ext},
              {"fence", fence},
              {"problem", in.eval.problem.name},
-             {"world", std::to_string(in.eval.world)},
-             {"backend", sandbox::backend_name(in.eval.backend)}};
+             {"world", std::to_string(in.eval.settings.world)},
+             {"backend", sandbox::backend_name(in.eval.settings.backend)}};
   if (!render_prompt_file(in.prompts_dir, in.mode == "agent" ? "reply_agent.md" : "reply_direct.md",
                           rv, &reply, err,
                           /*allow_unused=*/true))
@@ -206,14 +206,17 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
   std::string sizes;
   for (auto& sz : run_sizes(in.eval)) {
     suite::Instance inst;
-    if (!suite::resolve_instance(p, in.eval.world, sz, in.eval.overrides, &inst, err)) return false;
-    std::string role = sz == "small" ? "checked against the CPU reference"
-                                     : (in.eval.no_time ? "checked against the baseline"
-                                                        : "checked against the baseline and timed");
+    if (!suite::resolve_instance(p, in.eval.settings.world, sz, in.eval.settings.overrides, &inst,
+                                 err))
+      return false;
+    std::string role = sz == "small"
+                           ? "checked against the CPU reference"
+                           : (!in.eval.settings.time ? "checked against the baseline"
+                                                     : "checked against the baseline and timed");
     sizes += (sizes.empty() ? "" : "; ") + sz + " (" + params_str(inst) + "): " + role;
     insts.push_back(inst);
   }
-  std::string baseline_path = eval::default_kernel(p, in.eval.backend, true), baseline;
+  std::string baseline_path = eval::default_kernel(p, in.eval.settings.backend, true), baseline;
   if (!read_text_file(baseline_path, &baseline, err)) return false;
   std::string prims;
   if (!primitives_text(in, &prims, err)) return false;
@@ -225,8 +228,8 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
   Vars v = {{"problem", p.name},
             {"category", p.category},
             {"description", p.description},
-            {"world", std::to_string(in.eval.world)},
-            {"backend", sandbox::backend_name(in.eval.backend)},
+            {"world", std::to_string(in.eval.settings.world)},
+            {"backend", sandbox::backend_name(in.eval.settings.backend)},
             {"sizes", sizes},
             {"tensors", tensors_text(insts)},
             {"baseline_name", fs::path(baseline_path).filename().string()},
@@ -237,8 +240,8 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
             {"topology", suite::topology_text(in.topology)},
             {"analysis", analysis(in, insts.back())},
             {"primitives", prims},
-            {"ext", eval::kernel_extension(in.eval.backend)},
-            {"skeleton", kernel_skeleton(p, in.eval.backend)},
+            {"ext", eval::kernel_extension(in.eval.settings.backend)},
+            {"skeleton", kernel_skeleton(p, in.eval.settings.backend)},
             {"target", target}};
   return render_prompt_file(in.prompts_dir, "task.md", v, out, err);
 }

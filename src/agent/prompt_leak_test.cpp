@@ -147,8 +147,8 @@ std::vector<std::pair<std::string, std::string>> all_prompts(const suite::Proble
   agent::PromptInputs in;
   in.eval.paths = suite::default_paths();
   in.eval.problem = p;
-  REQUIRE(sandbox::parse_enum(backend, &in.eval.backend));
-  in.eval.world = 4;
+  REQUIRE(sandbox::parse_enum(backend, &in.eval.settings.backend));
+  in.eval.settings.world = 4;
   in.eval.machine = suite::default_h200();
   in.mode = mode;
   in.prompts_dir = agent::default_prompts_dir();
@@ -167,8 +167,9 @@ std::vector<std::pair<std::string, std::string>> all_prompts(const suite::Proble
         agent::render_feedback(in.prompts_dir, verdict(p, backend, st), 2, 1.5, &fb, &err), err);
     out.push_back({std::string("feedback ") + sandbox::status_name(st), fb});
   }
-  agent::ParsedReply bad = mode == "agent" ? agent::parse_agent_reply("no block", in.eval.backend)
-                                           : agent::parse_direct_reply("no block", in.eval.backend);
+  agent::ParsedReply bad = mode == "agent"
+                               ? agent::parse_agent_reply("no block", in.eval.settings.backend)
+                               : agent::parse_direct_reply("no block", in.eval.settings.backend);
   std::string fe;
   REQUIRE_MESSAGE(agent::render_format_error(in.prompts_dir, bad.error, 2, &fe, &err), err);
   out.push_back({"format error", fe});

@@ -12,8 +12,8 @@ agent::PromptInputs inputs(const std::string& backend) {
   std::string err;
   in.eval.paths = suite::default_paths();
   REQUIRE(suite::load_problem(in.eval.paths.problems_dir + "/all_reduce", &in.eval.problem, &err));
-  REQUIRE(sandbox::parse_enum(backend, &in.eval.backend));
-  in.eval.world = 4;
+  REQUIRE(sandbox::parse_enum(backend, &in.eval.settings.backend));
+  in.eval.settings.world = 4;
   in.eval.machine = suite::default_h200();
   in.prompts_dir = agent::default_prompts_dir();
   in.topology = suite::host_topology();

@@ -32,10 +32,10 @@ eval::EvalConfig config(const suite::Problem& p, const std::string& backend) {
   cfg.problem = p;
   cfg.paths = suite::default_paths();
   cfg.machine = suite::default_h200();
-  REQUIRE(sandbox::parse_enum(backend, &cfg.backend));
-  cfg.world = 2;
-  cfg.sizes = {"small"};
-  cfg.no_time = true;
+  REQUIRE(sandbox::parse_enum(backend, &cfg.settings.backend));
+  cfg.settings.world = 2;
+  cfg.settings.sizes = {"small"};
+  cfg.settings.time = false;
   return cfg;
 }
 

@@ -143,7 +143,7 @@ int cmd_eval(const EvalArgs& a) {
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }
-  const sandbox::Backend backend = cfg.backend;
+  const sandbox::Backend backend = cfg.settings.backend;
   std::string kernel = a.kernel;
   if (kernel.empty()) {
     kernel = eval::default_kernel(problem, backend, a.is_baseline);
@@ -162,7 +162,8 @@ int cmd_eval(const EvalArgs& a) {
   }
   cfg.problem = problem;
   cfg.paths = paths;
-  cfg.backend = ends_with(kernel, ".cu") ? sandbox::Backend::cuda : sandbox::Backend::host;
+  // Only --compile-only may get here with a kernel of the other backend: it builds for it.
+  cfg.settings.backend = ends_with(kernel, ".cu") ? sandbox::Backend::cuda : sandbox::Backend::host;
   sandbox::Role role = a.is_baseline ? sandbox::Role::baseline : sandbox::Role::candidate;
 
   if (a.compile_only) {

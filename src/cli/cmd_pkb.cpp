@@ -164,7 +164,7 @@ bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* e
   if (!pkb::make_foreign_suite(spec, suite.get(), err)) return false;
   cfg->foreign = suite;
   cfg->prompts_dir = spec.prompts_dir;
-  cfg->eval.world = spec.eval.world;
+  cfg->eval.settings.world = spec.eval.world;
   cfg->eval.paths = paths;
   return true;
 }

@@ -77,7 +77,7 @@ bool load(const ProfileArgs& a, eval::EvalConfig* cfg, std::string* kernel, std:
     params.erase(params.begin());
   }
   if (!apply_eval_options(a.opt, params, cfg, err)) return false;
-  if (kernel->empty()) *kernel = eval::default_kernel(cfg->problem, cfg->backend, false);
+  if (kernel->empty()) *kernel = eval::default_kernel(cfg->problem, cfg->settings.backend, false);
   if (!fs::exists(*kernel)) return (*err = *kernel + ": no such file", false);
   *kernel = fs::absolute(*kernel).string();
   return true;
@@ -90,7 +90,7 @@ int cmd_profile(const ProfileArgs& a) {
   std::string kernel, err;
   eval::ProfileOptions opt;
   if (!load(a, &cfg, &kernel, &err) || !sandbox::parse_enum(a.tool, &opt.tool) ||
-      !parse_ranks(a.rank, cfg.world, &opt.ranks, &err))
+      !parse_ranks(a.rank, cfg.settings.world, &opt.ranks, &err))
     return fmt::print(stderr, "kforge profile: {}\n", err), kBadInput;
   opt.metrics = a.metrics;
   std::istringstream words(a.tool_args);

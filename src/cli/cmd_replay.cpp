@@ -38,17 +38,7 @@ bool recorded_config(const json& ec, const suite::Paths& paths, eval::EvalConfig
     std::string dir = paths.problems_dir + "/" + ec.at("problem").get<std::string>();
     if (!suite::load_problem(dir, &cfg->problem, err)) return false;
     cfg->paths = paths;
-    cfg->backend = ec.at("backend");
-    cfg->world = ec.at("world");
-    cfg->sizes = ec.at("sizes").get<std::vector<std::string>>();
-    cfg->overrides = ec.at("overrides").get<std::vector<std::string>>();
-    cfg->iters = ec.at("iters");
-    cfg->timing = ec.value("timing", sandbox::Timing::isolated);  // older files lack it
-    cfg->warmup = ec.at("warmup");
-    cfg->trials = ec.at("trials");
-    cfg->seed = ec.at("seed");
-    cfg->call_limit_s = ec.at("call_limit_s");
-    cfg->no_time = ec.at("no_time");
+    if (!sandbox::settings_from_json(ec, &cfg->settings, err)) return false;
     cfg->machine = suite::default_h200();
     return true;
   } catch (const std::exception& e) {
@@ -73,7 +63,8 @@ int cmd_replay(const ReplayArgs& a) {
     fmt::print(stderr, "kforge replay: {}: {}\n", a.file, err);
     return kBadInput;
   }
-  if (cfg.backend == sandbox::Backend::cuda && suite::detect_backend() != sandbox::Backend::cuda) {
+  if (cfg.settings.backend == sandbox::Backend::cuda &&
+      suite::detect_backend() != sandbox::Backend::cuda) {
     fmt::print(stderr,
                "kforge replay: {} was recorded on the cuda backend and this machine has no GPU\n",
                a.file);
@@ -88,7 +79,8 @@ int cmd_replay(const ReplayArgs& a) {
   int matched = 0, differed = 0;
   for (const trace::CandidateEvent& c : run.candidates) {
     int turn = c.turn;
-    std::string file = fmt::format("{}/turn_{}{}", dir, turn, eval::kernel_extension(cfg.backend));
+    std::string file =
+        fmt::format("{}/turn_{}{}", dir, turn, eval::kernel_extension(cfg.settings.backend));
     std::ofstream(file, std::ios::binary) << c.source;
     sandbox::Verdict v;
     bool evaluated =

@@ -130,7 +130,8 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
   bool ok = err.empty();
   std::string accepted_path;
   std::string best_path = write_kernels(
-      res, out_dir, cfg.foreign ? cfg.foreign->extension : eval::kernel_extension(cfg.eval.backend),
+      res, out_dir,
+      cfg.foreign ? cfg.foreign->extension : eval::kernel_extension(cfg.eval.settings.backend),
       &accepted_path);
   int exit_code = exit_code_of(res, ok);
   json solve_j = {{"exit_reason", res.exit_reason},
@@ -319,8 +320,8 @@ int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& 
     cfg.resume = r;
   }
 
-  if (!choose_topology(a.topology_file, pkb ? sandbox::Backend::cuda : e.backend, &cfg.topology,
-                       &err) ||
+  if (!choose_topology(a.topology_file, pkb ? sandbox::Backend::cuda : e.settings.backend,
+                       &cfg.topology, &err) ||
       (pkb && !setup_pkb_solve(a, &cfg, &err)))
     return fail(kBadInput, "bad_input", err);
   const std::string problem = pkb ? "pkb-" + cfg.foreign->problem : e.problem.name;

@@ -80,8 +80,8 @@ int print_predictions(const eval::EvalConfig& cfg, bool as_json) {
   std::string err;
   if (!agent::search_instance(cfg, &inst, &err))
     return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
-  const auto ranked = suite::rank_templates(suite::template_space(cfg.problem, inst, cfg.backend),
-                                            inst, cfg.machine);
+  const auto ranked = suite::rank_templates(
+      suite::template_space(cfg.problem, inst, cfg.settings.backend), inst, cfg.machine);
   if (as_json) {
     json j = {{"problem", cfg.problem.name},
               {"instance", suite::instance_label(inst)},
@@ -99,8 +99,8 @@ int print_predictions(const eval::EvalConfig& cfg, bool as_json) {
   }
   fmt::print("{}\n{:<48} {:>10} {:>8} {:>7} {:>8}\n",
              suite::analysis_text(cfg.problem, inst, cfg.machine),
-             "template (" + std::string(sandbox::backend_name(cfg.backend)) + ")", "pred ms",
-             "bound", "blocks", "GB/s");
+             "template (" + std::string(sandbox::backend_name(cfg.settings.backend)) + ")",
+             "pred ms", "bound", "blocks", "GB/s");
   for (const suite::Prediction& p : ranked)
     fmt::print("{:<48} {:>10.4f} {:>8} {:>7} {:>8.0f}\n", p.tmpl.name(), p.ms, p.bound, p.blocks,
                p.bw_gbps);
@@ -135,13 +135,13 @@ int cmd_tune(const TuneArgs& a) {
 
   if (a.predict_only) return print_predictions(cfg, a.json);
 
-  const std::string ext = eval::kernel_extension(cfg.backend);
+  const std::string ext = eval::kernel_extension(cfg.settings.backend);
   const std::string work = sandbox::make_eval_dir(cfg.paths.runs_dir + "/tune");
   if (work.empty())
     return fmt::print(stderr, "kforge tune: cannot create a folder under {}/tune\n",
                       cfg.paths.runs_dir),
            kInternal;
-  bool emulated = cfg.backend == sandbox::Backend::host;
+  bool emulated = cfg.settings.backend == sandbox::Backend::host;
   int index = 0;
   auto eval = [&](const suite::Prediction& p, const std::string& source, sandbox::Verdict* v,
                   std::string* e) {
@@ -163,8 +163,9 @@ int cmd_tune(const TuneArgs& a) {
     fmt::print(
         "kforge tune {} world={} backend={}: {} templates, budget {}\n{:>2}  {:<48} {:>10} {:>10} "
         "{:>8}  {}\n",
-        cfg.problem.name, cfg.world, sandbox::backend_name(cfg.backend), search->space_size(),
-        a.budget, "#", "template", "pred ms", "median ms", "speedup", "status");
+        cfg.problem.name, cfg.settings.world, sandbox::backend_name(cfg.settings.backend),
+        search->space_size(), a.budget, "#", "template", "pred ms", "median ms", "speedup",
+        "status");
   if (!agent::run_search(cfg.problem, search.get(), a.budget, eval, &err, show))
     return fmt::print(stderr, "kforge tune: {}\n", err), kInternal;
 
@@ -182,8 +183,9 @@ int cmd_tune(const TuneArgs& a) {
       "times on the host backend or with emulated ranks are not a speed measurement: "
       "the ranking follows them anyway";
   if (a.json) {
-    json j = {{"problem", cfg.problem.name},   {"world", cfg.world},      {"backend", cfg.backend},
-              {"space", search->space_size()}, {"trials", json::array()}, {"work_dir", work}};
+    json j = {{"problem", cfg.problem.name},     {"world", cfg.settings.world},
+              {"backend", cfg.settings.backend}, {"space", search->space_size()},
+              {"trials", json::array()},         {"work_dir", work}};
     for (const agent::Trial& t : search->trials()) j["trials"].push_back(trial_json(t));
     j["best"] = best ? trial_json(*best) : json(nullptr);
     j["out"] = best ? json(out) : json(nullptr);

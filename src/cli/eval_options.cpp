@@ -37,6 +37,11 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                   "itself, so that no kernel can rebuild a peer's inputs instead of reading them)")
       ->group(g);
   app->add_flag("--no-time", o->no_time, "check only, do not time")->group(g);
+  app->add_flag("--no-race-pass", o->no_race_pass,
+                "skip the race pass (calls chained with no barrier, ranks late at random): "
+                "faster, but a kernel that does not wait for its peers may then pass; the "
+                "verdict says it was skipped")
+      ->group(g);
   app->add_option("--call-limit", o->call_limit_s,
                   "seconds one checked kf_run may take before it counts as a hang (default 10)")
       ->group(g);
@@ -85,6 +90,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   if (o.trials != d.trials) a.insert(a.end(), {"--trials", std::to_string(o.trials)});
   if (o.seed != d.seed) a.insert(a.end(), {"--seed", std::to_string(o.seed)});
   if (o.no_time) a.push_back("--no-time");
+  if (o.no_race_pass) a.push_back("--no-race-pass");
   if (o.call_limit_s != d.call_limit_s) a.insert(a.end(), {"--call-limit", num(o.call_limit_s)});
   if (!o.machine_file.empty()) a.insert(a.end(), {"--machine", o.machine_file});
   if (is_pkb_suite(o.suite))  // the children may not share this folder
@@ -143,22 +149,24 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
               false);
     seen[name] = v;
   }
-  cfg->overrides = overrides;
-  cfg->sizes = sizes;
   // The words become types here; CLI11 checked them against the same names.
-  cfg->backend = suite::detect_backend();
-  if (!o.backend.empty() && !sandbox::parse_enum(o.backend, &cfg->backend))
+  sandbox::Backend backend = suite::detect_backend();
+  if (!o.backend.empty() && !sandbox::parse_enum(o.backend, &backend))
     return (*err = "--backend " + o.backend + ": use cuda or host", false);
-  cfg->timing = sandbox::Timing::isolated;
-  if (!o.timing.empty() && !sandbox::parse_enum(o.timing, &cfg->timing))
+  sandbox::Settings& s = cfg->settings;
+  s = sandbox::default_settings(backend);
+  s.overrides = overrides;
+  s.sizes = sizes;
+  if (!o.timing.empty() && !sandbox::parse_enum(o.timing, &s.timing))
     return (*err = "--timing " + o.timing + ": use isolated or batched", false);
-  cfg->world = o.world;
-  cfg->iters = o.iters;
-  cfg->warmup = o.warmup;
-  cfg->trials = o.trials;
-  cfg->seed = o.seed;
-  cfg->call_limit_s = o.call_limit_s;
-  cfg->no_time = o.no_time;
+  s.world = o.world;
+  if (o.iters > 0) s.iters = o.iters;
+  if (o.warmup >= 0) s.warmup = o.warmup;
+  if (o.trials > 0) s.trials = o.trials;
+  s.seed = o.seed;
+  if (o.call_limit_s > 0) s.limits.call_s = o.call_limit_s;
+  s.time = !o.no_time;
+  s.race_pass = !o.no_race_pass;
   cfg->machine = suite::default_h200();
   return o.machine_file.empty() || suite::load_machine(o.machine_file, &cfg->machine, err);
 }

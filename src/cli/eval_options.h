@@ -26,6 +26,7 @@ struct EvalOptions {
   uint64_t seed = 0;               // 0: each rank's secret
   double call_limit_s = 0;         // 0: the default (10 s)
   bool no_time = false;
+  bool no_race_pass = false;
   std::string machine_file;
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
   std::string suite;
@@ -46,9 +47,10 @@ void add_eval_options(CLI::App* app, EvalOptions* o);
 // `kforge solve` children): only what differs from the defaults.
 std::vector<std::string> eval_option_args(const EvalOptions& o);
 
-// Fills cfg's evaluation fields from `o` and `params` (the PARAM=V words after the problem
-// and kernel): --size words with '=' join the overrides, the backend is detected when not
-// given, the machine file is loaded. False with a message naming the bad input: a word
+// The one option reader: fills cfg->settings (the backend's defaults, then what `o` gives)
+// and cfg->machine from `o` and `params` (the PARAM=V words after the problem and kernel):
+// --size words with '=' join the overrides, the backend is detected when not given, the
+// machine file is loaded. False with a message naming the bad input: a word
 // that is not PARAM=V, a parameter given twice, a machine file that does not load.
 bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& params,
                         eval::EvalConfig* cfg, std::string* err);

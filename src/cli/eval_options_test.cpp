@@ -53,3 +53,36 @@ TEST_CASE("eval options: a PKB job's limit reaches a sweep's children") {
   std::string line = joined(cli::eval_option_args(parsed({"--job-limit", "1200"})));
   CHECK_MESSAGE(line == "--job-limit 1200 ", line);
 }
+
+TEST_CASE("eval options: the one reader fills the settings, the backend's defaults first") {
+  eval::EvalConfig cfg;
+  std::string err;
+  REQUIRE_MESSAGE(cli::apply_eval_options(
+                      parsed({"--backend", "host", "--world", "4", "--size", "small", "--size",
+                              "n=64", "--no-race-pass", "--call-limit", "7", "--seed", "9"}),
+                      {"dtype=bf16"}, &cfg, &err),
+                  err);
+  const sandbox::Settings& s = cfg.settings;
+  CHECK(s.backend == sandbox::Backend::host);
+  CHECK(s.world == 4);
+  CHECK(s.sizes == std::vector<std::string>{"small"});
+  CHECK(s.overrides == std::vector<std::string>{"dtype=bf16", "n=64"});
+  CHECK(s.iters == 10);  // the host's default, not cuda's 50
+  CHECK(s.warmup == 2);
+  CHECK_FALSE(s.race_pass);
+  CHECK(s.time);
+  CHECK(s.limits.call_s == 7);
+  CHECK(s.seed == 9);
+
+  REQUIRE(cli::apply_eval_options(parsed({"--backend", "cuda", "--no-time", "--iters", "3"}), {},
+                                  &cfg, &err));
+  CHECK(cfg.settings.iters == 3);
+  CHECK(cfg.settings.warmup == 5);
+  CHECK(cfg.settings.race_pass);
+  CHECK_FALSE(cfg.settings.time);
+}
+
+TEST_CASE("eval options: --no-race-pass reaches a sweep's children") {
+  std::string line = joined(cli::eval_option_args(parsed({"--no-race-pass"})));
+  CHECK_MESSAGE(line == "--no-race-pass ", line);
+}

@@ -25,20 +25,20 @@ bool choose_topology(const std::string& file, sandbox::Backend backend, suite::T
 
 std::string baseline_time_text(const eval::EvalConfig& cfg, const suite::Topology& topo,
                                bool headless) {
-  if (cfg.backend != sandbox::Backend::cuda)
+  if (cfg.settings.backend != sandbox::Backend::cuda)
     return "The baseline's time is not measured here: this is the host backend, where times are "
            "not a speed measurement.";
-  if (static_cast<int>(topo.gpus.size()) < cfg.world)
+  if (static_cast<int>(topo.gpus.size()) < cfg.settings.world)
     return fmt::format(
-        "The baseline's time is not measured here: {} ranks on {} GPUs is emulation.", cfg.world,
-        topo.gpus.size());
+        "The baseline's time is not measured here: {} ranks on {} GPUs is emulation.",
+        cfg.settings.world, topo.gpus.size());
   eval::EvalConfig b = cfg;
-  b.sizes = {"full"};
-  b.no_time = false;
+  b.settings.sizes = {"full"};
+  b.settings.time = true;
   sandbox::Verdict v;
   std::string err;
   if (!headless) fmt::print(stderr, "kforge solve: timing the baseline once ...\n");
-  if (!eval::evaluate_file(b, eval::default_kernel(cfg.problem, cfg.backend, true),
+  if (!eval::evaluate_file(b, eval::default_kernel(cfg.problem, cfg.settings.backend, true),
                            sandbox::Role::baseline, &v, &err) ||
       v.status != sandbox::Status::correct || !v.timed)
     return "The baseline's time could not be measured here (" + (err.empty() ? v.summary : err) +

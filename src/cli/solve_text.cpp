@@ -18,13 +18,13 @@ namespace {
 
 // "small (dtype=f32, n=4099), full (dtype=f32, n=1048576)": the sizes this run checks.
 std::string sizes_text(const eval::EvalConfig& e) {
-  std::vector<std::string> sizes =
-      e.sizes.empty() ? std::vector<std::string>{"small", "full"} : e.sizes;
+  std::vector<std::string> sizes = sandbox::sizes_to_run(e.settings, false);
   std::string out;
   for (const std::string& sz : sizes) {
     suite::Instance inst;
     std::string err, params;
-    if (suite::resolve_instance(e.problem, e.world, sz, e.overrides, &inst, &err)) {
+    if (suite::resolve_instance(e.problem, e.settings.world, sz, e.settings.overrides, &inst,
+                                &err)) {
       for (auto& [k, v] : inst.str_params) params += (params.empty() ? "" : ", ") + k + "=" + v;
       for (auto& [k, v] : inst.params)
         params += (params.empty() ? "" : ", ") + k + "=" + suite::format_number(v);
@@ -35,8 +35,8 @@ std::string sizes_text(const eval::EvalConfig& e) {
 }
 
 bool speed_measured(const agent::SolveConfig& cfg) {
-  return cfg.eval.backend == sandbox::Backend::cuda && !cfg.eval.no_time &&
-         static_cast<int>(cfg.topology.gpus.size()) >= cfg.eval.world;
+  return cfg.eval.settings.backend == sandbox::Backend::cuda && cfg.eval.settings.time &&
+         static_cast<int>(cfg.topology.gpus.size()) >= cfg.eval.settings.world;
 }
 
 // A resumed run's spend: this part's, then the whole run's.
@@ -59,11 +59,11 @@ std::string limit_text(double v, const char* unit) {
 HeaderRows solve_header(const agent::SolveConfig& cfg, const std::string& model, bool confirm,
                         const std::string& run_dir, std::string* title) {
   const eval::EvalConfig& e = cfg.eval;
-  std::string backend = sandbox::backend_name(e.backend);
+  std::string backend = sandbox::backend_name(e.settings.backend);
   // A suite's problem (PKB) is named by the suite; its inputs are the suite's own.
   const std::string name = cfg.foreign ? cfg.foreign->problem : e.problem.name;
-  *title = fmt::format("kforge solve · {} · {} rank{} · {} backend", name, e.world,
-                       e.world == 1 ? "" : "s", backend);
+  *title = fmt::format("kforge solve · {} · {} rank{} · {} backend", name, e.settings.world,
+                       e.settings.world == 1 ? "" : "s", backend);
   HeaderRows rows;
   rows.push_back({"problem", cfg.foreign ? name + " of " + cfg.foreign->suite + ", its own inputs"
                                          : name + ", sizes " + sizes_text(e)});
@@ -73,10 +73,10 @@ HeaderRows solve_header(const agent::SolveConfig& cfg, const std::string& model,
     m += confirm ? "; each command waits for your yes (--confirm)" : "; commands run unasked";
   rows.push_back({"model", m});
   size_t gpus = cfg.topology.gpus.size();
-  std::string ranks = fmt::format("{} rank{}", e.world, e.world == 1 ? "" : "s");
-  rows.push_back({"world", e.backend == sandbox::Backend::host
+  std::string ranks = fmt::format("{} rank{}", e.settings.world, e.settings.world == 1 ? "" : "s");
+  rows.push_back({"world", e.settings.backend == sandbox::Backend::host
                                ? ranks + " as processes on this machine's CPU"
-                           : gpus >= static_cast<size_t>(e.world)
+                           : gpus >= static_cast<size_t>(e.settings.world)
                                ? fmt::format("{} on {} GPU{}", ranks, gpus, gpus == 1 ? "" : "s")
                                : fmt::format("{} emulated on {} GPU{} (correctness only)", ranks,
                                              gpus, gpus == 1 ? "" : "s")});
@@ -85,8 +85,8 @@ HeaderRows solve_header(const agent::SolveConfig& cfg, const std::string& model,
                      ? fmt::format("a correct kernel at least {}x as fast as the baseline",
                                    suite::format_number(cfg.target))
                      : "a correct kernel (no speed is measured here: " +
-                           std::string(e.backend == sandbox::Backend::cuda
-                                           ? (e.no_time ? "--no-time" : "emulated ranks")
+                           std::string(e.settings.backend == sandbox::Backend::cuda
+                                           ? (!e.settings.time ? "--no-time" : "emulated ranks")
                                            : "host backend") +
                            ")"});
   rows.push_back(

@@ -21,21 +21,15 @@ std::string default_kernel(const suite::Problem& p, sandbox::Backend backend, bo
 bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                   sandbox::EvalRequest* req, std::string* err) {
   const bool is_baseline = role == sandbox::Role::baseline;
-  std::vector<std::string> sizes = cfg.sizes;
-  if (sizes.empty())
-    sizes =
-        is_baseline ? std::vector<std::string>{"full"} : std::vector<std::string>{"small", "full"};
-
-  const sandbox::Backend backend = cfg.backend;
-  const bool host = backend == sandbox::Backend::host;
-  req->problem = cfg.problem.name;
+  const sandbox::Settings& s = cfg.settings;
+  const std::vector<std::string> sizes = sandbox::sizes_to_run(s, is_baseline);
+  req->settings = s;
+  req->settings.problem = cfg.problem.name;
   req->candidate_path = kernel;
   req->candidate_role = role;
   req->problem_dir = cfg.problem.dir;
-  req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, cfg.backend, true);
-  req->backend = backend;
-  req->world = cfg.world;
-  req->toolchain.backend = backend;
+  req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, s.backend, true);
+  req->toolchain.backend = s.backend;
   req->toolchain.nvcc = KF_NVCC;
   req->toolchain.include_dir = cfg.paths.include_dir;
   req->toolchain.cache_dir = cfg.paths.cache_dir + "/build";
@@ -45,30 +39,21 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   req->on_stage = cfg.on_stage;
   req->instances.clear();
 
-  for (const std::string& size : sizes) {
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const std::string& size = sizes[k];
     suite::Instance inst;
-    if (!suite::resolve_instance(cfg.problem, cfg.world, size, cfg.overrides, &inst, err))
-      return false;
+    if (!suite::resolve_instance(cfg.problem, s.world, size, s.overrides, &inst, err)) return false;
     sandbox::Instance si;
     si.label = size;
     suite::apply_instance(inst, &si.job);
-    si.job.backend = backend;
-    // A seed given makes the inputs reproducible (and derivable); none: each rank's secret.
-    si.job.fixed_inputs = cfg.seed != 0;
-    if (cfg.seed != 0) si.job.seed = cfg.seed;
     // small is held against the oracle; full against the baseline's outputs (the ranks
     // fall back to the oracle when the baseline cannot run, e.g. in emulation).
     si.job.reference =
         size == "small" || is_baseline ? sandbox::Reference::oracle : sandbox::Reference::baseline;
-    // Only the last instance is timed: it is the one whose speed is reported.
-    si.job.time = !cfg.no_time && &size == &sizes.back();
-    si.job.iters = cfg.iters > 0 ? cfg.iters : (host ? 10 : si.job.iters);
-    si.job.timing = cfg.timing;
-    si.job.warmup = cfg.warmup >= 0 ? cfg.warmup : (host ? 2 : si.job.warmup);
-    if (cfg.trials > 0) si.job.trials = cfg.trials;
-    // The race pass needs no size: the first (small) job runs it, the full one is spared.
-    if (&size != &sizes.front()) si.job.race_calls = 0;
-    if (cfg.call_limit_s > 0) si.job.limits.call_s = cfg.call_limit_s;
+    // Only the last size is timed: it is the one whose speed is reported. The race pass
+    // needs no size: the first job runs it, the others are spared.
+    si.job.timed = s.time && k + 1 == sizes.size();
+    si.job.race = s.race_pass && k == 0;
     suite::Roofline roof = suite::roofline(inst, cfg.machine);
     si.roofline_ms = roof.floor_ms;
     si.busbw_bytes = inst.has_busbw ? inst.busbw_bytes : 0;
@@ -84,7 +69,7 @@ bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Ro
   if (!make_request(cfg, kernel, role, &req, err)) return false;
   // Under a sweep, wait for this eval's slot (its GPU set, or a share of the cores).
   EvalSlot slot;
-  SlotSpec spec = slot_spec(cfg.backend, cfg.world);
+  SlotSpec spec = slot_spec(cfg.settings.backend, cfg.settings.world);
   if (spec.count > 0 && !slot.acquire(spec, err)) return false;
   req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
   if (req.eval_dir.empty()) {

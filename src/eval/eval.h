@@ -18,20 +18,12 @@
 namespace eval {
 
 struct EvalConfig {
-  suite::Problem problem;
+  // Sizes, backend, world, checks, timing and limits, as the option reader filled them
+  // (src/cli/eval_options.h); make_request names the problem in them.
+  sandbox::Settings settings = sandbox::default_settings(sandbox::Backend::cuda);
+  suite::Problem problem;  // the problem's folder, loaded
   suite::Paths paths;
   suite::Machine machine;
-  sandbox::Backend backend = sandbox::Backend::cuda;
-  int world = 1;
-  std::vector<std::string> sizes;                      // default: small then full
-  std::vector<std::string> overrides;                  // PARAM=V
-  int iters = 0;                                       // 0: the default (host: 10)
-  sandbox::Timing timing = sandbox::Timing::isolated;  // one call at a time, or nccl-tests'
-  int warmup = -1;                                     // -1: the default (host: 2)
-  int trials = 0;                                      // 0: the default
-  uint64_t seed = 0;        // 0: inputs from each rank's secret; else reproducible from this
-  double call_limit_s = 0;  // 0: the default
-  bool no_time = false;
   // Progress of each evaluation ("compiling", "running 2 ranks: full"), for live views.
   std::function<void(const std::string& stage)> on_stage;
 };

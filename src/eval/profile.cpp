@@ -171,29 +171,29 @@ namespace {
 void adapt_request(const ProfileOptions& opt, const std::string& exe, sandbox::EvalRequest* req) {
   const bool ncu = opt.tool == Tool::ncu;
   if (!ncu) req->baseline_path = "";  // the candidate's checks are what is rerun
+  sandbox::Settings& s = req->settings;
+  s.under_tool = true;
+  s.race_pass = false;
+  sandbox::Limits& l = s.limits;
+  // The tool starts with every process and, measuring, replays a kernel per pass; a
+  // sanitizer slows every kernel by an order of magnitude or more.
+  l.bootstrap_s += 120;
+  l.load_s += 60;
+  l.setup_s += 60;
+  l.total_s += 300;
+  if (ncu) {
+    s.profile = true;
+    s.iters = 1;
+    s.verify_every = 1;
+    s.trials = 1;
+    l.time_s += 120;
+  } else {
+    l.call_s = std::max(l.call_s * 20, 60.0);
+  }
   for (sandbox::Instance& inst : req->instances) {
-    sandbox::Job& j = inst.job;
-    j.under_tool = true;
-    j.race_calls = 0;
-    sandbox::Limits& l = j.limits;
-    // The tool starts with every process and, measuring, replays a kernel per pass; a
-    // sanitizer slows every kernel by an order of magnitude or more.
-    l.bootstrap_s += 120;
-    l.load_s += 60;
-    l.setup_s += 60;
-    l.total_s += 300;
-    if (ncu) {
-      j.profile = true;
-      j.time = true;
-      j.iters = 1;
-      j.verify_every = 1;
-      j.trials = 1;
-      l.time_s += 120;
-    } else {
-      j.reference = sandbox::Reference::oracle;
-      j.time = false;
-      l.call_s = std::max(l.call_s * 20, 60.0);
-    }
+    inst.job.race = false;
+    inst.job.timed = ncu;  // ncu's one size is timed once; a sanitizer only checks
+    if (!ncu) inst.job.reference = sandbox::Reference::oracle;
   }
   req->launch.wrapped_ranks = opt.ranks;
   std::error_code ec;
@@ -316,13 +316,13 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
                   const ProfileOptions& opt, ProfileReport* out, std::string* err) {
   *out = ProfileReport{};
   out->tool = opt.tool;
-  out->world = cfg.world;
+  out->world = cfg.settings.world;
   std::vector<std::string> metrics;
   if (opt.tool == Tool::ncu && (metrics = metric_set(opt.metrics)).empty())
     return (*err = "--metrics " + opt.metrics +
                    ": use brief, time, or a comma-separated list of Nsight Compute metric names",
             false);
-  if (cfg.backend == sandbox::Backend::host) {
+  if (cfg.settings.backend == sandbox::Backend::host) {
     out->note = "the host backend runs no GPU code to measure";
     return true;
   }
@@ -335,10 +335,11 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   const auto t0 = std::chrono::steady_clock::now();
   EvalConfig c = cfg;
   if (opt.tool == Tool::ncu) {
-    c.sizes = {cfg.sizes.empty() ? std::string("full") : cfg.sizes.back()};
-    c.no_time = false;
+    c.settings.sizes = {cfg.settings.sizes.empty() ? std::string("full")
+                                                   : cfg.settings.sizes.back()};
+    c.settings.time = true;
   } else {
-    c.no_time = true;
+    c.settings.time = false;
   }
   sandbox::EvalRequest req;
   if (!make_request(c, kernel, role, &req, err)) return false;
@@ -355,7 +356,7 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   if (!sandbox::evaluate(req, &out->verdict, err)) return false;
   out->emulated = out->verdict.emulated;
   not_a_speed(&out->verdict, opt.tool == Tool::ncu ? "Nsight Compute" : "compute-sanitizer");
-  const std::vector<int> ranks = tool_ranks(opt, cfg.world);
+  const std::vector<int> ranks = tool_ranks(opt, cfg.settings.world);
   if (opt.tool == Tool::ncu)
     read_ncu(out->tool_path, ranks,
              role == sandbox::Role::baseline ? sandbox::Role::candidate : sandbox::Role::baseline,

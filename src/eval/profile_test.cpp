@@ -95,7 +95,7 @@ TEST_CASE("profile: a missing tool or the host backend skips the run with a note
   cfg.paths = suite::default_paths();
   std::string err;
   REQUIRE(suite::load_problem(cfg.paths.problems_dir + "/all_reduce", &cfg.problem, &err));
-  cfg.backend = sandbox::Backend::cuda;
+  cfg.settings.backend = sandbox::Backend::cuda;
   ProfileReport r;
   {
     EnvVar v("KFORGE_NCU", "/nonexistent/ncu");
@@ -104,8 +104,8 @@ TEST_CASE("profile: a missing tool or the host backend skips the run with a note
   }
   CHECK(r.status == ProfileStatus::skipped);
   CHECK(has(r.note, "KFORGE_NCU"));
-  CHECK(r.dir.empty());  // nothing ran
-  cfg.backend = sandbox::Backend::host;
+  CHECK(r.dir.empty());                           // nothing ran
+  cfg.settings.backend = sandbox::Backend::host;  // memcheck of the host backend: nothing to run
   ProfileOptions memcheck;
   memcheck.tool = Tool::memcheck;
   REQUIRE(profile_file(cfg, cfg.problem.dir + "/examples/host.cpp", sandbox::Role::candidate,
@@ -129,8 +129,8 @@ TEST_CASE("profile: a several-pass set that profiles nothing is launched again w
   cfg.paths.runs_dir = runs.path;
   std::string err;
   REQUIRE(suite::load_problem(cfg.paths.problems_dir + "/all_reduce", &cfg.problem, &err));
-  cfg.backend = sandbox::Backend::cuda;
-  cfg.world = 1;
+  cfg.settings.backend = sandbox::Backend::cuda;
+  cfg.settings.world = 1;
   EnvVar ncu("KFORGE_NCU", "/bin/true");
   ProfileReport r;
   REQUIRE_MESSAGE(

@@ -311,8 +311,7 @@ bool resolve_instance(const Problem& p, int world, const std::string& size,
 }
 
 void apply_instance(const Instance& inst, sandbox::Job* job) {
-  job->problem = inst.problem;
-  job->world = inst.world;
+  job->size = inst.size;
   job->params = inst.params;
   job->str_params = inst.str_params;
   job->tensors = inst.tensors;

@@ -45,7 +45,7 @@ bool resolve_instance(const Problem& p, int world, const std::string& size,
                       const std::vector<std::string>& overrides, Instance* out, std::string* err,
                       bool* unsatisfied = nullptr);
 
-// Fills job->problem, world, params, str_params, tensors and workspace_bytes.
+// Fills the size's part of a job: size, params, str_params, tensors and workspace_bytes.
 void apply_instance(const Instance& inst, sandbox::Job* job);
 
 // "<problem> small world=2 dtype=fp32 n=4099": one line for logs and reports.

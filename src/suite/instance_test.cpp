@@ -179,14 +179,13 @@ TEST_CASE("suite: apply_instance fills the job") {
   std::string err;
   REQUIRE(suite::resolve_instance(p, 3, "small", {"dtype=bf16"}, &inst, &err));
   sandbox::Job job;
-  job.seed = 7;
+  job.settings.seed = 7;
   suite::apply_instance(inst, &job);
-  CHECK(job.problem == "all_reduce");
-  CHECK(job.world == 3);
+  CHECK(job.size == "small");
   CHECK(job.params.at("n") == 4099);
   CHECK(job.str_params.at("dtype") == "bf16");
   REQUIRE(job.tensors.size() == 2);
   CHECK(job.tensors[0].shape_by_rank.size() == 3);
   CHECK(job.workspace_bytes == 64ull << 20);
-  CHECK(job.seed == 7);  // untouched
+  CHECK(job.settings.seed == 7);  // the settings are not the instance's to change
 }
