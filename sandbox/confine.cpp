@@ -17,19 +17,13 @@
 #include <sstream>
 
 #include "kf_build_paths.h"
+#include "text.h"
 
 namespace fs = std::filesystem;
 
 namespace sandbox {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path);

@@ -17,6 +17,7 @@
 #include "process.h"
 #include "rank_status.h"
 #include "secrets.h"
+#include "text.h"
 #include "watchdog.h"
 
 extern char** environ;
@@ -37,28 +38,7 @@ void set_env(std::vector<std::string>* env, const std::string& kv) {
   env->push_back(kv);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 }  // namespace
-
-long long wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 uint64_t LaunchOptions::default_job_memory() {
   if (const char* e = std::getenv("KFORGE_MEMORY_MIB"); e && atol(e) > 0)
@@ -128,26 +108,6 @@ std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchO
     r += n;
   }
   return a;
-}
-
-RankStatus read_rank_status(const std::string& dir, int rank) {
-  RankStatus s;
-  s.rank = rank;
-  std::string text = read_text(dir + "/status/rank" + std::to_string(rank));
-  if (text.empty()) return s;
-  // A file being written is replaced atomically; anything else is not ours to parse.
-  RankStatusLine line;
-  std::string err;
-  if (!parse_rank_status(text, &line, &err)) return s;
-  s.pid = line.pid;
-  s.phase = line.phase;
-  s.detail = line.detail;
-  s.in_candidate = line.in_candidate;
-  s.since_ms = line.since_ms;
-  s.limit_s = line.limit_s;
-  s.seconds = s.since_ms > 0 ? (wall_clock_ms() - s.since_ms) / 1000.0 : 0;
-  s.present = true;
-  return s;
 }
 
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "launch.h"
+#include "run_result.h"
 
 namespace sandbox {
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "kf_build_paths.h"
+#include "sandbox/text.h"
 #include "sandbox/verdict_read.h"
 #include "tests/kforge_run.h"
 
@@ -28,10 +29,7 @@ const std::string kRoot = KF_SOURCE_ROOT;
 const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return sandbox::read_text(path);
 }
 
 // Writes `text` to a fresh file named `name` in a directory of this test's own.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sandbox/process.h"
+#include "sandbox/text.h"
 
 extern char** environ;
 
@@ -29,10 +30,7 @@ namespace kforge_child {
 using Clock = std::chrono::steady_clock;
 
 inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return sandbox::read_text(path);
 }
 
 // The short name of a process (/proc/PID/comm), "" when it is gone.

@@ -14,6 +14,7 @@
 
 #include "kf_build_paths.h"
 #include "sandbox/sha256.h"
+#include "sandbox/text.h"
 #include "tests/kforge_run.h"
 
 namespace {
@@ -24,10 +25,7 @@ using kforge_run::Run;
 using kforge_run::status_of;
 
 std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return sandbox::read_text(path);
 }
 
 // What must not change: the binary's bytes and its modification time.

@@ -199,7 +199,7 @@ TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a swe
   CHECK(has(r.result["message"], "cannot run a PKB job: import torch: ModuleNotFoundError"));
   CHECK(has(r.result["message"], "--python or KF_PYTHON"));
   CHECK(verdict_statuses(r.run).empty());  // no candidate's verdict
-  CHECK(r.traj.of_type("setup_error").size() == 1);
+  CHECK(r.traj.of_type(trace::EventType::setup_error).size() == 1);
   REQUIRE(r.traj.summary());
   CHECK((*r.traj.summary())["exit_reason"] == "setup_error");
   std::string shown;

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/text.h"
+
 extern char** environ;
 
 namespace kf_pty {
@@ -122,8 +124,7 @@ class Pty {
 };
 
 inline std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return sandbox::read_text(path);
 }
 
 inline std::string fenced(const std::string& path) {

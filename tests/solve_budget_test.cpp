@@ -47,7 +47,7 @@ void check_budget_end(const Result& r, const std::string& name, double limit) {
   REQUIRE(r.traj.summary());
   CHECK((*r.traj.summary())["exit_reason"] == name);
   CHECK((*r.traj.summary())["budget"]["name"] == name);
-  CHECK(r.traj.of_type("budget").size() == 1);
+  CHECK(r.traj.of_type(trace::EventType::budget).size() == 1);
 }
 
 }  // namespace
@@ -62,10 +62,10 @@ TEST_CASE("budget: --max-wall 3 cuts a model call that would stall for 30 s") {
   check_budget_end(r, "max_wall", 3);
   CHECK(r.result["budget"]["spent"].get<double>() >= 3);
   CHECK(took < 30);  // a loose sanity bound: the stall alone would have taken 30 s
-  auto b = r.traj.of_type("budget");
+  auto b = r.traj.of_type(trace::EventType::budget);
   REQUIRE(b.size() == 1);
   CHECK((*b[0])["phase"] == "model call");
-  CHECK(r.traj.of_type("llm_error").empty());
+  CHECK(r.traj.of_type(trace::EventType::llm_error).empty());
   MESSAGE("--max-wall 3 with a stalled model call: the run took "
           << took << " s, " << r.result["seconds"].get<double>() << " s by its own clock");
 }
@@ -79,10 +79,10 @@ TEST_CASE(
                      {"--max-wall", "5", "--call-limit", "60"});
   double took = seconds_since(t0);
   check_budget_end(r, "max_wall", 5);
-  auto b = r.traj.of_type("budget");
+  auto b = r.traj.of_type(trace::EventType::budget);
   REQUIRE(b.size() == 1);
   CHECK(((*b[0])["phase"] == "eval" || (*b[0])["phase"] == "compile"));
-  CHECK(r.traj.of_type("verdict").empty());
+  CHECK(r.traj.of_type(trace::EventType::verdict).empty());
   // The kernel was written and `kforge show` lists it: the result counts it too.
   CHECK(r.result["candidates"] == 1);
   CHECK(took < 60);  // the kernel's own call limit would have taken 60 s
@@ -107,7 +107,7 @@ TEST_CASE("budget: --max-tokens caps each request's max_completion_tokens at wha
     used += in + out;
   }
   CHECK(r.result["tokens_in"].get<int64_t>() + r.result["tokens_out"].get<int64_t>() == used);
-  CHECK((*r.traj.of_type("budget")[0])["spent"].get<int64_t>() == used);
+  CHECK((*r.traj.of_type(trace::EventType::budget)[0])["spent"].get<int64_t>() == used);
 }
 
 TEST_CASE("budget: --max-cost caps each request's output tokens at the model's output price") {

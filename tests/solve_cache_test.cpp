@@ -38,11 +38,11 @@ json two_turns(const std::string& wire) {
 }
 
 const json& usage_of(const trace::Trajectory& t, size_t i) {
-  return (*t.of_type("reply").at(i))["usage"];
+  return (*t.of_type(trace::EventType::reply).at(i))["usage"];
 }
 
 double cost_of(const trace::Trajectory& t, size_t i) {
-  return (*t.of_type("reply").at(i))["cost_usd"].get<double>();
+  return (*t.of_type(trace::EventType::reply).at(i))["cost_usd"].get<double>();
 }
 
 }  // namespace

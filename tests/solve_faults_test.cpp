@@ -15,11 +15,11 @@ void check_recovered(Harness& h, const Result& r, int attempts) {
   INFO(r.output);
   CHECK(r.code == 0);
   CHECK(r.result.value("target_met", false));
-  auto reply = r.traj.of_type("reply");
+  auto reply = r.traj.of_type(trace::EventType::reply);
   REQUIRE(reply.size() == 1);
   CHECK((*reply[0])["attempts"] == attempts);
   CHECK(r.requests.size() == static_cast<size_t>(attempts));
-  CHECK(r.traj.of_type("llm_error").empty());
+  CHECK(r.traj.of_type(trace::EventType::llm_error).empty());
   CHECK(r.traj.complete);
   check_replay(h, r);
 }
@@ -35,7 +35,7 @@ TEST_CASE("solve: 429 with retry-after, then success") {
                    openai_ok(fenced("cpp", right_kernel()))});
   Result r = h.solve(script, "openai", false);
   check_recovered(h, r, 2);
-  CHECK((*r.traj.of_type("reply")[0])["seconds"].get<double>() >= 1.0);
+  CHECK((*r.traj.of_type(trace::EventType::reply)[0])["seconds"].get<double>() >= 1.0);
 }
 
 TEST_CASE("solve: 500 twice, then success") {
@@ -70,7 +70,8 @@ TEST_CASE("solve: a stalled stream hits the idle time-out, then success") {
       {{{"stream", pieces}, {"stall_after_bytes", 70}}, {{"stream", json::array({ok})}}});
   Result r = h.solve(script, "openai", true, {"--idle-timeout", "1"});
   check_recovered(h, r, 2);
-  CHECK((*r.traj.of_type("reply")[0])["text"] == body);  // not the stalled attempt's words
+  CHECK((*r.traj.of_type(trace::EventType::reply)[0])["text"] ==
+        body);  // not the stalled attempt's words
 }
 
 TEST_CASE("solve: a truncated JSON body is retried, then success") {
@@ -101,7 +102,7 @@ TEST_CASE("solve: a provider error that is not retryable ends the run with exit 
   CHECK(r.result["error"] == "provider");
   CHECK(r.result["exit_reason"] == "llm_error");
   CHECK(r.output.find("bad_response") != std::string::npos);
-  auto errs = r.traj.of_type("llm_error");
+  auto errs = r.traj.of_type(trace::EventType::llm_error);
   REQUIRE(errs.size() == 1);
   CHECK((*errs[0])["kind"] == "bad_response");
   CHECK(r.traj.complete);

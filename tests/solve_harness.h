@@ -13,6 +13,7 @@
 
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
+#include "sandbox/text.h"
 #include "tests/fake_llm/fixtures.h"
 #include "trace/run.h"
 
@@ -24,10 +25,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 inline std::string read_file(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return sandbox::read_text(p);
 }
 
 inline std::string fenced(const std::string& tag, const std::string& src) {
@@ -204,7 +202,7 @@ inline void check_replay(Harness& h, const Result& r) {
   int code = h.kforge({"replay", r.trajectory_path}, &out);
   INFO(out);
   CHECK(code == 0);
-  size_t n = r.traj.of_type("candidate").size();
+  size_t n = r.traj.of_type(trace::EventType::candidate).size();
   CHECK(out.find(std::to_string(n) + " matched, 0 differed") != std::string::npos);
 }
 

@@ -59,7 +59,7 @@ void check_stopped(Harness& h, const Stopped& s, const std::string& phase) {
   CHECK(s.r.result["exit_code"] == 143);
   CHECK(s.r.result["interrupt"]["signal"] == "SIGTERM");
   CHECK(s.r.result["interrupt"]["phase"] == phase);
-  auto ev = s.r.traj.of_type("interrupted");
+  auto ev = s.r.traj.of_type(trace::EventType::interrupted);
   REQUIRE(ev.size() == 1);
   CHECK((*ev[0])["phase"] == phase);
   CHECK((*ev[0])["signal"] == "SIGTERM");
@@ -67,7 +67,8 @@ void check_stopped(Harness& h, const Stopped& s, const std::string& phase) {
   REQUIRE(s.r.traj.summary());
   CHECK((*s.r.traj.summary())["exit_reason"] == "interrupted");
   CHECK((*s.r.traj.summary())["interrupt"]["phase"] == phase);
-  CHECK(s.r.traj.of_type("verdict").empty());  // a killed eval is not the kernel's verdict
+  CHECK(s.r.traj.of_type(trace::EventType::verdict)
+            .empty());  // a killed eval is not the kernel's verdict
   // Nothing kforge started outlived it: neither what ran at the signal (a moment's grace
   // for SIGKILL's delivery) nor anything that names the test's folder.
   CHECK(sandbox::wait_gone(s.tree, 1.0));
@@ -90,8 +91,9 @@ TEST_CASE("interrupt: SIGTERM during a model call that stalls") {
     return !srv.requests().empty();
   });
   check_stopped(h, s, "model call");
-  CHECK(s.r.traj.of_type("reply").empty());
-  CHECK(s.r.traj.of_type("llm_error").empty());  // an interrupt is not the provider's fault
+  CHECK(s.r.traj.of_type(trace::EventType::reply).empty());
+  CHECK(s.r.traj.of_type(trace::EventType::llm_error)
+            .empty());  // an interrupt is not the provider's fault
 }
 
 TEST_CASE("interrupt: SIGTERM during the eval of a kernel that spins forever") {
@@ -108,7 +110,7 @@ TEST_CASE("interrupt: SIGTERM during the eval of a kernel that spins forever") {
   CHECK(s.ran("kforge-rank"));
   CHECK((s.ran("mpirun") || s.ran("orterun") || s.ran("prterun")));
   check_stopped(h, s, "eval");
-  CHECK(s.r.traj.of_type("candidate").size() == 1);
+  CHECK(s.r.traj.of_type(trace::EventType::candidate).size() == 1);
   CHECK(s.r.result["candidates"] == 1);  // as `kforge show` lists it
 }
 
@@ -121,7 +123,8 @@ TEST_CASE("interrupt: SIGTERM during an agent command (sleep 1000)") {
   INFO("running at the signal: " << json(s.names).dump());
   CHECK(s.ran("sleep"));
   check_stopped(h, s, "agent command");
-  CHECK(s.r.traj.of_type("observation").empty());  // a killed command says nothing to the model
+  CHECK(s.r.traj.of_type(trace::EventType::observation)
+            .empty());  // a killed command says nothing to the model
 }
 
 TEST_CASE("interrupt: SIGINT during `kforge eval` kills the ranks, says so, exits 130") {

@@ -25,12 +25,12 @@ TEST_CASE("solve --profile: never changes nothing; always notes the skipped tool
   // The second prompt (the mismatch's feedback) is the same whatever --profile says.
   CHECK(last_message(never.requests, 1) == last_message(plain.requests, 1));
   CHECK(last_message(always.requests, 1) == last_message(plain.requests, 1));
-  CHECK(plain.traj.of_type("profile").empty());
-  CHECK(never.traj.of_type("profile").empty());
+  CHECK(plain.traj.of_type(trace::EventType::profile).empty());
+  CHECK(never.traj.of_type(trace::EventType::profile).empty());
   CHECK(never.traj.header["config"]["profile"] == "never");
   CHECK(always.traj.header["config"]["profile"] == "always");
   // The mismatch asked for racecheck, which the host backend cannot run: said, not failed.
-  auto ev = always.traj.of_type("profile");
+  auto ev = always.traj.of_type(trace::EventType::profile);
   REQUIRE(ev.size() == 1);
   CHECK((*ev[0])["turn"] == 1);
   CHECK((*ev[0])["tool"] == "racecheck");

@@ -87,14 +87,14 @@ TEST_CASE("resume: a run cut by --max-turns goes on to a correct kernel, in the 
   CHECK(second.result["this_part"]["turns"] == 1);
   // The trajectory holds both parts: one header, the first summary, `resumed`, the rest.
   const auto& t = second.traj;
-  auto resumed = t.of_type("resumed");
+  auto resumed = t.of_type(trace::EventType::resumed);
   REQUIRE(resumed.size() == 1);
   CHECK((*resumed[0])["part"] == 2);
   CHECK((*resumed[0])["from_turn"] == 2);
   CHECK((*resumed[0])["after"] == "max_turns");
   CHECK((*resumed[0])["limits"]["max_turns"] == 2);
-  CHECK(t.of_type("summary").size() == 2);
-  CHECK(t.of_type("prompt").size() == 2);
+  CHECK(t.of_type(trace::EventType::summary).size() == 2);
+  CHECK(t.of_type(trace::EventType::prompt).size() == 2);
   CHECK(verdict_statuses(second.run) == std::vector<std::string>{"mismatch", "correct"});
   // The prompt of turn 2, rebuilt from the trajectory, is what was sent.
   auto prompts = trace::rebuild_prompts(t);
@@ -131,7 +131,7 @@ TEST_CASE("resume: --continue goes on with the newest run of the problem") {
   trace::Run untouched;
   std::string err;
   REQUIRE_MESSAGE(trace::read_run(older.trajectory_path, &untouched, &err), err);
-  CHECK(untouched.raw.of_type("resumed").empty());
+  CHECK(untouched.raw.of_type(trace::EventType::resumed).empty());
 }
 
 TEST_CASE("resume: a run killed with SIGKILL mid model call resumes from what is on disk") {
@@ -164,7 +164,7 @@ TEST_CASE("resume: a run killed with SIGKILL mid model call resumes from what is
   Result r = resume(h, json::array({openai_ok(right)}), {"--resume", traj});
   INFO(r.output);
   CHECK(r.code == 0);
-  auto resumed = r.traj.of_type("resumed");
+  auto resumed = r.traj.of_type(trace::EventType::resumed);
   REQUIRE(resumed.size() == 1);
   CHECK((*resumed[0])["after"] == "killed");
   CHECK((*resumed[0])["from_turn"] == 3);  // turn 2's call was made

@@ -110,8 +110,8 @@ TEST_CASE("solve: a model that never answers in the format ends after three form
   CHECK(r.code == 1);
   CHECK(r.result["exit_reason"] == "format_errors");
   CHECK(r.requests.size() == 3);  // the fourth (right) answer is never asked for
-  CHECK(r.traj.of_type("format_error").size() == 3);
-  CHECK(r.traj.of_type("candidate").empty());
+  CHECK(r.traj.of_type(trace::EventType::format_error).size() == 3);
+  CHECK(r.traj.of_type(trace::EventType::candidate).empty());
   CHECK(r.traj.complete);
   CHECK(has(last_message(r.requests, 1), "no fenced code block"));
   CHECK(has(last_message(r.requests, 2), "tagged cuda or cpp"));
@@ -151,7 +151,7 @@ TEST_CASE("solve: anthropic wire, streamed, split mid-event") {
   INFO(r.output);
   CHECK(r.code == 0);
   CHECK(verdict_statuses(r.run) == std::vector<std::string>{"correct"});
-  auto reply = r.traj.of_type("reply");
+  auto reply = r.traj.of_type(trace::EventType::reply);
   REQUIRE(reply.size() == 1);
   CHECK((*reply[0])["text"] == body);
   CHECK((*reply[0])["usage"]["output_tokens"] == 400);
@@ -181,7 +181,7 @@ TEST_CASE("solve: openai wire, streamed, split mid-event and mid-line") {
   Result r = h.solve(json::array({{{"stream", fake_llm::raw_pieces(pieces)}}}), "openai", true);
   INFO(r.output);
   CHECK(r.code == 0);
-  auto reply = r.traj.of_type("reply");
+  auto reply = r.traj.of_type(trace::EventType::reply);
   REQUIRE(reply.size() == 1);
   CHECK((*reply[0])["text"] == body);
   CHECK((*reply[0])["usage"]["input_tokens"] == 70);
@@ -228,8 +228,8 @@ TEST_CASE(
   CHECK_FALSE(has(last_message(r.requests, 1), "KF_PROBLEM_DIR"));
   CHECK_FALSE(has(last_message(r.requests, 1), "/problems/"));
   CHECK(has(last_message(r.requests, 2), "correct (not timed)"));
-  CHECK(r.traj.of_type("command").size() == 3);
-  auto obs = r.traj.of_type("observation");
+  CHECK(r.traj.of_type(trace::EventType::command).size() == 3);
+  auto obs = r.traj.of_type(trace::EventType::observation);
   REQUIRE(obs.size() == 3);
   CHECK((*obs[2])["submitted"] == true);
   CHECK(verdict_statuses(r.run) == std::vector<std::string>{"correct"});

@@ -102,7 +102,7 @@ TEST_CASE(
   CHECK_FALSE(std::filesystem::exists(out + "/ledger.jsonl"));
   REQUIRE(sweep::read_ledgers(out, &recs, &torn, &err));
   std::map<std::string, int> done;
-  for (const auto& r : recs) done[sweep::sample_key(r)] += r.state == "done";
+  for (const auto& r : recs) done[sweep::sample_key(r)] += r.state == sweep::SampleState::done;
   CHECK(done.size() == 20);
   for (const auto& [key, n] : done) CHECK_MESSAGE(n == 1, key);
   std::multiset<std::string> seen = asked(server);

@@ -166,7 +166,7 @@ TEST_CASE("sweep: kill -9 in the middle, then the same command: same numbers, no
   REQUIRE(sweep::read_ledgers(out, &recs, &torn, &err));
   std::map<std::string, int> done;
   for (const auto& r : recs)
-    if (r.state == "done") ++done[sweep::sample_key(r)];
+    if (r.state == sweep::SampleState::done) ++done[sweep::sample_key(r)];
   CHECK(done.size() == 20);
   for (const auto& [key, n] : done) CHECK_MESSAGE(n == 1, key);
   // The numbers of an uninterrupted run.

@@ -43,7 +43,8 @@ bool Run::go(std::string* err) {
       cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - part_elapsed(), 0.001) : 0);
   const int first = res_.prior.turns + 1, last = res_.prior.turns + cfg_.max_turns;
   for (int turn = first;; ++turn) {
-    Step s = turn > last ? (res_.exit_reason = "max_turns", Step::end) : one_turn(turn, err);
+    Step s =
+        turn > last ? (res_.exit_reason = ExitReason::max_turns, Step::end) : one_turn(turn, err);
     if (s == Step::fail) return false;
     if (s == Step::end) break;
   }
@@ -71,22 +72,22 @@ void Run::start_resumed() {
   res_.best_source = r.best_source, res_.best_file = r.best_file;
   res_.has_last = r.has_last, res_.last = r.last, res_.last_turn = r.last_turn;
   res_.last_source = r.last_source;
-  tw_.event("resumed", {{"part", r.part},
-                        {"from_turn", r.spent.turns + 1},
-                        {"after", r.how},
-                        {"prior", spend_json(r.spent)},
-                        {"limits",
-                         {{"max_turns", cfg_.max_turns},
-                          {"max_tokens", cfg_.max_tokens},
-                          {"max_cost_usd", cfg_.max_cost_usd},
-                          {"max_wall_s", cfg_.max_wall_s}}}});
+  tw_.event(trace::EventType::resumed, {{"part", r.part},
+                                        {"from_turn", r.spent.turns + 1},
+                                        {"after", r.how},
+                                        {"prior", spend_json(r.spent)},
+                                        {"limits",
+                                         {{"max_turns", cfg_.max_turns},
+                                          {"max_tokens", cfg_.max_tokens},
+                                          {"max_cost_usd", cfg_.max_cost_usd},
+                                          {"max_wall_s", cfg_.max_wall_s}}}});
   emit(r.spent.turns, "resumed",
        fmt::format("part {}: resumed after turn {} ({})", r.part, r.spent.turns, r.how), 0,
        r.has_best ? &r.best : nullptr, r.best_source);
 }
 
 void Run::push_user(int turn, const std::string& content) {
-  tw_.event("feedback", {{"turn", turn}, {"content", content}});
+  tw_.event(trace::EventType::feedback, {{"turn", turn}, {"content", content}});
   msgs_.push_back({"user", content});
 }
 
@@ -119,7 +120,7 @@ Step Run::one_turn(int turn, std::string* err) {
   ParsedReply pr = parse(reply.text);
   if (!pr.ok) {
     if (!format_error(turn, pr.error, err)) return Step::fail;
-    return res_.exit_reason.empty() ? Step::ok : Step::end;
+    return res_.exit_reason == ExitReason::none ? Step::ok : Step::end;
   }
   format_errors_ = 0;
   std::string source = pr.code;
@@ -136,7 +137,7 @@ Step Run::one_turn(int turn, std::string* err) {
                      err);
   if (s != Step::ok) return s;
   if (target_met(v, cfg_.target)) {
-    res_.exit_reason = "target";
+    res_.exit_reason = ExitReason::target;
     res_.target_met = true;
     return Step::end;
   }
@@ -150,7 +151,7 @@ Step Run::one_turn(int turn, std::string* err) {
   Decision d = obs_.between_turns(source, prev_source_, res_.best_source, v);
   prev_source_ = source;
   if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // Ctrl-C at the menu
-  tw_.event("decision", {{"turn", turn}, {"action", action_name(d.action)}});
+  tw_.event(trace::EventType::decision, {{"turn", turn}, {"action", action_name(d.action)}});
   if (d.action == Action::retry) msgs_.resize(before);
   return decide(turn + 1, d, err);
 }
@@ -161,7 +162,8 @@ Step Run::one_turn(int turn, std::string* err) {
 Step Run::step_menu(int turn, std::string* err) {
   Decision d = obs_.menu_between_steps(turn, res_.last_source, prev_source_);
   if (sandbox::interrupted()) return end_interrupted(turn, "menu");
-  tw_.event("decision", {{"turn", turn}, {"action", action_name(d.action)}, {"after", "menu_key"}});
+  tw_.event(trace::EventType::decision,
+            {{"turn", turn}, {"action", action_name(d.action)}, {"after", "menu_key"}});
   return decide(turn, d, err);
 }
 
@@ -170,15 +172,15 @@ Step Run::step_menu(int turn, std::string* err) {
 Step Run::decide(int next_turn, const Decision& d, std::string* err) {
   // Only a kernel that was evaluated can be accepted (the menu says so; this is the floor).
   if (d.action == Action::accept)
-    return (res_.exit_reason = res_.has_last ? "accepted" : "quit", Step::end);
+    return (res_.exit_reason = res_.has_last ? ExitReason::accepted : ExitReason::quit, Step::end);
   if (d.action == Action::rewind) rewind(next_turn, d.turn);
-  if (d.action == Action::quit) return (res_.exit_reason = "quit", Step::end);
+  if (d.action == Action::quit) return (res_.exit_reason = ExitReason::quit, Step::end);
   if (d.action == Action::hint && !d.hint.empty()) {
     std::string h;
     if (!render_prompt_file(cfg_.prompts_dir, "hint.md", {{"hint", d.hint}}, &h, err))
       return Step::fail;
     msgs_.back().content += h;
-    tw_.event("hint", {{"turn", next_turn}, {"text", d.hint}});
+    tw_.event(trace::EventType::hint, {{"turn", next_turn}, {"text", d.hint}});
     emit(next_turn, "hint", d.hint);
   }
   return Step::ok;
@@ -187,7 +189,7 @@ Step Run::decide(int next_turn, const Decision& d, std::string* err) {
 void Run::rewind(int next_turn, int to) {
   auto fb = feedback_.find(to);
   if (fb == feedback_.end() || !rewind_messages(&msgs_, fb->second)) {
-    tw_.event("rewind", {{"turn", next_turn}, {"to_turn", to}, {"done", false}});
+    tw_.event(trace::EventType::rewind, {{"turn", next_turn}, {"to_turn", to}, {"done", false}});
     emit(next_turn, "rewind",
          fmt::format("turn {}'s kernel is not in the conversation (no such candidate, or a retry "
                      "dropped it): going on from here",
@@ -195,7 +197,7 @@ void Run::rewind(int next_turn, int to) {
     return;
   }
   prev_source_ = sources_[to];
-  tw_.event("rewind",
+  tw_.event(trace::EventType::rewind,
             {{"turn", next_turn}, {"to_turn", to}, {"done", true}, {"messages", msgs_.size()}});
   emit(next_turn, "rewind",
        fmt::format("the prompt of turn {} goes on from turn {}'s kernel; "
@@ -215,40 +217,43 @@ Step Run::after_cut(int turn, const std::string& phase, size_t before, const std
   }
   int sig = sandbox::interrupt_signal();
   tw_.event(
-      "interrupted",
+      trace::EventType::interrupted,
       {{"turn", turn}, {"signal", sandbox::signal_name(sig)}, {"signo", sig}, {"phase", phase}});
   emit(turn, "interrupted", fmt::format("{} stopped the {}", sandbox::signal_name(sig), phase));
   if (!obs_.can_resume_after_interrupt()) return end_interrupted(turn, phase);
   sandbox::clear_interrupt();
   Decision d = obs_.interrupted(turn, phase, current, prev_source_);
   if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // a Ctrl-C at its menu
-  tw_.event("decision",
+  tw_.event(trace::EventType::decision,
             {{"turn", turn}, {"action", action_name(d.action)}, {"after", "interrupted"}});
   msgs_.resize(before);
   return decide(turn + 1, d, err);
 }
 
 Step Run::end_interrupted(int turn, const std::string& phase) {
-  res_.exit_reason = "interrupted";
+  res_.exit_reason = ExitReason::interrupted;
   res_.interrupt_signal = sandbox::interrupt_signal();
   res_.interrupt_phase = phase;
   if (phase == "menu")
-    tw_.event("interrupted", {{"turn", turn},
-                              {"signal", sandbox::signal_name(res_.interrupt_signal)},
-                              {"signo", res_.interrupt_signal},
-                              {"phase", phase}});
+    tw_.event(trace::EventType::interrupted,
+              {{"turn", turn},
+               {"signal", sandbox::signal_name(res_.interrupt_signal)},
+               {"signo", res_.interrupt_signal},
+               {"phase", phase}});
   return Step::end;
 }
 
 void Run::end_budget(int turn, const std::string& phase, const BudgetEnd& b) {
-  res_.exit_reason = b.name;
+  // The budgets are named as the reasons are (agent/budget.h); an unknown one is kforge's.
+  if (!sandbox::parse_enum(b.name, &res_.exit_reason))
+    res_.exit_reason = ExitReason::internal_error;
   res_.budget = b;
-  tw_.event("budget", {{"turn", turn},
-                       {"budget", b.name},
-                       {"spent", b.spent},
-                       {"limit", b.limit},
-                       {"phase", phase},
-                       {"note", b.note}});
+  tw_.event(trace::EventType::budget, {{"turn", turn},
+                                       {"budget", b.name},
+                                       {"spent", b.spent},
+                                       {"limit", b.limit},
+                                       {"phase", phase},
+                                       {"note", b.note}});
   emit(turn, "budget", b.name + ": " + b.text());
 }
 
@@ -280,14 +285,14 @@ void Run::emit(int turn, const std::string& phase, const std::string& detail, in
 }
 
 void Run::log_prompt(int turn) {
-  tw_.event("prompt", prompt_event(turn, logged_, msgs_));
+  tw_.event(trace::EventType::prompt, prompt_event(turn, logged_, msgs_));
   logged_ = msgs_;
 }
 
 void Run::finish() {
   res_.seconds = elapsed();
   std::string detail;
-  tw_.event("summary", summary_json(res_, best_hash_, &detail));
+  tw_.event(trace::EventType::summary, summary_json(res_, best_hash_, &detail));
   emit(res_.turns, "done", detail, res_.tokens_in + res_.tokens_out,
        res_.has_last ? &res_.last : nullptr);
 }
@@ -301,9 +306,10 @@ bool solve(const SolveConfig& cfg, Model& model, Observer& obs, trace::Writer& t
   if (run.go(err)) return true;
   // kforge, or the setup it runs on, failed: the trajectory still ends with a summary that
   // says so.
-  out->exit_reason = out->setup_fault != SetupFault::none ? "setup_error" : "internal_error";
+  out->exit_reason =
+      out->setup_fault != SetupFault::none ? ExitReason::setup_error : ExitReason::internal_error;
   out->seconds = tw.elapsed();
-  tw.event("summary", failed_summary_json(*out, *err));
+  tw.event(trace::EventType::summary, failed_summary_json(*out, *err));
   return false;
 }
 

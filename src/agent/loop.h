@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/budget.h"
+#include "agent/exit_reason.h"
 #include "agent/model.h"
 #include "agent/observer.h"
 #include "agent/profile_step.h"
@@ -67,9 +68,7 @@ struct SolveConfig {
 };
 
 struct SolveResult {
-  // target | max_turns | max_tokens | max_cost | max_wall | format_errors | accepted |
-  // quit | interrupted | llm_error | internal_error | setup_error (the last two: solve() false)
-  std::string exit_reason;
+  ExitReason exit_reason = ExitReason::none;  // agent/exit_reason.h
   bool target_met = false;
   int turns = 0, candidates = 0;
   int64_t tokens_in = 0, tokens_out = 0;

@@ -98,7 +98,7 @@ json summary_json(const SolveResult& r, const std::string& best_hash, std::strin
               {"target_met", r.target_met},
               {"best", best},
               {"seconds", r.seconds}});
-  *detail = r.exit_reason;
+  *detail = exit_reason_name(r.exit_reason);
   if (!r.budget.name.empty()) {
     sum["budget"] = {{"name", r.budget.name},
                      {"spent", r.budget.spent},

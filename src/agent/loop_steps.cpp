@@ -56,26 +56,27 @@ Step Run::ask(int turn, llm::Reply* reply) {
   res_.tokens_estimated = res_.tokens_estimated || reply->usage.estimated;
   if (!ok && (e.kind == llm::ErrorKind::interrupted || e.kind == llm::ErrorKind::deadline ||
               sandbox::stop_requested())) {
-    tw_.event("llm_stopped", llm_failure_event(turn, e, *reply));
+    tw_.event(trace::EventType::llm_stopped, llm_failure_event(turn, e, *reply));
     return Step::cut;
   }
   if (!ok) {
-    tw_.event("llm_error", llm_failure_event(turn, e, *reply));
-    res_.exit_reason = "llm_error";
+    tw_.event(trace::EventType::llm_error, llm_failure_event(turn, e, *reply));
+    res_.exit_reason = ExitReason::llm_error;
     res_.llm_error = e;
     return Step::end;
   }
-  tw_.event("reply", reply_event(turn, *reply));
+  tw_.event(trace::EventType::reply, reply_event(turn, *reply));
   emit(turn, "reply", reply->text, reply->usage.output_tokens);
   return Step::ok;
 }
 
 bool Run::format_error(int turn, const std::string& why, std::string* err) {
   ++format_errors_;
-  tw_.event("format_error", {{"turn", turn}, {"error", why}, {"consecutive", format_errors_}});
+  tw_.event(trace::EventType::format_error,
+            {{"turn", turn}, {"error", why}, {"consecutive", format_errors_}});
   emit(turn, "format_error", why);
   if (format_errors_ >= cfg_.max_format_errors) {
-    res_.exit_reason = "format_errors";
+    res_.exit_reason = ExitReason::format_errors;
     return true;
   }
   std::string msg;
@@ -100,14 +101,14 @@ bool Run::init_env(std::string* err) {
 // Agent mode: runs one command; on a submission, *source is the workspace's kernel.
 Step Run::command(int turn, const std::string& proposed, std::string* source, bool* submitted,
                   std::string* err) {
-  tw_.event("command", {{"turn", turn}, {"command", proposed}});
+  tw_.event(trace::EventType::command, {{"turn", turn}, {"command", proposed}});
   CommandDecision cd = obs_.confirm_command(turn, proposed);
   if (sandbox::stop_requested()) return Step::cut;
   if (cd.kind == CommandDecision::reject) return reject_command(turn, cd.reason, err);
   std::string cmd = proposed, edited_note;
   if (cd.kind == CommandDecision::edit && cd.command != proposed) {
     cmd = cd.command;
-    tw_.event("command_edited", {{"turn", turn}, {"command", cmd}});
+    tw_.event(trace::EventType::command_edited, {{"turn", turn}, {"command", cmd}});
     if (!render_prompt_file(cfg_.prompts_dir, "command_edited.md", {{"command", cmd}}, &edited_note,
                             err))
       return Step::fail;
@@ -116,7 +117,7 @@ Step Run::command(int turn, const std::string& proposed, std::string* source, bo
   BashResult r = env_.run(cmd, [&](const std::string& out) { emit(turn, "command_output", out); });
   if (sandbox::stop_requested())
     return Step::cut;  // its tree is dead; its output is not the model's business
-  tw_.event("observation", observation_event(turn, r));
+  tw_.event(trace::EventType::observation, observation_event(turn, r));
   emit(turn, "observation",
        fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""), 0, nullptr,
        r.output);
@@ -153,7 +154,7 @@ Step Run::command(int turn, const std::string& proposed, std::string* source, bo
 // --confirm: the person rejected the command; it never ran, and the model is told so
 // (with the person's reason, when one was given) as that turn's observation.
 Step Run::reject_command(int turn, const std::string& reason, std::string* err) {
-  tw_.event("command_rejected", {{"turn", turn}, {"reason", reason}});
+  tw_.event(trace::EventType::command_rejected, {{"turn", turn}, {"reason", reason}});
   emit(turn, "command_rejected", reason);
   std::string msg;
   if (!render_prompt_file(cfg_.prompts_dir, "command_rejected.md",
@@ -167,7 +168,8 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
   std::string file = fmt::format("{}/turn_{}{}", cfg_.workspace, turn, extension());
   std::ofstream(file, std::ios::binary) << source;
   std::string hash = sandbox::sha256_hex(source);
-  tw_.event("candidate", {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
+  tw_.event(trace::EventType::candidate,
+            {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
   ++res_.candidates;  // a kernel the model wrote, whether or not its eval is cut short
   emit(turn, "evaluating", fs::path(file).filename().string());
   auto t0 = std::chrono::steady_clock::now();
@@ -185,18 +187,19 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
   if (sandbox::stop_requested()) return Step::cut;
   if (!ok) {
     if (res_.setup_fault == SetupFault::none)
-      tw_.event("internal_error", {{"turn", turn}, {"message", *err}});
+      tw_.event(trace::EventType::internal_error, {{"turn", turn}, {"message", *err}});
     else
-      tw_.event("setup_error", {{"turn", turn},
-                                {"message", *err},
-                                {"problem_only", res_.setup_fault == SetupFault::problem}});
+      tw_.event(trace::EventType::setup_error,
+                {{"turn", turn},
+                 {"message", *err},
+                 {"problem_only", res_.setup_fault == SetupFault::problem}});
     return Step::fail;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  tw_.event("verdict", {{"turn", turn},
-                        {"sha256", hash},
-                        {"verdict", sandbox::verdict_json(*v)},
-                        {"seconds", secs}});
+  tw_.event(trace::EventType::verdict, {{"turn", turn},
+                                        {"sha256", hash},
+                                        {"verdict", sandbox::verdict_json(*v)},
+                                        {"seconds", secs}});
   verdicts_.push_back(*v);
   res_.last = *v;
   res_.has_last = true;
@@ -222,9 +225,10 @@ bool Run::profile(int turn, const sandbox::Verdict& v, std::string* feedback, st
                                  eval::kernel_extension(cfg_.eval.settings.backend));
   ProfileStep step;
   if (!profile_step(cfg_.eval, cfg_.profile, turn, fs::absolute(file).string(), v, &step, err))
-    return (tw_.event("internal_error", {{"turn", turn}, {"message", *err}}), false);
+    return (tw_.event(trace::EventType::internal_error, {{"turn", turn}, {"message", *err}}),
+            false);
   if (!step.ran || sandbox::stop_requested()) return true;
-  tw_.event("profile", step.event);
+  tw_.event(trace::EventType::profile, step.event);
   emit(turn, "profile",
        fmt::format("{} {} ({:.1f} s)", step.event["tool"].get<std::string>(),
                    step.event["status"].get<std::string>(), step.event["seconds"].get<double>()));

@@ -106,7 +106,7 @@ TEST_CASE(
   agent::SolveResult r;
   std::string err;
   REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
-  CHECK(r.exit_reason == "quit");
+  CHECK(r.exit_reason == agent::ExitReason::quit);
   CHECK_FALSE(r.target_met);
   REQUIRE(m.requests.size() == 3);
   CHECK(m.requests[1].size() == m.requests[0].size());  // retry: the same messages again
@@ -135,7 +135,7 @@ TEST_CASE("loop: budgets end the run: turns, tokens, cost") {
     agent::Observer o;
     agent::SolveResult r;
     REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
-    CHECK(r.exit_reason == want);
+    CHECK(agent::exit_reason_name(r.exit_reason) == std::string(want));
     REQUIRE(m.requests.size() == 2);
     CHECK(r.tokens_in == 2 * m.input_tokens);
     CHECK(r.budget.name == (which == 0 ? "" : want));
@@ -155,12 +155,12 @@ TEST_CASE("loop: accept stops with the best so far; the model's error ends the r
   agent::SolveResult r;
   std::string err;
   REQUIRE(agent::solve(f.cfg, m, o, f.tw, &r, &err));
-  CHECK(r.exit_reason == "accepted");
+  CHECK(r.exit_reason == agent::ExitReason::accepted);
   Fixture g;
   ScriptModel none({});
   agent::Observer o2;
   REQUIRE(agent::solve(g.cfg, none, o2, g.tw, &r, &err));
-  CHECK(r.exit_reason == "llm_error");
+  CHECK(r.exit_reason == agent::ExitReason::llm_error);
   CHECK(r.llm_error.message == "script spent");
 }
 
@@ -220,7 +220,7 @@ TEST_CASE("loop: agent commands confirmed, rejected or edited; the menu between 
   agent::SolveResult r;
   std::string err;
   REQUIRE_MESSAGE(agent::solve(f.cfg, m, o, f.tw, &r, &err), err);
-  CHECK(r.exit_reason == "max_turns");
+  CHECK(r.exit_reason == agent::ExitReason::max_turns);
   REQUIRE(m.requests.size() == 4);
   const std::string& after_reject = m.requests[2].back().content;
   CHECK(after_reject.find("rejected your last command") != std::string::npos);

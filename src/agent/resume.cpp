@@ -23,7 +23,7 @@ Spend spend_of(const trace::Trajectory& t, std::string* how) {
   *how = "killed";
   for (size_t i = t.events.size(); i-- > 0;) {
     const json& e = t.events[i];
-    if (e.value("type", "") != "summary") continue;
+    if (trace::event_type(e) != trace::EventType::summary) continue;
     s.turns = e.value("turns", 0);
     s.candidates = e.value("candidates", 0);
     s.tokens_in = e.value("tokens_in", int64_t{0});
@@ -39,11 +39,11 @@ Spend spend_of(const trace::Trajectory& t, std::string* how) {
   }
   for (size_t i = from; i < t.events.size(); ++i) {
     const json& e = t.events[i];
-    const std::string type = e.value("type", "");
+    const trace::EventType type = trace::event_type(e);
     s.seconds = std::max(s.seconds, e.value("t", 0.0));
-    if (type == "prompt") s.turns = std::max(s.turns, e.value("turn", 0));
-    if (type == "candidate") ++s.candidates;
-    if (type == "reply" && e.contains("usage") && e["usage"].is_object()) {
+    if (type == trace::EventType::prompt) s.turns = std::max(s.turns, e.value("turn", 0));
+    if (type == trace::EventType::candidate) ++s.candidates;
+    if (type == trace::EventType::reply && e.contains("usage") && e["usage"].is_object()) {
       s.tokens_in += e["usage"].value("input_tokens", int64_t{0});
       s.tokens_out += e["usage"].value("output_tokens", int64_t{0});
       s.tokens_cache_read += e["usage"].value("cache_read_tokens", int64_t{0});
@@ -88,17 +88,18 @@ bool replay_after_prompt(const trace::Trajectory& t, size_t prompt_at, size_t pr
   std::vector<llm::Message>* msgs = &r->messages;
   for (size_t i = prompt_at + 1; i < t.events.size(); ++i) {
     const json& e = t.events[i];
-    const std::string type = e.value("type", "");
-    if (type == "rewind" && e.value("done", false)) {
+    const trace::EventType type = trace::event_type(e);
+    if (type == trace::EventType::rewind && e.value("done", false)) {
       rewind_messages(msgs, r->feedback[e.value("to_turn", 0)]);
-    } else if (type == "reply") {
+    } else if (type == trace::EventType::reply) {
       msgs->push_back({"assistant", e.value("text", "")});
-    } else if (type == "feedback") {
+    } else if (type == trace::EventType::feedback) {
       msgs->push_back({"user", e.value("content", "")});
-    } else if ((type == "decision" && e.value("action", "") == "retry" && !e.contains("after")) ||
-               (type == "interrupted" && e.value("phase", "") != "menu")) {
+    } else if ((type == trace::EventType::decision && e.value("action", "") == "retry" &&
+                !e.contains("after")) ||
+               (type == trace::EventType::interrupted && e.value("phase", "") != "menu")) {
       msgs->resize(prompt_size);
-    } else if (type == "hint" && !msgs->empty()) {
+    } else if (type == trace::EventType::hint && !msgs->empty()) {
       std::string h;
       if (!render_prompt_file(prompts_dir, "hint.md", {{"hint", e.value("text", "")}}, &h, err))
         return false;
@@ -138,12 +139,12 @@ bool resume_from(const trace::Run& run, const std::string& prompts_dir, double t
                  ResumeFrom* out, std::string* err) {
   const trace::Trajectory& t = run.raw;
   *out = ResumeFrom{};
-  out->part = 2 + static_cast<int>(t.of_type("resumed").size());
+  out->part = 2 + static_cast<int>(t.of_type(trace::EventType::resumed).size());
   out->spent = spend_of(t, &out->how);
   candidates_of(run, out);
   size_t prompt_at = t.events.size();
   for (size_t i = 0; i < t.events.size(); ++i)
-    if (t.events[i].value("type", "") == "prompt") prompt_at = i;
+    if (trace::event_type(t.events[i]) == trace::EventType::prompt) prompt_at = i;
   auto prompts = trace::rebuild_prompts(t);
   if (prompts.empty() || prompt_at == t.events.size())
     return (*err = t.path +
@@ -152,7 +153,7 @@ bool resume_from(const trace::Run& run, const std::string& prompts_dir, double t
             false);
   for (auto& [role, content] : prompts.back()) out->logged.push_back({role, content});
   out->messages = out->logged;
-  for (const json* e : t.of_type("feedback"))
+  for (const json* e : t.of_type(trace::EventType::feedback))
     out->feedback[e->value("turn", 0)] = e->value("content", "");
   if (!replay_after_prompt(t, prompt_at, out->logged.size(), prompts_dir, out, err)) return false;
   // The run stopped between a reply and its feedback (the target met, or a kill): the

@@ -34,31 +34,37 @@ std::string write_run(const std::string& name,
   v.world = 2;
   v.summary = "mismatch: rank 1";
   w.event(
-      "prompt",
+      trace::EventType::prompt,
       {{"turn", 1},
        {"keep", 0},
        {"new", {{{"role", "system"}, {"content", "S"}}, {{"role", "user"}, {"content", "T"}}}}});
-  w.event("reply", {{"turn", 1},
-                    {"text", "A1"},
-                    {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}},
-                    {"cost_usd", 0.25}});
-  w.event("candidate", {{"turn", 1}, {"file", "turn_1.cpp"}, {"sha256", "h1"}, {"source", "K1"}});
-  w.event("verdict", {{"turn", 1}, {"sha256", "h1"}, {"verdict", sandbox::verdict_json(v)}});
+  w.event(trace::EventType::reply, {{"turn", 1},
+                                    {"text", "A1"},
+                                    {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}},
+                                    {"cost_usd", 0.25}});
+  w.event(trace::EventType::candidate,
+          {{"turn", 1}, {"file", "turn_1.cpp"}, {"sha256", "h1"}, {"source", "K1"}});
+  w.event(trace::EventType::verdict,
+          {{"turn", 1}, {"sha256", "h1"}, {"verdict", sandbox::verdict_json(v)}});
   if (feedback1) {
-    w.event("feedback", {{"turn", 1}, {"content", "F1"}});
-    w.event("decision", {{"turn", 1}, {"action", "next"}});
+    w.event(trace::EventType::feedback, {{"turn", 1}, {"content", "F1"}});
+    w.event(trace::EventType::decision, {{"turn", 1}, {"action", "next"}});
     w.event(
-        "prompt",
+        trace::EventType::prompt,
         {{"turn", 2},
          {"keep", 2},
          {"new",
           {{{"role", "assistant"}, {"content", "A1"}}, {{"role", "user"}, {"content", "F1"}}}}});
-    w.event("reply", {{"turn", 2},
-                      {"text", "A2"},
-                      {"usage", {{"input_tokens", 20}, {"output_tokens", 7}}},
-                      {"cost_usd", 0.5}});
+    w.event(trace::EventType::reply, {{"turn", 2},
+                                      {"text", "A2"},
+                                      {"usage", {{"input_tokens", 20}, {"output_tokens", 7}}},
+                                      {"cost_usd", 0.5}});
   }
-  for (auto& [type, fields] : tail) w.event(type, fields);
+  for (auto& [name, fields] : tail) {
+    trace::EventType type = trace::EventType::unknown;
+    REQUIRE(sandbox::parse_enum(name, &type));
+    w.event(type, fields);
+  }
   return path;
 }
 
@@ -185,7 +191,7 @@ TEST_CASE("trajectory writer: open_append cuts a torn last line and goes on from
   {
     trace::Writer w;
     REQUIRE_MESSAGE(w.open_append(path, 100.0, &err), err);
-    w.event("resumed", {{"part", 2}});
+    w.event(trace::EventType::resumed, {{"part", 2}});
   }
   trace::Trajectory t;
   std::string warn;

@@ -17,6 +17,8 @@ using nlohmann::json;
 
 namespace {
 
+using trace::EventType;
+
 std::string clip(const std::string& s, bool full, size_t n = 600) {
   if (full || s.size() <= n) return s;
   return s.substr(0, n / 2) + fmt::format("\n    [... {} characters ...]\n", s.size() - n) +
@@ -123,9 +125,9 @@ std::string header_text(const json& h) {
 }
 
 // The model's side of a turn: its prompt, its reply, what it ran and submitted.
-std::string exchange_text(const json& e, const std::string& type, size_t i,
-                          const TypedEvents& typed, bool full) {
-  if (type == "prompt") {
+std::string exchange_text(const json& e, EventType type, size_t i, const TypedEvents& typed,
+                          bool full) {
+  if (type == EventType::prompt) {
     std::string out =
         fmt::format("\n== turn {} (t={:.1f}s) == prompt: {} messages, {} new\n", e.value("turn", 0),
                     e.value("t", 0.0), e.value("messages", 0), e["new"].size());
@@ -135,61 +137,64 @@ std::string exchange_text(const json& e, const std::string& type, size_t i,
                            indent(clip(m.value("content", ""), full)));
     return out;
   }
-  if (const trace::ReplyEvent* r = type == "reply" ? at(typed.replies, i) : nullptr)
+  if (const trace::ReplyEvent* r = type == EventType::reply ? at(typed.replies, i) : nullptr)
     return fmt::format("  reply: {} in{} / {} out tokens{}, ${:.4f}, {} attempt(s), {:.1f} s\n{}",
                        r->input_tokens, cache_note(r->cache_read_tokens, r->cache_write_tokens),
                        r->output_tokens, r->usage_estimated ? " (estimated)" : "", r->cost_usd,
                        r->attempts, r->seconds, indent(clip(r->text, full)));
-  if (type == "format_error")
+  if (type == EventType::format_error)
     return fmt::format("  format error ({} in a row): {}\n", e.value("consecutive", 0),
                        e.value("error", "").substr(0, 200));
-  if (type == "command") return fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
-  if (type == "observation")
+  if (type == EventType::command)
+    return fmt::format("  $ {}\n", clip(e.value("command", ""), full, 300));
+  if (type == EventType::observation)
     return fmt::format("  exit {}{}\n{}", e.value("returncode", 0),
                        e.value("submitted", false) ? " (submitted)" : "",
                        indent(clip(e.value("output", ""), full, 400)));
-  if (const trace::CandidateEvent* c = type == "candidate" ? at(typed.candidates, i) : nullptr)
+  if (const trace::CandidateEvent* c =
+          type == EventType::candidate ? at(typed.candidates, i) : nullptr)
     return fmt::format("  candidate {} ({} lines, sha256 {})\n", c->file,
                        std::count(c->source.begin(), c->source.end(), '\n'),
                        c->sha256.substr(0, 12));
-  if (const trace::VerdictEvent* v = type == "verdict" ? at(typed.verdicts, i) : nullptr)
+  if (const trace::VerdictEvent* v = type == EventType::verdict ? at(typed.verdicts, i) : nullptr)
     return fmt::format("  verdict: {} ({:.1f} s)\n", v->verdict.summary, v->seconds);
   return "";
 }
 
 // What the person did, and what stopped or interrupted the run.
 std::string event_text(const json& e, size_t i, const TypedEvents& typed, bool full) {
-  std::string type = e.value("type", "");
-  if (type == "command_edited")
+  const EventType type = trace::event_type(e);
+  if (type == EventType::command_edited)
     return fmt::format("  user edited the command; ran instead: {}\n",
                        clip(e.value("command", ""), full, 300));
-  if (type == "command_rejected")
+  if (type == EventType::command_rejected)
     return fmt::format("  user rejected the command: {}\n", e.value("reason", ""));
-  if (type == "hint") return fmt::format("  user hint: {}\n", e.value("text", ""));
-  if (type == "decision")
+  if (type == EventType::hint) return fmt::format("  user hint: {}\n", e.value("text", ""));
+  if (type == EventType::decision)
     return e.value("action", "") == "next" ? ""
                                            : fmt::format("  user: {}\n", e.value("action", ""));
-  if (type == "llm_error")
+  if (type == EventType::llm_error)
     return fmt::format("  model error: {}: {} ({} attempt(s))\n", e.value("kind", ""),
                        e.value("message", ""), e.value("attempts", 0));
-  if (type == "interrupted")
+  if (type == EventType::interrupted)
     return fmt::format("  interrupted: {} stopped the {}\n", e.value("signal", ""),
                        e.value("phase", ""));
-  if (type == "budget") return budget_text(e);
-  if (type == "resumed")
+  if (type == EventType::budget) return budget_text(e);
+  if (type == EventType::resumed)
     return fmt::format("\n== resumed: part {}, from turn {} (the part before: {}) ==\n",
                        e.value("part", 0), e.value("from_turn", 0), e.value("after", ""));
-  if (type == "rewind")
+  if (type == EventType::rewind)
     return e.value("done", false)
                ? fmt::format("  user: back to turn {}'s kernel for turn {}\n",
                              e.value("to_turn", 0), e.value("turn", 0))
                : fmt::format("  user: back to turn {} (not in the conversation; nothing changed)\n",
                              e.value("to_turn", 0));
-  if (type == "profile") return profile_text(e);
-  if (type == "internal_error" || type == "setup_error")
-    return fmt::format("  {}: {}\n", type == "setup_error" ? "setup error" : "kforge error",
+  if (type == EventType::profile) return profile_text(e);
+  if (type == EventType::internal_error || type == EventType::setup_error)
+    return fmt::format("  {}: {}\n",
+                       type == EventType::setup_error ? "setup error" : "kforge error",
                        e.value("message", ""));
-  if (type == "summary") return summary_text(e);
+  if (type == EventType::summary) return summary_text(e);
   return exchange_text(e, type, i, typed, full);
 }
 

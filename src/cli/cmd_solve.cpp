@@ -79,10 +79,10 @@ void loop_options(const SolveArgs& a, const suite::Paths& paths, agent::SolveCon
 
 // The exit code of a finished run: 128+N after signal N, else by how it ended.
 int exit_code_of(const agent::SolveResult& r, bool ok) {
-  if (r.exit_reason == "interrupted" && r.interrupt_signal)
+  if (r.exit_reason == agent::ExitReason::interrupted && r.interrupt_signal)
     return sandbox::interrupt_exit_code(r.interrupt_signal);
   if (!ok && r.setup_fault != agent::SetupFault::none) return kBadInput;  // verdict.json says which
-  if (!ok || r.exit_reason == "llm_error") return kInternal;
+  if (!ok || r.exit_reason == agent::ExitReason::llm_error) return kInternal;
   return r.target_met ? kOk : kNotCorrect;
 }
 
@@ -113,7 +113,7 @@ std::string write_kernels(const agent::SolveResult& r, const std::string& out_di
     best_path = out_dir + "/best" + ext;
     std::ofstream(best_path, std::ios::binary) << r.best_source;
   }
-  if (r.exit_reason == "accepted" && r.has_last) {
+  if (r.exit_reason == agent::ExitReason::accepted && r.has_last) {
     // Accepting a kernel keeps it, correct or not: the person chose it and must find it.
     bool is_best = r.has_best && r.last_turn == r.best_turn;
     *accepted_path = is_best ? best_path : out_dir + "/accepted" + ext;
@@ -154,7 +154,7 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
   if (res.part > 1)  // a resumed run: the figures above are every part's
     solve_j["part"] = res.part, solve_j["this_part"] = agent::spend_json(agent::this_part(res));
   if (!ok) solve_j["error"] = error_kind(res.setup_fault), solve_j["message"] = err;
-  if (res.exit_reason == "llm_error")
+  if (res.exit_reason == agent::ExitReason::llm_error)
     solve_j["error"] = "provider",
     solve_j["message"] =
         std::string(llm::error_kind_name(res.llm_error.kind)) + ": " + res.llm_error.message;

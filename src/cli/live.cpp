@@ -10,8 +10,11 @@
 #include "cli/line_diff.h"
 #include "cli/live_screen.h"
 #include "cli/term_text.h"
+#include "sandbox/text.h"
 
 namespace cli {
+
+using sandbox::trim;
 
 namespace {
 
@@ -19,13 +22,6 @@ const char* kDim = "\033[2m";
 const char* kBold = "\033[1m";
 const char* kYellow = "\033[33m";
 const char* kCyan = "\033[36m";
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // The first line, at most `width` characters (a log line, one per event).
 std::string one_line(const std::string& s, size_t width = 110) {

@@ -13,19 +13,13 @@
 #include "cli/live_screen.h"
 #include "cli/term_text.h"
 #include "sandbox/interrupt.h"
+#include "sandbox/text.h"
 
 namespace cli {
 
-namespace {
+using sandbox::trim;
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // Text wrapped to the screen where Unicode allows a break, so that no word or number
 // is split by the terminal's own wrap.

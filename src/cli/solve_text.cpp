@@ -104,7 +104,7 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
                                          const KeptKernels& k) {
   std::vector<std::string> out;
   std::string turns = fmt::format("{} turn{}", r.turns, r.turns == 1 ? "" : "s");
-  std::string why = exit_reason_text(r.exit_reason);
+  std::string why = exit_reason_text(agent::exit_reason_name(r.exit_reason));
   if (!r.budget.name.empty()) why += " (" + r.budget.text() + ")";
   if (r.interrupt_signal)
     why += fmt::format(" ({} during the {})", sandbox::signal_name(r.interrupt_signal),
@@ -141,7 +141,7 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
   if (r.target_met || (!k.accepted.empty() && r.last.status == sandbox::Status::correct))
     next = fmt::format("check it again with `kforge eval {} {}`", cfg.eval.problem.name,
                        k.accepted.empty() ? k.best : k.accepted);
-  else if (r.exit_reason == "max_turns")
+  else if (r.exit_reason == agent::ExitReason::max_turns)
     next = fmt::format(
         "`{} --max-turns {}` goes on for {} more turns with the conversation so "
         "far (a hint at its menu with h)",
@@ -149,13 +149,14 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
   else if (!r.budget.name.empty())
     next = fmt::format("`{} --{}-{} N` goes on with a new budget for the part it adds", resume,
                        r.budget.name.substr(0, 3), r.budget.name.substr(4));
-  else if (r.exit_reason == "format_errors")
+  else if (r.exit_reason == agent::ExitReason::format_errors)
     next = "read the model's replies with `kforge show " + k.trajectory +
            "`; a stronger model, or --mode " + (cfg.mode == "agent" ? "direct" : "agent") +
            ", may answer in the format asked";
-  else if (r.exit_reason == "llm_error")
+  else if (r.exit_reason == agent::ExitReason::llm_error)
     next = "fix what the error above names, then `" + resume + "` goes on with this run";
-  else if (r.exit_reason == "interrupted" || r.exit_reason == "quit")
+  else if (r.exit_reason == agent::ExitReason::interrupted ||
+           r.exit_reason == agent::ExitReason::quit)
     next = "`" + resume + "` goes on with this run; `kforge show " + k.trajectory + "` shows it";
   else if (!k.accepted.empty())
     next = "the verdict above says what is wrong with it; `kforge eval " + cfg.eval.problem.name +

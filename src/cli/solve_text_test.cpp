@@ -28,24 +28,24 @@ TEST_CASE("solve text: the next step goes on with the run through --resume") {
   cfg.eval.problem.name = "all_reduce";
   cfg.max_turns = 3;
   agent::SolveResult r;
-  r.exit_reason = "max_turns";
+  r.exit_reason = agent::ExitReason::max_turns;
   r.turns = 3;
   cli::KeptKernels k{"", "", "/x/runs/all_reduce/20261206-a.jsonl"};
   std::string s = joined(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s,
             "next: `kforge solve --resume /x/runs/all_reduce/20261206-a --max-turns 3` goes "
             "on for 3 more turns"));
-  r.exit_reason = "quit";
+  r.exit_reason = agent::ExitReason::quit;
   s = joined(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s, "`kforge solve --resume /x/runs/all_reduce/20261206-a` goes on with this run"));
   CHECK_FALSE(has(s, "`kforge solve all_reduce`"));  // a new run would lose the flags
-  r.exit_reason = "max_cost";
+  r.exit_reason = agent::ExitReason::max_cost;
   r.budget = {"max_cost", 0.02, 0.02, ""};
   s = joined(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s, "--resume /x/runs/all_reduce/20261206-a --max-cost N` goes on with a new budget"));
   // A resumed run: this part's spend, then the whole run's.
   r = {};
-  r.exit_reason = "max_turns";
+  r.exit_reason = agent::ExitReason::max_turns;
   r.part = 2;
   r.turns = 5, r.tokens_in = 300, r.tokens_out = 200, r.cost_usd = 0.5, r.seconds = 40;
   r.prior.turns = 2, r.prior.tokens_in = 100, r.prior.tokens_out = 100, r.prior.cost_usd = 0.2,

@@ -17,10 +17,13 @@
 #include "eval/sanitizer_log.h"
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
+#include "sandbox/text.h"
 
 namespace fs = std::filesystem;
 
 namespace eval {
+
+using sandbox::read_text;
 
 namespace {
 
@@ -41,13 +44,6 @@ const char* const kStallReasons[] = {"barrier",
                                      "sleeping",
                                      "tex_throttle",
                                      "wait"};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool executable(const std::string& p) {
   return !p.empty() && access(p.c_str(), X_OK) == 0 && !fs::is_directory(p);

@@ -11,8 +11,11 @@
 #include "kf_build_paths.h"
 #include "sandbox/deadline.h"
 #include "sandbox/interrupt.h"
+#include "sandbox/text.h"
 
 namespace llm {
+
+using sandbox::trim;
 
 namespace {
 
@@ -44,13 +47,6 @@ void global_init() {
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 void touch(Transfer* t) {

@@ -6,7 +6,11 @@
 #include <filesystem>
 #include <set>
 
+#include "sandbox/text.h"
+
 namespace pkb {
+
+using sandbox::trim;
 
 namespace fs = std::filesystem;
 
@@ -14,13 +18,6 @@ const char* const kRequiredFiles[] = {"run_local.py", "scripts/worker.py",
                                       "utils/input_output_tensors.py", nullptr};
 
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n");
-  return s.substr(b, e - b + 1);
-}
 
 bool all_digits(const std::string& s) {
   return !s.empty() &&

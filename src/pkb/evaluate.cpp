@@ -82,7 +82,7 @@ Reports read_reports(const EvalSpec& spec) {
   Reports out(static_cast<size_t>(spec.world));
   for (int r = 0; r < spec.world; ++r) {
     nlohmann::json j = nlohmann::json::parse(
-        read_file(fmt::format("{}/rank{}.json", spec.work_dir, r)), nullptr, false);
+        read_text(fmt::format("{}/rank{}.json", spec.work_dir, r)), nullptr, false);
     if (j.is_discarded() || !j.is_object()) continue;
     try {
       out[static_cast<size_t>(r)] = j.get<RankReport>();
@@ -223,7 +223,7 @@ void add_stuck(const EvalSpec& spec, const sandbox::ProcessResult& run, sandbox:
                     "--job-limit gives the job more",
                     spec.timeout_s));
   for (int r = 0; r < spec.world; ++r) {
-    std::string phase = trim_end(read_file(fmt::format("{}/rank{}.phase", spec.work_dir, r)));
+    std::string phase = trim_end(read_text(fmt::format("{}/rank{}.phase", spec.work_dir, r)));
     sandbox::Verdict::Stuck s;
     s.rank = r;
     s.seconds = run.seconds;

@@ -249,9 +249,9 @@ TEST_CASE("pkb eval: a reference that fails alone too is the setup's error, name
         std::string::npos);
   CHECK(err.find("more ranks (--world)") != std::string::npos);
   // The second job had the reference as its candidate.
-  CHECK(pkb::read_file(x.spec.work_dir + "/solution_used").find("solution.py") !=
+  CHECK(pkb::read_text(x.spec.work_dir + "/solution_used").find("solution.py") !=
         std::string::npos);
-  CHECK(pkb::read_file(x.spec.work_dir + "/reference_alone/solution_used") ==
+  CHECK(pkb::read_text(x.spec.work_dir + "/reference_alone/solution_used") ==
         x.spec.problem.reference + "\n");
 
   // The reference as its own candidate: that job was the reference alone, and is not run

@@ -121,7 +121,7 @@ bool run_job(const EvalSpec& spec, const std::vector<std::string>& extra,
     // Of the extension cache, only this source's own folder (the driver keys it the same
     // way): a candidate cannot plant a library under another source's key.
     const std::string own =
-        cache + "/" + sandbox::sha256_hex(read_file(spec.solution)).substr(0, 16);
+        cache + "/" + sandbox::sha256_hex(read_text(spec.solution)).substr(0, 16);
     fs::create_directories(own, ec);
     jail.writable = {spec.work_dir, own};
     jail.gpu = true;
@@ -142,7 +142,7 @@ bool probe_setup(const EvalSpec& spec, std::string* why, std::string* err) {
   sandbox::ProcessResult pr;
   sandbox::ConfinedRun cr;
   if (!run_job(p, {"--probe"}, &pr, &cr, err)) return false;
-  nlohmann::json j = nlohmann::json::parse(read_file(p.work_dir + "/probe.json"), nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(read_text(p.work_dir + "/probe.json"), nullptr, false);
   ProbeReport r;
   bool read = false;
   if (j.is_object()) {

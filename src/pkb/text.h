@@ -2,19 +2,14 @@
 #pragma once
 
 #include <cctype>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "sandbox/text.h"
 
 namespace pkb {
 
 // The whole file; "" where it cannot be read (a rank that never wrote its report).
-inline std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using sandbox::read_text;
 
 // The last n characters of s, marked as cut where they are not all of it.
 inline std::string tail(const std::string& s, size_t n) {

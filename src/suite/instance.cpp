@@ -6,7 +6,11 @@
 #include <cmath>
 #include <set>
 
+#include "sandbox/text.h"
+
 namespace suite {
+
+using sandbox::trim;
 
 namespace {
 
@@ -14,11 +18,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
-}
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
 std::string value_text(const Value& v) {

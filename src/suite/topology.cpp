@@ -9,8 +9,11 @@
 
 #include "sandbox/process.h"
 #include "sandbox/static_check.h"
+#include "sandbox/text.h"
 
 namespace suite {
+
+using sandbox::trim;
 
 using nlohmann::json;
 
@@ -30,12 +33,6 @@ bool gpu_word(const std::string& w, int* index) {
     if (!std::isdigit(static_cast<unsigned char>(w[i]))) return false;
   *index = std::stoi(w.substr(3));
   return true;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
-  size_t a = s.find_first_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a);
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ std::map<std::string, Record> latest(const std::vector<Record>& records) {
     // A "done" is final: a record after it can only come from a second writer that
     // raced for the same sample (two sweeps in one folder), and changes nothing.
     auto it = now.find(sample_key(r));
-    if (it == now.end() || it->second.state != "done") now[sample_key(r)] = r;
+    if (it == now.end() || it->second.state != SampleState::done) now[sample_key(r)] = r;
   }
   return now;
 }
@@ -82,7 +82,7 @@ std::map<std::string, Record> latest(const std::vector<Record>& records) {
 std::map<std::string, Record> finished(const std::vector<Record>& records) {
   std::map<std::string, Record> done;
   for (const Record& r : records)
-    if (r.state == "done" && !done.count(sample_key(r))) done[sample_key(r)] = r;
+    if (r.state == SampleState::done && !done.count(sample_key(r))) done[sample_key(r)] = r;
   return done;
 }
 

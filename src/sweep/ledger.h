@@ -16,15 +16,36 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/enum_names.h"
+
 namespace sweep {
 
-// One sample's state, as it changes: "running" when its solve starts, then "done" (it
-// ran to an outcome, correct or not), "failed" (kforge or the model's provider failed:
-// no outcome; the next run of the sweep retries it) or "not_runnable" (the problem's
-// reference fails on this setup: message says how; in no metric; the next run tries the
-// problem again). A sample with no record is pending.
+// One sample's state, as it changes: running when its solve starts, then done (it ran to
+// an outcome, correct or not), failed (kforge or the model's provider failed: no outcome;
+// the next run of the sweep retries it) or not_runnable (the problem's reference fails on
+// this setup: message says how; in no metric; the next run tries the problem again). A
+// sample with no record is pending. In the ledger, the names below.
+enum class SampleState { running, done, failed, not_runnable };
+
+}  // namespace sweep
+
+template <>
+struct sandbox::EnumNames<sweep::SampleState> {
+  static constexpr const char* what = "sample state";
+  static constexpr const char* names[] = {"running", "done", "failed", "not_runnable"};
+};
+
+namespace sweep {
+
+KF_ENUM_JSON(SampleState)
+
+inline const char* state_name(SampleState s) {
+  return sandbox::enum_name(s);
+}
+
+// One sample's record: a line of the ledger.
 struct Record {
-  std::string state;  // running | done | failed | not_runnable
+  SampleState state = SampleState::running;
   std::string problem, category, model;
   int index = 0;     // the sample's number within (problem, model)
   int64_t seed = 0;  // the model's sampling seed (the index)

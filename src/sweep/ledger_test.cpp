@@ -16,9 +16,9 @@ TEST_CASE("ledger: records come back in order; a torn line is skipped; files mer
   Record r;
   r.problem = "all_reduce";
   r.model = "builtin";
-  r.state = "started";
+  r.state = SampleState::running;
   REQUIRE(append_record(dir + "/ledger.jsonl", r, &err));
-  r.state = "done";
+  r.state = SampleState::done;
   r.correct = true;
   r.speedup = 1.5;
   REQUIRE(append_record(dir + "/ledger.jsonl", r, &err));

@@ -34,7 +34,7 @@ bool first_correct(const std::string& trajectory, FirstCorrect* out, std::string
 namespace {
 
 void fail(Record* r, const std::string& why, const std::string& output) {
-  r->state = "failed";
+  r->state = SampleState::failed;
   r->status = "error";
   r->correct = false;
   std::string tail = output.size() > 600 ? output.substr(output.size() - 600) : output;
@@ -62,7 +62,7 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
   // says nothing about the model, nor would a rerun on this setup.
   const std::string error = s.value("error", "");
   if (exit_code == 2 && (error == "problem_not_runnable" || error == "builtin_unsupported")) {
-    r->state = "not_runnable";
+    r->state = SampleState::not_runnable;
     r->status = "not_runnable";
     r->message = s.value("message", "");
     return;
@@ -76,7 +76,7 @@ void read_outcome(const std::string& dir, int exit_code, const std::string& outp
       why += "; the samples run at once share that limit: lower --jobs";
     return fail(r, fmt::format("kforge solve exited {} ({})", exit_code, why), "");
   }
-  r->state = "done";
+  r->state = SampleState::done;
   // No "status": the run ended before any candidate had a verdict.
   sandbox::Verdict verdict;
   std::string why;

@@ -79,7 +79,7 @@ TEST_CASE("sweep outcome: done with its figures; no speed off real GPUs") {
                   {"solve", solve}});
   Record r;
   read_outcome(f.dir, 1, "", &r);
-  CHECK(r.state == "done");
+  CHECK(r.state == SampleState::done);
   CHECK(r.correct);
   CHECK(r.speedup == 0);  // the host backend's times are no speed
   CHECK(r.first_correct_turn == 2);
@@ -109,12 +109,12 @@ TEST_CASE("sweep outcome: kforge's or the provider's failure, a signal, no verdi
   Folder f;
   Record r;
   read_outcome(f.dir, 3, "kforge solve: boom", &r);
-  CHECK(r.state == "failed");
+  CHECK(r.state == SampleState::failed);
   CHECK(r.message.find("no verdict.json") != std::string::npos);
   CHECK(r.message.find("boom") != std::string::npos);
   f.verdict_json({{"solve", {{"exit_reason", "llm_error"}, {"message", "http 400"}}}});
   read_outcome(f.dir, 3, "", &r);
-  CHECK(r.state == "failed");
+  CHECK(r.state == SampleState::failed);
   CHECK(r.message.find("http 400") != std::string::npos);
   // A rate limit: the sweep, which runs samples at once, says to run fewer.
   f.verdict_json({{"solve",
@@ -124,10 +124,10 @@ TEST_CASE("sweep outcome: kforge's or the provider's failure, a signal, no verdi
   CHECK(r.message.find("lower --jobs") != std::string::npos);
   f.verdict_json({{"status", "mismatch"}, {"solve", {{"exit_reason", "interrupted"}}}});
   read_outcome(f.dir, 143, "", &r);
-  CHECK(r.state == "failed");
+  CHECK(r.state == SampleState::failed);
   CHECK_FALSE(r.correct);
   read_outcome(f.dir, 1, "", &r);
-  CHECK(r.state == "done");
+  CHECK(r.state == SampleState::done);
   CHECK(r.status == "mismatch");
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("sweep outcome: a problem whose reference fails here is not runnable, 
                     {"message", "49_x: PKB's reference fails on this setup at world 1"},
                     {"cost_usd", 0.01}}}});
   read_outcome(f.dir, 2, "", &r);
-  CHECK(r.state == "not_runnable");
+  CHECK(r.state == SampleState::not_runnable);
   CHECK(r.status == "not_runnable");
   CHECK_FALSE(r.correct);
   CHECK(r.message == "49_x: PKB's reference fails on this setup at world 1");
@@ -150,12 +150,12 @@ TEST_CASE("sweep outcome: a problem whose reference fails here is not runnable, 
                    {{"error", "builtin_unsupported"},
                     {"message", "problem mine is not supported by the builtin: ..."}}}});
   read_outcome(f.dir, 2, "", &r);
-  CHECK(r.state == "not_runnable");
+  CHECK(r.state == SampleState::not_runnable);
   CHECK(r.message == "problem mine is not supported by the builtin: ...");
   // Exit 2 for the whole setup (no torch): no outcome; the sweep stops on the exit code.
   f.verdict_json({{"solve", {{"error", "bad_input"}, {"message", "no torch"}}}});
   read_outcome(f.dir, 2, "", &r);
-  CHECK(r.state == "failed");
+  CHECK(r.state == SampleState::failed);
 }
 
 }  // namespace sweep

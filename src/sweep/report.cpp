@@ -11,10 +11,13 @@
 #include <sstream>
 #include <tuple>
 
+#include "sandbox/text.h"
 #include "sweep/svg.h"
 #include "sweep/sweep.h"
 
 namespace sweep {
+
+using sandbox::read_text;
 
 namespace fs = std::filesystem;
 
@@ -39,8 +42,9 @@ std::string sample_id(const Record& r) {
 }
 
 std::string sample_class(const Record& r) {
-  if (r.state == "failed") return "failed";
-  if (r.state == "running" || r.state == "not_runnable") return r.state;
+  if (r.state == SampleState::failed) return "failed";
+  if (r.state == SampleState::running || r.state == SampleState::not_runnable)
+    return state_name(r.state);
   return r.correct ? "correct" : "wrong";
 }
 
@@ -134,10 +138,10 @@ std::string failures_section(const ReportInput& in, const std::vector<std::strin
   std::map<std::string, std::map<std::string, int>> by;  // model -> outcome -> samples
   std::set<std::string> outcomes;
   for (const Record& r : in.samples) {
-    if (r.state == "running") continue;
-    std::string o = r.state == "failed"         ? "failed (kforge/provider)"
-                    : r.state == "not_runnable" ? "not runnable (setup)"
-                                                : r.status;
+    if (r.state == SampleState::running) continue;
+    std::string o = r.state == SampleState::failed         ? "failed (kforge/provider)"
+                    : r.state == SampleState::not_runnable ? "not runnable (setup)"
+                                                           : r.status;
     ++by[r.model][o];
     outcomes.insert(o);
   }
@@ -180,13 +184,6 @@ std::string problems_section(const ReportInput& in) {
   return s + "</table>\n";
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string link(const std::string& dir, const std::string& path, const char* what) {
   if (path.empty()) return "";
   std::error_code ec;
@@ -201,7 +198,7 @@ std::string samples_section(const ReportInput& in) {
         "<details id=\"{}\"><summary><span class=\"s {}\">&nbsp;</span> {} / {} #{}: {}{} "
         "(turns {}, tokens {}, ${:.4f}{})</summary>\n<p>{}{}{}</p>\n",
         sample_id(r), sample_class(r), html_escape(r.problem), html_escape(r.model), r.index,
-        html_escape(r.state == "done" ? r.status : r.state),
+        html_escape(r.state == SampleState::done ? r.status : state_name(r.state)),
         r.speedup > 0 ? fmt::format(", {:.2f}x", r.speedup) : "", r.turns, r.tokens, r.cost_usd,
         r.usage_estimated ? ", estimated" : "", html_escape(r.message),
         link(in.dir, r.trajectory, "trajectory (JSONL)"), link(in.dir, r.kernel, "best kernel"));

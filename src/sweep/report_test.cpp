@@ -11,7 +11,7 @@ namespace sweep {
 namespace {
 Record sample(const std::string& model, const std::string& problem, int i, bool ok, double x) {
   Record r;
-  r.state = "done";
+  r.state = SampleState::done;
   r.model = model;
   r.problem = problem;
   r.category = "collective";
@@ -45,11 +45,12 @@ TEST_CASE("sweep report: two models, speeds, failures, every sample linked and e
     in.samples.push_back(sample("b", "p", i, i == 0, i ? 0 : 0.4));
   }
   Record failed = sample("b", "q", 0, false, 0);
-  failed.state = "failed";
+  failed.state = SampleState::failed;
   failed.message = "kforge solve exited 3 <provider>";
   in.samples.push_back(failed);
   Record not_runnable = sample("a", "r", 0, false, 0);
-  not_runnable.state = not_runnable.status = "not_runnable";
+  not_runnable.state = SampleState::not_runnable;
+  not_runnable.status = "not_runnable";
   not_runnable.message = "r: PKB's reference fails on this setup at world 1";  // names r once
   in.samples.push_back(not_runnable);
   std::vector<Record> fin(in.samples.begin(), in.samples.end() - 2);

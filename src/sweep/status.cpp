@@ -129,12 +129,12 @@ bool read_status(const std::string& dir, Status* out, std::vector<Record>* fin, 
   }
   std::map<std::string, Record> now = latest(recs);
   for (const auto& [key, r] : now) {
-    out->done += r.state == "done";
-    out->failed += r.state == "failed";
-    out->running += r.state == "running";
-    out->not_runnable += r.state == "not_runnable";
-    if (r.state == "not_runnable") out->not_runnable_problems[r.problem] = r.message;
-    if (r.state == "done") ++out->verdicts[r.model][r.status];
+    out->done += r.state == SampleState::done;
+    out->failed += r.state == SampleState::failed;
+    out->running += r.state == SampleState::running;
+    out->not_runnable += r.state == SampleState::not_runnable;
+    if (r.state == SampleState::not_runnable) out->not_runnable_problems[r.problem] = r.message;
+    if (r.state == SampleState::done) ++out->verdicts[r.model][r.status];
   }
   if (planned) {
     std::vector<Sample> all =

@@ -14,7 +14,7 @@ namespace sweep {
 namespace {
 Record done(const std::string& problem, int index, bool correct, double speedup = 0) {
   Record r;
-  r.state = "done";
+  r.state = SampleState::done;
   r.problem = problem;
   r.category = "collective";
   r.model = "m";
@@ -36,16 +36,17 @@ TEST_CASE("sweep status: done, failed, running and pending from the ledger and t
   std::string ledger = dir + "/ledger.jsonl";
   for (int i = 0; i < 4; ++i) REQUIRE(append_record(ledger, done("a", i, i < 2), &err));
   Record run = done("b", 0, false);
-  run.state = "running";
+  run.state = SampleState::running;
   REQUIRE(append_record(ledger, run, &err));
   REQUIRE(append_record(ledger, done("b", 0, true), &err));  // b/0 ran to the end
   run.index = 1;
   REQUIRE(append_record(ledger, run, &err));  // b/1 was cut short
   Record failed = done("b", 2, false);
-  failed.state = "failed";
+  failed.state = SampleState::failed;
   REQUIRE(append_record(ledger, failed, &err));
   Record not_runnable = done("c", 0, false);
-  not_runnable.state = not_runnable.status = "not_runnable";
+  not_runnable.state = SampleState::not_runnable;
+  not_runnable.status = "not_runnable";
   not_runnable.message = "PKB's reference fails on this setup at world 1";
   REQUIRE(append_record(ledger, not_runnable, &err));
   Status st;

@@ -47,7 +47,7 @@ Record start_record(const Sample& s, const std::string& dir) {
   r.index = s.index;
   r.seed = s.index;  // the same sample asks the same way on every run
   r.dir = dir;
-  r.state = "running";
+  r.state = SampleState::running;
   return r;
 }
 
@@ -70,18 +70,18 @@ bool finish(Shared& sh, const Sample& s, const Record& r, std::string* err) {
   if (!append_record(sh.cfg.ledger_file, r, err)) return false;
   Progress& p = sh.progress;
   --p.running;
-  if (r.state == "done") {
+  if (r.state == SampleState::done) {
     ++p.done;
     p.correct += r.correct ? 1 : 0;
-  } else if (r.state == "not_runnable") {
+  } else if (r.state == SampleState::not_runnable) {
     ++p.not_runnable;
   } else {
     ++p.failed;
   }
   p.cost_usd += r.cost_usd;
   p.last = fmt::format("{} {} #{}: {}", s.problem, s.model, s.index,
-                       r.state == "failed" ? "failed" : r.status);
-  if (r.state == "not_runnable") sh.not_runnable.emplace(s.problem, r.message);
+                       r.state == SampleState::failed ? "failed" : r.status);
+  if (r.state == SampleState::not_runnable) sh.not_runnable.emplace(s.problem, r.message);
   if (sh.report) sh.report(p);
   return true;
 }
@@ -92,7 +92,8 @@ bool known_not_runnable(Shared& sh, const Sample& s, Record* r) {
   auto it = sh.not_runnable.find(s.problem);
   if (it == sh.not_runnable.end()) return false;
   *r = start_record(s, "");
-  r->state = r->status = "not_runnable";
+  r->state = SampleState::not_runnable;
+  r->status = "not_runnable";
   r->message = it->second;
   return true;
 }
@@ -125,7 +126,7 @@ bool run_one(Shared& sh, const Sample& s, std::string* err) {
   read_outcome(dir, pr.signal ? 128 + pr.signal : pr.exit_code, pr.output, &r);
   r.seconds = pr.seconds;
   // Bad input, where not this problem's alone: every sample would say the same.
-  if (!pr.killed && pr.exit_code == 2 && r.state != "not_runnable") {
+  if (!pr.killed && pr.exit_code == 2 && r.state != SampleState::not_runnable) {
     *err = fmt::format("kforge solve {} said its input is bad:\n{}", s.problem, pr.output);
     std::lock_guard<std::mutex> lock(sh.mu);
     sh.progress.bad_input = true;

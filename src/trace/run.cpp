@@ -40,14 +40,14 @@ bool read_run(const std::string& path, Run* out, std::string* err, std::string* 
   if (!read_trajectory(path, &out->raw, err, warning)) return false;
   for (size_t i = 0; i < out->raw.events.size(); ++i) {
     const json& e = out->raw.events[i];
-    const std::string type = e.value("type", "");
-    if (type == "reply") {
+    const trace::EventType type = trace::event_type(e);
+    if (type == trace::EventType::reply) {
       out->replies.push_back(reply_of(e));
       out->replies.back().event = i;
-    } else if (type == "candidate") {
+    } else if (type == trace::EventType::candidate) {
       out->candidates.push_back({i, e.value("turn", 0), e.value("file", ""), e.value("sha256", ""),
                                  e.value("source", "")});
-    } else if (type == "verdict") {
+    } else if (type == trace::EventType::verdict) {
       VerdictEvent v;
       v.event = i;
       v.turn = e.value("turn", 0);

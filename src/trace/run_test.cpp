@@ -32,21 +32,22 @@ TEST_CASE("trajectory reader: what the loop writes reads back as types") {
     trace::Writer w;
     REQUIRE_MESSAGE(w.open_path(path, &err), err);
     w.header({{"problem", "p"}});
-    w.event("reply", {{"turn", 1},
-                      {"text", "T"},
-                      {"thinking", "H"},
-                      {"stop_reason", "end_turn"},
-                      {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}},
-                      {"cost_usd", 0.5},
-                      {"attempts", 2},
-                      {"seconds", 1.5},
-                      {"model", "m"},
-                      {"request_id", "r"}});
-    w.event("candidate", {{"turn", 1}, {"file", "f.cpp"}, {"sha256", "abc"}, {"source", "S"}});
+    w.event(trace::EventType::reply, {{"turn", 1},
+                                      {"text", "T"},
+                                      {"thinking", "H"},
+                                      {"stop_reason", "end_turn"},
+                                      {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}},
+                                      {"cost_usd", 0.5},
+                                      {"attempts", 2},
+                                      {"seconds", 1.5},
+                                      {"model", "m"},
+                                      {"request_id", "r"}});
+    w.event(trace::EventType::candidate,
+            {{"turn", 1}, {"file", "f.cpp"}, {"sha256", "abc"}, {"source", "S"}});
     w.event(
-        "verdict",
+        trace::EventType::verdict,
         {{"turn", 1}, {"sha256", "abc"}, {"verdict", sandbox::verdict_json(v)}, {"seconds", 3.0}});
-    w.event("summary", {{"exit_reason", "max_turns"}});
+    w.event(trace::EventType::summary, {{"exit_reason", "max_turns"}});
   }
   trace::Run run;
   REQUIRE_MESSAGE(trace::read_run(path, &run, &err), err);

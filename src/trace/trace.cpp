@@ -120,12 +120,12 @@ bool Writer::header(json fields) {
   return write_line(fields);
 }
 
-bool Writer::event(const std::string& type, json fields) {
-  fields["type"] = type;
+bool Writer::event(EventType type, json fields) {
+  fields["type"] = event_type_name(type);
   fields["t"] = std::round(elapsed() * 1000) / 1000;
   bool ok = write_line(fields);
   // The summary is the line a reader checks for: make it reach the disk.
-  if (type == "summary" && f_) fdatasync(fileno(f_));
+  if (type == EventType::summary && f_) fdatasync(fileno(f_));
   return ok;
 }
 
@@ -138,10 +138,10 @@ const json* Trajectory::summary() const {
   return complete ? &events.back() : nullptr;
 }
 
-std::vector<const json*> Trajectory::of_type(const std::string& type) const {
+std::vector<const json*> Trajectory::of_type(EventType type) const {
   std::vector<const json*> out;
   for (auto& e : events)
-    if (e.value("type", "") == type) out.push_back(&e);
+    if (event_type(e) == type) out.push_back(&e);
   return out;
 }
 
@@ -171,7 +171,7 @@ bool read_trajectory(const std::string& path, Trajectory* out, std::string* err,
       return (*err = fmt::format("{}:{}: not a trajectory event (no \"type\")", path, i + 1),
               false);
     if (i == 0) {
-      if (j["type"] != "header" || j.value("format", "") != kFormat)
+      if (event_type(j) != EventType::header || j.value("format", "") != kFormat)
         return (*err = fmt::format("{}: line 1 is not a {} header", path, kFormat), false);
       out->header = j;
     } else {
@@ -179,14 +179,14 @@ bool read_trajectory(const std::string& path, Trajectory* out, std::string* err,
     }
   }
   if (out->header.is_null()) return (*err = path + ": empty trajectory (no header)", false);
-  out->complete = !out->events.empty() && out->events.back().value("type", "") == "summary";
+  out->complete = !out->events.empty() && event_type(out->events.back()) == EventType::summary;
   return true;
 }
 
 std::vector<std::vector<std::pair<std::string, std::string>>> rebuild_prompts(const Trajectory& t) {
   std::vector<std::vector<std::pair<std::string, std::string>>> out;
   std::vector<std::pair<std::string, std::string>> cur;
-  for (auto* e : t.of_type("prompt")) {
+  for (auto* e : t.of_type(EventType::prompt)) {
     size_t keep = e->value("keep", size_t{0});
     if (keep < cur.size()) cur.resize(keep);
     for (auto& m : (*e)["new"]) cur.emplace_back(m.value("role", ""), m.value("content", ""));

@@ -56,6 +56,8 @@
 #include <string>
 #include <vector>
 
+#include "trace/event_type.h"
+
 namespace trace {
 
 inline constexpr const char* kFormat = "kforge-trajectory-1";
@@ -81,7 +83,7 @@ class Writer {
   // The header: `fields` plus type, format and started.
   bool header(nlohmann::json fields);
   // One event: `fields` plus type and t. Flushed before returning.
-  bool event(const std::string& type, nlohmann::json fields);
+  bool event(EventType type, nlohmann::json fields);
   void close();
 
   const std::string& path() const { return path_; }
@@ -103,7 +105,7 @@ struct Trajectory {
   bool complete = false;               // ends with a summary
   const nlohmann::json* summary() const;
   // Events of one type, in order.
-  std::vector<const nlohmann::json*> of_type(const std::string& type) const;
+  std::vector<const nlohmann::json*> of_type(EventType type) const;
 };
 
 // Reads a trajectory. A torn last line (a crash mid-write) is dropped with a note in

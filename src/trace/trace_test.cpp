@@ -20,7 +20,7 @@ TEST_CASE("trace: writes a header and events, reads them back, rebuilds the prom
     CHECK(fs::path(path).filename().string().find("openai-gpt-5-x") != std::string::npos);
     w.header({{"problem", "all_reduce"}});
     w.event(
-        "prompt",
+        trace::EventType::prompt,
         {{"turn", 1},
          {"keep", 0},
          {"new", {{{"role", "system"}, {"content", "S"}}, {{"role", "user"}, {"content", "U1"}}}}});
@@ -29,20 +29,20 @@ TEST_CASE("trace: writes a header and events, reads them back, rebuilds the prom
     REQUIRE(trace::read_trajectory(path, &mid, &err));
     CHECK(mid.events.size() == 1);
     CHECK_FALSE(mid.complete);
-    w.event("reply", {{"turn", 1}, {"text", std::string("bad \xff utf8")}});
+    w.event(trace::EventType::reply, {{"turn", 1}, {"text", std::string("bad \xff utf8")}});
     w.event(
-        "prompt",
+        trace::EventType::prompt,
         {{"turn", 2},
          {"keep", 2},
          {"new",
           {{{"role", "assistant"}, {"content", "A1"}}, {{"role", "user"}, {"content", "U2"}}}}});
     w.event(
-        "prompt",
+        trace::EventType::prompt,
         {{"turn", 2},
          {"keep", 2},
          {"new",
           {{{"role", "assistant"}, {"content", "A1b"}}, {{"role", "user"}, {"content", "U2"}}}}});
-    w.event("summary", {{"exit_reason", "target"}});
+    w.event(trace::EventType::summary, {{"exit_reason", "target"}});
   }
   trace::Trajectory t;
   REQUIRE_MESSAGE(trace::read_trajectory(path, &t, &err), err);
