@@ -141,6 +141,12 @@ bool Family::has(Knob k) const {
   return false;
 }
 
+const DeclaredKnob* SearchSpec::find_declared(const std::string& name) const {
+  for (const DeclaredKnob& d : declared)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
 int64_t SearchSpec::default_of(Knob k) const {
   auto it = defaults.find(k);
   return it == defaults.end() ? 0 : it->second;

@@ -58,14 +58,25 @@ struct CostTerms {
   Expr tiles;       // the GEMM's output tiles per rank; a family with flops needs it
 };
 
+// A knob a problem declares in its search.json ("knobs": {"unroll": {"macro": "KF_UNROLL",
+// "values": [1, 2, 4]}}): the search tries each value, the source reads it with a default
+// like the built-in knobs, and the cost model knows nothing of it (its templates predict
+// alike, and the measurements rank them).
+struct DeclaredKnob {
+  std::string name;   // as families' "knobs" lists name it
+  std::string macro;  // what the source reads
+  std::vector<int64_t> values;
+};
+
 struct Family {
   std::string source;  // a file in the problem's folder, e.g. solution.cu
   Mech mech = Mech::reg;
   std::string algo;  // who moves which bytes: one_shot, pull, push, relay, ...
   std::vector<std::pair<std::string, std::string>> macros;  // what selects it in the source
   std::vector<Knob> knobs;  // what the search varies (defined blocks, threads, then chunk)
-  CostTerms cost;           // the family's terms over the file's top-level ones
-  Expr fallback_when;       // non-zero: the source takes fallback_mech instead (empty: never)
+  std::vector<std::string> declared;  // the search.json-declared knobs it varies, by name
+  CostTerms cost;                     // the family's terms over the file's top-level ones
+  Expr fallback_when;  // non-zero: the source takes fallback_mech instead (empty: never)
   Mech fallback_mech = Mech::reg;
   // The GEMM and the communication overlap (a fused kernel: T takes their max) or run one
   // after the other (the unfused GEMM, then the collective: T takes their sum).
@@ -86,12 +97,14 @@ struct AdviceValue {
 };
 
 struct SearchSpec {
-  std::string file;              // dir/search.json; empty: the problem has none
-  KnobValues defaults;           // the sources' #define values
-  std::vector<Family> families;  // in file order: the search's order for equal times
-  std::string advice;            // one line of the analysis; empty: none
+  std::string file;                    // dir/search.json; empty: the problem has none
+  KnobValues defaults;                 // the sources' #define values
+  std::vector<Family> families;        // in file order: the search's order for equal times
+  std::vector<DeclaredKnob> declared;  // the file's own knobs ("knobs"), in file order
+  std::string advice;                  // one line of the analysis; empty: none
   std::vector<AdviceValue> advice_values;
-  int64_t default_of(Knob k) const;  // 0 where none is declared
+  int64_t default_of(Knob k) const;                                  // 0 where none is declared
+  const DeclaredKnob* find_declared(const std::string& name) const;  // null: none
 };
 
 // Reads p.dir/search.json into *out when the file exists (else leaves out->file empty)

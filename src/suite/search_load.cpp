@@ -12,6 +12,7 @@
 
 #include "suite/instance.h"
 #include "suite/problem.h"
+#include "suite/search_knobs.h"
 #include "suite/spec_json.h"
 
 namespace suite {
@@ -44,10 +45,12 @@ class SearchLoader : public SpecReader {
       : SpecReader(s->file, err), p_(p), s_(s), known_(p.names(true)) {}
 
   bool load(const ojson& j) {
-    if (!keys(j, "", {"doc", "defaults", "cost", "families", "advice"}, {})) return false;
+    if (!keys(j, "", {"doc", "defaults", "knobs", "cost", "families", "advice"}, {})) return false;
     CostTerms top;
-    if (!defaults(j) || (j.contains("cost") && !cost(j.at("cost"), "cost", &top)) ||
-        !families(j, top) || !advice(j))
+    if (!defaults(j) ||
+        (j.contains("knobs") && !read_declared_knobs(j.at("knobs"), known_, this, &s_->declared)) ||
+        (j.contains("cost") && !cost(j.at("cost"), "cost", &top)) || !families(j, top) ||
+        !advice(j))
       return false;
     for (size_t i = 0; i < s_->families.size(); ++i)
       if (!source(s_->families[i], spec_idx("families", i))) return false;
@@ -181,7 +184,9 @@ class SearchLoader : public SpecReader {
     if (!is_identifier(f->algo))
       return fail(spec_sub(path, "algo"), "must be letters, digits and underscores");
     if (j.contains("macros") && !macros(j.at("macros"), spec_sub(path, "macros"), f)) return false;
-    if (j.contains("knobs") && !knobs(j.at("knobs"), spec_sub(path, "knobs"), f)) return false;
+    if (j.contains("knobs") &&
+        !read_family_knobs(j.at("knobs"), spec_sub(path, "knobs"), *s_, this, f))
+      return false;
     if (j.contains("cost") && !cost(j.at("cost"), spec_sub(path, "cost"), &f->cost)) return false;
     if (j.contains("fallback")) {
       const ojson& fb = j.at("fallback");
@@ -219,25 +224,6 @@ class SearchLoader : public SpecReader {
         return fail(path, fmt::format("'{}' is no macro name", it.key()));
       if (!string_at(m, it.key(), path, &v)) return false;
       f->macros.emplace_back(it.key(), v);
-    }
-    return true;
-  }
-
-  bool knobs(const ojson& ks, const std::string& path, Family* f) {
-    if (!ks.is_array())
-      return fail(path, fmt::format("expected a list of knob names, got {}", ks.type_name()));
-    for (size_t i = 0; i < ks.size(); ++i) {
-      const std::string kp = spec_idx(path, i);
-      Knob k;
-      if (!ks[i].is_string() || !parse_knob(ks[i].get<std::string>(), &k))
-        return fail(kp, "not a knob; the knobs are " + knob_list());
-      if (!knob_applies(f->mech, k))
-        return fail(kp, fmt::format("{} does not apply to a {} family (reg: blocks, threads and "
-                                    "the GEMM's bm, bn, bk, stages, comm_blocks; tma: those and "
-                                    "chunk_bytes; host: chunk_elems; ce: none)",
-                                    knob_name(k), mech_name(f->mech)));
-      if (f->has(k)) return fail(kp, fmt::format("{} is listed twice", knob_name(k)));
-      f->knobs.push_back(k);
     }
     return true;
   }
@@ -318,6 +304,14 @@ class SearchLoader : public SpecReader {
                     fmt::format("{} does not read {} with a default "
                                 "(#ifndef {} / #define {} ...)",
                                 f.source, knob_macro(k), knob_macro(k), knob_macro(k)));
+    for (const std::string& name : f.declared) {
+      const std::string& m = s_->find_declared(name)->macro;
+      if (!defs.count(m))
+        return fail(spec_sub(path, "knobs"),
+                    fmt::format("{} does not read {} (knob {}) with a default "
+                                "(#ifndef {} / #define {} ...)",
+                                f.source, m, name, m, m));
+    }
     for (Knob k : all_knobs()) {
       auto it = defs.find(knob_macro(k));
       if (it == defs.end()) continue;

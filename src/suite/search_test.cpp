@@ -233,3 +233,45 @@ TEST_CASE("suite: all_reduce's advice picks as kf::allreduce_one_shot does") {
       CHECK(text.find(one ? "picks one-shot" : "picks two-shot") != std::string::npos);
     }
 }
+
+TEST_CASE("suite: a knob search.json declares is searched like the built-in ones") {
+  suite::test::TempDir tmp;
+  suite::ojson j = toy_search();
+  j["knobs"] = suite::ojson::parse(
+      R"({"unroll": {"doc": "loads in flight per thread", "macro": "KF_UNROLL", "values": [1, 4]}})");
+  j["families"][1]["knobs"].push_back("unroll");  // slow: blocks x unroll
+  const std::string dir = toy(tmp, j);
+  write_file(dir + "/solution.cu",
+             std::string(kSolution) + "#ifndef KF_UNROLL\n#define KF_UNROLL 2\n#endif\n");
+  suite::Problem p;
+  std::string err;
+  REQUIRE_MESSAGE(suite::load_problem(dir, &p, &err), err);
+  REQUIRE(p.search.declared.size() == 1);
+  CHECK(p.search.declared[0].macro == "KF_UNROLL");
+  auto space = suite::template_space(p, inst_of(p, 4), sandbox::Backend::cuda);
+  CHECK(space.size() == 5 * 2 + 5 * 2);  // fast unchanged; slow: 5 blocks x 2 unrolls
+  CHECK(space.back().name() == "reg/slow blocks=128 unroll=4");
+  CHECK(space.back().macros.back() == std::pair<std::string, std::string>{"KF_UNROLL", "4"});
+  std::string text;
+  REQUIRE_MESSAGE(suite::instantiate_file(p, space.back(), &text, &err), err);
+  CHECK(text.find("#define KF_UNROLL 4\n") != std::string::npos);
+  // The fast family does not list it: none of its templates sets it.
+  CHECK(space.front().declared.empty());
+}
+
+TEST_CASE("suite: a declared knob is checked like the built-in ones") {
+  suite::ojson j = toy_search();
+  j["knobs"] = suite::ojson::parse(R"({"unroll": {"macro": "KF_UNROLL", "values": [1, 4]}})");
+  j["families"][1]["knobs"].push_back("unroll");
+  // The toy's solution.cu does not read KF_UNROLL.
+  fails_with(j, "families[1].knobs: solution.cu does not read KF_UNROLL (knob unroll)");
+  j["families"][1]["knobs"].back() = "unrol";
+  fails_with(j, "families[1].knobs[1]: not a knob; the knobs are blocks");
+  fails_with(j, "and this file's own, unroll");
+  j["knobs"]["unroll"]["values"] = suite::ojson::array();
+  fails_with(j, "knobs.unroll.values: expected a list of 1 to 16 values");
+  j["knobs"] = suite::ojson::parse(R"({"blocks": {"macro": "KF_B", "values": [1]}})");
+  fails_with(j, "knobs.blocks: is a built-in knob");
+  j["knobs"] = suite::ojson::parse(R"({"n": {"macro": "KF_N", "values": [1]}})");
+  fails_with(j, "knobs.n: is also a name of problem.json");
+}

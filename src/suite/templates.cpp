@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -50,6 +51,29 @@ std::vector<int64_t> gemm_values(Knob k) {
 }
 
 // Every combination of the GEMM knobs the family varies ({{}} where it varies none).
+// Every combination of the family's declared knobs' values (one empty one for none), each
+// as (name, value) and (macro, value) pairs, in the file's order.
+struct DeclaredSet {
+  std::vector<std::pair<std::string, int64_t>> values;
+  std::vector<std::pair<std::string, std::string>> macros;
+};
+std::vector<DeclaredSet> declared_space(const SearchSpec& s, const Family& f) {
+  std::vector<DeclaredSet> out = {{}};
+  for (const DeclaredKnob& d : s.declared) {
+    if (std::find(f.declared.begin(), f.declared.end(), d.name) == f.declared.end()) continue;
+    std::vector<DeclaredSet> next;
+    for (const DeclaredSet& set : out)
+      for (int64_t v : d.values) {
+        DeclaredSet more = set;
+        more.values.emplace_back(d.name, v);
+        more.macros.emplace_back(d.macro, std::to_string(v));
+        next.push_back(std::move(more));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
 std::vector<KnobValues> gemm_space(const Family& f) {
   std::vector<KnobValues> out = {{}};
   for (Knob k : {Knob::bm, Knob::bn, Knob::bk, Knob::stages, Knob::comm_blocks}) {
@@ -119,6 +143,7 @@ std::string Template::name() const {
   if (threads > 0) s += " threads=" + std::to_string(threads);
   for (const auto& [k, v] : gemm) s += fmt::format(" {}={}", knob_name(k), v);
   if (chunk > 0) s += (mech == "host" ? " chunk_elems=" : " chunk_bytes=") + std::to_string(chunk);
+  for (const auto& [name, v] : declared) s += fmt::format(" {}={}", name, v);
   return s;
 }
 
@@ -149,21 +174,25 @@ std::vector<Template> template_space(const Problem& p, const Instance& inst,
     std::vector<int64_t> chunks = values_or_none(f.has(Knob::chunk_elems), kHostChunks);
     if (f.has(Knob::chunk_bytes)) chunks = tma_tiles(base.model, f.algo, inst);
     const Knob chunk_knob = f.has(Knob::chunk_elems) ? Knob::chunk_elems : Knob::chunk_bytes;
+    const std::vector<DeclaredSet> declared = declared_space(p.search, f);
     for (int b : blocks)
       for (int th : threads)
         for (const KnobValues& g : gemm_space(f))
-          for (int64_t c : chunks) {
-            Template t = base;
-            t.blocks = b;
-            t.threads = th;
-            t.gemm = g;
-            t.chunk = c;
-            if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
-            if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
-            for (const auto& [k, v] : g) t.macros.emplace_back(knob_macro(k), std::to_string(v));
-            if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
-            out.push_back(t);
-          }
+          for (int64_t c : chunks)
+            for (const DeclaredSet& d : declared) {
+              Template t = base;
+              t.blocks = b;
+              t.threads = th;
+              t.gemm = g;
+              t.chunk = c;
+              t.declared = d.values;
+              if (b > 0) t.macros.emplace_back(knob_macro(Knob::blocks), std::to_string(b));
+              if (th > 0) t.macros.emplace_back(knob_macro(Knob::threads), std::to_string(th));
+              for (const auto& [k, v] : g) t.macros.emplace_back(knob_macro(k), std::to_string(v));
+              if (c > 0) t.macros.emplace_back(knob_macro(chunk_knob), std::to_string(c));
+              t.macros.insert(t.macros.end(), d.macros.begin(), d.macros.end());
+              out.push_back(t);
+            }
   }
   return out;
 }

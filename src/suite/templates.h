@@ -42,6 +42,8 @@ struct Template {
   int threads = 0;     // KF_THREADS per block; 0 where the source has none
   int64_t chunk = 0;   // KF_CHUNK_BYTES (TMA tile) or KF_CHUNK_ELEMS (host); 0: none
   KnobValues gemm;     // the GEMM knobs it sets (bm, bn, bk, stages, comm_blocks)
+  // The search.json-declared knobs it sets (name, value), in the file's order.
+  std::vector<std::pair<std::string, int64_t>> declared;
   // What instantiate prepends, in order: ("KF_BLOCKS", "32"), ...
   std::vector<std::pair<std::string, std::string>> macros;
   TemplateModel model;
