@@ -189,20 +189,21 @@ std::string confine_binary() {
   return "";
 }
 
-std::string isolation_mode(std::string* why_not) {
+Isolation isolation_mode(std::string* why_not) {
   static std::once_flag once;
-  static std::string mode, why;
+  static Isolation mode = Isolation::unavailable;
+  static std::string why;
   std::call_once(once, [] {
     const char* e = std::getenv("KFORGE_ISOLATION");
     std::string want = e ? e : "";
     // Inside a sandbox of ours, its first process is bwrap: the variable alone, which
     // anyone can set, does not turn confinement off.
     if (std::getenv("KFORGE_SANDBOXED") && read_text("/proc/1/comm") == "bwrap\n") {
-      mode = "nested";
+      mode = Isolation::nested;
       return;
     }
     if (want == "none") {
-      mode = "none";
+      mode = Isolation::none;
       why = "KFORGE_ISOLATION=none";
       return;
     }
@@ -217,10 +218,10 @@ std::string isolation_mode(std::string* why_not) {
     ProcessResult r;
     std::string err;
     if (run_process(spec, &r, &err) && r.ok()) {
-      mode = "bwrap";
+      mode = Isolation::bwrap;
       return;
     }
-    mode = "unavailable";
+    mode = Isolation::unavailable;
     std::string said = err.empty() ? r.output : err;
     while (!said.empty() && isspace(static_cast<unsigned char>(said.back()))) said.pop_back();
     why = "bubblewrap cannot make a sandbox here (" + said +
@@ -282,8 +283,8 @@ Confined::~Confined() {
 bool Confined::prepare(const Confinement& c, ProcessSpec* spec, std::string* err) {
   run_ = ConfinedRun{};
   std::string why;
-  std::string mode = isolation_mode(&why);
-  if (mode == "unavailable") {
+  const Isolation mode = isolation_mode(&why);
+  if (mode == Isolation::unavailable) {
     *err = why;
     return false;
   }
@@ -297,7 +298,7 @@ bool Confined::prepare(const Confinement& c, ProcessSpec* spec, std::string* err
   if (c.fsize_bytes > 0)
     pre.insert(pre.end(), {"--fsize-mib", std::to_string(c.fsize_bytes >> 20)});
   std::vector<std::string> parts;
-  if (mode == "bwrap" && (c.memory_bytes > 0 || c.max_pids > 0)) {
+  if (mode == Isolation::bwrap && (c.memory_bytes > 0 || c.max_pids > 0)) {
     std::string how, cg_why;
     if (make_cgroups(c, &cgroups_, &memory_cgroup_, &how, &cg_why)) {
       for (auto& d : cgroups_) pre.insert(pre.end(), {"--cgroup", d});
@@ -311,15 +312,15 @@ bool Confined::prepare(const Confinement& c, ProcessSpec* spec, std::string* err
     }
   }
   finished_ = false;
-  if (mode == "bwrap") {
+  if (mode == Isolation::bwrap) {
     pre.push_back("--");
     pre.push_back("bwrap");
     for (auto& a : bwrap_args(c, spec->cwd)) pre.push_back(a);
     parts.insert(parts.begin(), "bwrap (own mount, PID and network namespaces; read-only binds)");
   } else {
     pre.push_back("--");
-    parts.insert(parts.begin(), mode == "nested" ? "inside kforge's sandbox already"
-                                                 : "NOT confined (" + why + ")");
+    parts.insert(parts.begin(), mode == Isolation::nested ? "inside kforge's sandbox already"
+                                                          : "NOT confined (" + why + ")");
   }
   pre.insert(pre.end(), spec->argv.begin(), spec->argv.end());
   spec->argv = pre;

@@ -65,9 +65,11 @@ class Confined {
   bool finished_ = true;
 };
 
-// "bwrap" when runs are confined by bubblewrap, "none" (KFORGE_ISOLATION=none), or
-// "nested" (this process already runs inside kforge's sandbox). Probed once.
-std::string isolation_mode(std::string* why_not = nullptr);
+// How this machine confines runs: by bubblewrap; not at all (KFORGE_ISOLATION=none);
+// nested (this process already runs inside kforge's sandbox); or unavailable (bubblewrap
+// cannot make a sandbox here: *why_not says what to do). Probed once.
+enum class Isolation { bwrap, none, nested, unavailable };
+Isolation isolation_mode(std::string* why_not = nullptr);
 
 // The kforge-confine binary beside this process (or KFORGE_CONFINE); "" when absent.
 std::string confine_binary();

@@ -265,7 +265,7 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   if (!prepare_jobs(jobs, opt, err)) return false;
   // Under bubblewrap the launch has its own PID namespace (its status files name pids of
   // that namespace, not ours) and its own /dev/shm.
-  const bool private_shm = isolation_mode() == "bwrap";
+  const bool private_shm = isolation_mode() == Isolation::bwrap;
   RunResult last;  // what mpirun did goes to the last job that started
   Watchdog dog;
   for (const Job& j : jobs) dog.dirs.push_back(j.dir);

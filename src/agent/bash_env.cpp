@@ -238,17 +238,17 @@ bool BashEnv::init(const std::string& workspace, const std::vector<std::string>&
 
   jail_ = agent_jail(workspace_, kforge_bin, timeout_s_);
   std::string why;
-  std::string mode = sandbox::isolation_mode(&why);
-  if (mode == "unavailable") {
+  const sandbox::Isolation mode = sandbox::isolation_mode(&why);
+  if (mode == sandbox::Isolation::unavailable) {
     *err = why;
     return false;
   }
-  isolation_ = mode == "bwrap"
+  isolation_ = mode == sandbox::Isolation::bwrap
                    ? "bwrap: reads only the toolchain, kforge and the problems' public files; "
                      "writes only beneath " +
                          workspace_ + "; no network; no kforge process in view"
-               : mode == "nested" ? "inside kforge's sandbox already"
-                                  : "NOT confined (" + why + ")";
+               : mode == sandbox::Isolation::nested ? "inside kforge's sandbox already"
+                                                    : "NOT confined (" + why + ")";
   return true;
 }
 

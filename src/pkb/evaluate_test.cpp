@@ -342,7 +342,7 @@ TEST_CASE("pkb eval: kforge's own driver starting one rank") {
   Fixture x("exit 9");
   x.spec.driver = std::string(KF_SOURCE_ROOT) + "/sandbox/pkb/pkb_eval.py";
   x.spec.python = python;
-  x.spec.confine = sandbox::isolation_mode() == "bwrap";
+  x.spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
   x.spec.trials = 2, x.spec.iters = 3, x.spec.warmup = 1;
   x.f.write("solution.py",
             "import torch\nimport torch.distributed as dist\n\n"
@@ -370,7 +370,7 @@ TEST_CASE("pkb eval: kforge's own driver starting one rank") {
 }
 
 TEST_CASE("pkb eval: confined, a job writes only its own source's extension folder") {
-  if (sandbox::isolation_mode() != "bwrap") {
+  if (sandbox::isolation_mode() != sandbox::Isolation::bwrap) {
     MESSAGE("skipped: no bubblewrap sandbox here");
     return;
   }

@@ -112,7 +112,7 @@ bool run_job(const EvalSpec& spec, const std::vector<std::string>& extra,
   ps.cwd = scratch;
   ps.limit_s = spec.timeout_s;
   sandbox::Confined confined;
-  if (spec.confine && sandbox::isolation_mode() == "bwrap") {
+  if (spec.confine && sandbox::isolation_mode() == sandbox::Isolation::bwrap) {
     sandbox::Confinement jail;
     // The driver's folder: it imports its neighbours (pkb_timing.py, pkb_tamper.py, ...).
     jail.read_only = {spec.checkout, fs::absolute(spec.solution).string(),
