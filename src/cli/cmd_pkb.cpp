@@ -35,7 +35,23 @@ bool open_suite(const std::string& suite, pkb::Checkout* c, std::string* err) {
 
 }  // namespace
 
-void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
+bool pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec, std::string* err) {
+  // kforge's own problems' options: PKB's evaluator has no such knob, and dropping one a
+  // person gave would hide that it did nothing.
+  const EvalOptions d;
+  std::string native;
+  if (!o.backend.empty() && o.backend != "cuda") native = "--backend " + o.backend;
+  if (!o.sizes.empty()) native = "--size";
+  if (!o.timing.empty()) native = "--timing";
+  if (o.seed != d.seed) native = "--seed";
+  if (o.call_limit_s != d.call_limit_s) native = "--call-limit (use --job-limit)";
+  if (o.no_race_pass) native = "--no-race-pass";
+  if (!o.machine_file.empty()) native = "--machine";
+  if (!native.empty())
+    return (*err = native +
+                   ": it applies to kforge's own problems only; a ParallelKernelBench problem "
+                   "is run by its own evaluator (sandbox/pkb/): drop it",
+            false);
   spec->world = o.world;
   if (o.trials > 0) spec->trials = o.trials;
   if (o.iters > 0) spec->iters = o.iters;
@@ -45,6 +61,7 @@ void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec) {
   if (!o.timed_check.empty()) spec->timed_check = o.timed_check;
   if (o.warmup_s >= 0) spec->warmup_s = o.warmup_s;
   if (o.job_limit_s > 0) spec->timeout_s = o.job_limit_s;
+  return true;
 }
 
 int cmd_pkb_problems(const ProblemsArgs& a) {
@@ -86,7 +103,10 @@ int cmd_pkb_eval(const EvalArgs& a) {
   suite::Paths paths = suite::default_paths();
   spec.checkout = c.root;
   spec.solution = fs::absolute(a.kernel).string();
-  pkb_eval_options(a.opt, &spec);
+  if (!pkb_eval_options(a.opt, &spec, &err)) {
+    fmt::print(stderr, "{}: {}\n", cmd, err);
+    return kBadInput;
+  }
   spec.work_dir = sandbox::make_eval_dir(paths.runs_dir + "/evals");
   if (spec.work_dir.empty()) {
     fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd, paths.runs_dir);
@@ -153,7 +173,7 @@ bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* e
     return false;
   suite::Paths paths = suite::default_paths();
   spec.eval.checkout = spec.checkout.root;
-  pkb_eval_options(a.opt, &spec.eval);
+  if (!pkb_eval_options(a.opt, &spec.eval, err)) return false;
   spec.prompt.world = spec.eval.world;
   spec.prompt.topology = suite::topology_text(cfg->topology);
   if (!agent::primitives_docs(paths.source_root + "/primitives/docs", &spec.prompt.docs, err))

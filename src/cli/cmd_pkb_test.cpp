@@ -59,6 +59,23 @@ TEST_CASE("pkb cli: eval --suite pkb:PATH runs the job and prints the verdict") 
   auto none = kforge({"eval", "--suite", "pkb:" + f.root, "99", f.root + "/solution.py"}, f.root);
   CHECK(none.exit_code == 2);
   CHECK(none.output.find("'99'") != std::string::npos);
+  // An option of kforge's own problems is named, not silently dropped.
+  for (std::vector<std::string> opt :
+       {std::vector<std::string>{"--seed", "7"}, {"--no-race-pass"}, {"--timing", "batched"}}) {
+    std::vector<std::string> args = {"eval",
+                                     "--suite",
+                                     "pkb:" + f.root,
+                                     "--python",
+                                     f.root + "/python",
+                                     "3",
+                                     f.root + "/solution.py"};
+    args.insert(args.end(), opt.begin(), opt.end());
+    auto native = kforge(args, f.root + "/runs");
+    CHECK(native.exit_code == 2);
+    CHECK_MESSAGE(native.output.find(opt[0] + ": it applies to kforge's own problems only") !=
+                      std::string::npos,
+                  native.output);
+  }
 }
 
 TEST_CASE(

@@ -36,8 +36,9 @@ int cmd_pkb_problems(const ProblemsArgs& a);
 int cmd_pkb_eval(const EvalArgs& a);
 
 // The evaluator's options for a PKB candidate from the command line's (world, trials,
-// warmup, iters, --no-time, python): what eval and solve share.
-void pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec);
+// warmup, iters, --no-time, python): what eval and solve share. False with *err naming an
+// option of kforge's own problems that PKB's evaluator has no use for (--seed, --size, ...).
+bool pkb_eval_options(const EvalOptions& o, pkb::EvalSpec* spec, std::string* err);
 
 // A sweep's problems from a PKB checkout (`kforge sweep --suite pkb:PATH 1-5 16`): each
 // word as select_problems takes it, in the checkout's order, without duplicates; the
