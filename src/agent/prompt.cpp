@@ -27,10 +27,6 @@ bool host(const PromptInputs& in) {
   return in.eval.settings.backend != sandbox::Backend::cuda;
 }
 
-std::vector<std::string> run_sizes(const eval::EvalConfig& c) {
-  return sandbox::sizes_to_run(c.settings, false);
-}
-
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
@@ -204,7 +200,7 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
   const suite::Problem& p = in.eval.problem;
   std::vector<suite::Instance> insts;
   std::string sizes;
-  for (auto& sz : run_sizes(in.eval)) {
+  for (auto& sz : sandbox::sizes_to_run(in.eval.settings, false)) {
     suite::Instance inst;
     if (!suite::resolve_instance(p, in.eval.settings.world, sz, in.eval.settings.overrides, &inst,
                                  err))

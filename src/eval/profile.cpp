@@ -331,8 +331,7 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   const auto t0 = std::chrono::steady_clock::now();
   EvalConfig c = cfg;
   if (opt.tool == Tool::ncu) {
-    c.settings.sizes = {cfg.settings.sizes.empty() ? std::string("full")
-                                                   : cfg.settings.sizes.back()};
+    c.settings.sizes = {sandbox::sizes_to_run(cfg.settings, false).back()};
     c.settings.time = true;
   } else {
     c.settings.time = false;
