@@ -4,18 +4,25 @@
 // example and planted bugs build for sm_90; on the host backend, through the real kforge
 // binary and real mpirun ranks, its baseline and example are correct against the
 // double-precision oracle at worlds 1, 2 and 4, and each planted host bug (bugs/*.patch of
-// its examples, tests/planted_bugs.h) is a mismatch. Running the CUDA kernels needs a GPU:
+// its examples, tests/planted_bugs.h) is a mismatch; where it has an expert kernel
+// (search.json), every host family the builtin searches is correct at worlds 1, 2 and 4
+// (tests/primitives_test.cpp builds every solution*.cu). Running the CUDA kernels needs a GPU:
 // bench/gpu_check.sh does it on the H200.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "kf_build_paths.h"
+#include "suite/instance.h"
+#include "suite/problem.h"
+#include "suite/templates.h"
 #include "tests/kforge_run.h"
 #include "tests/oracle_fake.h"
 #include "tests/planted_bugs.h"
@@ -148,4 +155,57 @@ TEST_CASE(
     }
   }
   fs::remove_all(bugs);
+}
+
+namespace {
+
+// One host expert kernel to evaluate: a template of the builtin's space, instantiated.
+struct ExpertRun {
+  std::string what, problem, kernel;
+  int world = 0;
+  Run run;
+};
+
+// Per problem with a search.json, one template of each host family at each of worlds 1, 2
+// and 4, a different one of the family's knob values at each world (every value must be
+// correct), written under dir.
+std::vector<ExpertRun> host_expert_runs(const std::string& dir) {
+  std::vector<ExpertRun> runs;
+  for (const std::string& name : problem_names()) {
+    suite::Problem p;
+    std::string err;
+    REQUIRE_MESSAGE(suite::load_problem(kRoot + "/problems/" + name, &p, &err), err);
+    if (!fs::exists(p.dir + "/search.json")) continue;
+    suite::Instance inst;
+    REQUIRE_MESSAGE(suite::resolve_instance(p, 2, "small", {}, &inst, &err), err);
+    std::map<std::string, std::vector<suite::Template>> families;
+    for (suite::Template& t : suite::template_space(p, inst, sandbox::Backend::host))
+      families[t.family()].push_back(t);
+    CHECK_MESSAGE(!families.empty(), name, ": its search.json has no host family");
+    for (const auto& [family, space] : families) {
+      const int worlds[] = {1, 2, 4};
+      for (size_t i = 0; i < 3; ++i) {
+        const suite::Template& t = space[i * (space.size() - 1) / 2];
+        std::string text;
+        REQUIRE_MESSAGE(suite::instantiate_file(p, t, &text, &err), err);
+        std::string file = dir + "/" + name + "-" + std::to_string(runs.size()) + ".cpp";
+        std::ofstream(file) << text;
+        runs.push_back({name + " " + t.name(), name, file, worlds[i], {}});
+      }
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("problems: every host expert family is correct at worlds 1, 2 and 4") {
+  const std::string dir = temp_dir("kf-problems-experts");
+  std::vector<ExpertRun> runs = host_expert_runs(dir);
+  kf_test::two_at_a_time(runs.size(), [&](size_t i) {
+    runs[i].run = kforge(host_eval(runs[i].problem, runs[i].kernel, runs[i].world));
+  });
+  for (const ExpertRun& r : runs)
+    CHECK_MESSAGE(status_of(r.run) == "correct", r.what, " world ", r.world, ": ", r.run.out);
+  fs::remove_all(dir);
 }

@@ -108,8 +108,12 @@ Prediction predict_gemm(const Template& t, Mech mech, const TermValues& v, const
   p.kernels = t.model.overlap ? 1 : 2;
   p.barriers = t.model.overlap ? 1 : 2;  // the fused kernels have one (slots or signals)
   const int64_t comm = w == 1 ? 0 : knob(Knob::comm_blocks);
-  const int64_t compute = std::max<int64_t>(
-      1, std::min<int64_t>(static_cast<int64_t>(v.tiles), knob(Knob::blocks) - comm));
+  // A host source that launches no grid computes as a full GPU would (see predict).
+  const int64_t grid = mech == Mech::host && knob(Knob::blocks) <= 0
+                           ? static_cast<int64_t>(c.gpu_sms)
+                           : knob(Knob::blocks);
+  const int64_t compute =
+      std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(v.tiles), grid - comm));
   p.blocks = static_cast<int>(compute + comm);
   const double msg = !t.model.cost.msg_bytes.empty() ? v.msg_bytes : knob(Knob::chunk_bytes);
   p.bw_gbps = mech_gbps(mech, static_cast<int>(comm > 0 ? comm : compute),
@@ -133,8 +137,14 @@ Prediction predict(const Template& t, const Instance& inst, const Machine& m,
     return failed(t, err);
   if (v.fallback) mech = tm.fallback_mech;  // e.g. unaligned TMA chunks: the register path
   if (!tm.cost.flops.empty()) return predict_gemm(t, mech, v, inst, m, c);
-  const int threads = t.threads > 0 ? t.threads : tm.default_threads;
-  const int max_blocks = t.blocks > 0 ? t.blocks : tm.default_blocks;
+  int threads = t.threads > 0 ? t.threads : tm.default_threads;
+  int max_blocks = t.blocks > 0 ? t.blocks : tm.default_blocks;
+  if (mech == Mech::host && (threads <= 0 || max_blocks <= 0)) {
+    // A host source that launches no grid (a host-only problem's) moves its bytes at the
+    // rate a saturating grid would: the model then ranks it by its bytes and hops alone.
+    threads = static_cast<int>(c.full_threads);
+    max_blocks = static_cast<int>(c.reg_sat_sms);
+  }
   // A template made by hand, not by template_space, has no model to predict with.
   if (mech == Mech::ce ? tm.cost.msg_bytes.empty()
                        : tm.cost.work.empty() || threads <= 0 || max_blocks <= 0)

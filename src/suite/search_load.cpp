@@ -134,8 +134,8 @@ class SearchLoader : public SpecReader {
       return fail(path, fmt::format("a {} family needs cost.work (the 16-byte vectors the grid "
                                     "strides over), in the family's cost or the top-level cost",
                                     mech_name(m)));
-    for (Knob k : {Knob::blocks, Knob::threads})
-      if (m != Mech::ce && !s_->default_of(k))
+    for (Knob k : {Knob::blocks, Knob::threads})  // a host family's are optional (analysis.cpp)
+      if ((m == Mech::reg || m == Mech::tma) && !s_->default_of(k))
         return fail("defaults", fmt::format("missing {}: the cost model needs the sources' "
                                             "default for a {} family ({})",
                                             knob_name(k), mech_name(m), path));
@@ -154,7 +154,7 @@ class SearchLoader : public SpecReader {
       return fail(path,
                   "a family with cost.flops needs cost.tiles (the GEMM's output tiles per "
                   "rank, e.g. \"ceil_div(M, bm) * ceil_div(N, bn)\")");
-    if (!s_->default_of(Knob::blocks))
+    if (m != Mech::host && !s_->default_of(Knob::blocks))
       return fail("defaults", fmt::format("missing blocks: the cost model needs the grid's "
                                           "default for a GEMM family ({})",
                                           path));

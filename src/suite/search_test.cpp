@@ -275,3 +275,35 @@ TEST_CASE("suite: a declared knob is checked like the built-in ones") {
   j["knobs"] = suite::ojson::parse(R"({"n": {"macro": "KF_N", "values": [1]}})");
   fails_with(j, "knobs.n: is also a name of problem.json");
 }
+
+TEST_CASE("suite: a host-only search.json needs no GPU grid, a reg family still does") {
+  // A new problem's first expert is often its host twin: no KF_BLOCKS or KF_THREADS there.
+  suite::ojson s = suite::ojson::parse(R"({
+  "defaults": {"chunk_elems": 65536},
+  "cost": {"work": "x_bytes // 16"},
+  "families": [
+    {"source": "solution_host.cpp", "mech": "host", "algo": "pull", "knobs": ["chunk_elems"]},
+    {"source": "solution_host.cpp", "mech": "host", "algo": "push", "knobs": ["chunk_elems"]}
+  ]
+})");
+  suite::test::TempDir tmp;
+  suite::Problem p;
+  std::string err;
+  REQUIRE_MESSAGE(suite::load_problem(toy(tmp, s), &p, &err), err);
+  const suite::Instance inst = inst_of(p, 2);
+  CHECK(suite::template_space(p, inst, sandbox::Backend::cuda).empty());
+  auto host = suite::template_space(p, inst, sandbox::Backend::host);
+  REQUIRE(!host.empty());
+  const suite::Machine m = suite::default_h200();
+  for (const suite::Template& t : host) {
+    const suite::Prediction pr = suite::predict(t, inst, m);
+    CHECK_MESSAGE(pr.error.empty(), t.name(), ": ", pr.error);
+    CHECK(pr.ms > 0);
+  }
+  CHECK(suite::predict(host.back(), inst, m).hops == 1);  // push is posted, pull a round trip
+  CHECK(suite::predict(host.front(), inst, m).hops == 2);
+
+  s["families"].push_back(suite::ojson::parse(
+      R"({"source": "solution.cu", "mech": "reg", "algo": "fast", "macros": {"KF_ALGO": "fast"}})"));
+  fails_with(s, "missing blocks: the cost model needs the sources' default for a reg family");
+}
