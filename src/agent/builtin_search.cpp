@@ -133,7 +133,7 @@ bool run_search(const suite::Problem& problem, TemplateSearch* search, int budge
 }
 
 bool search_instance(const eval::EvalConfig& cfg, suite::Instance* inst, std::string* err) {
-  const std::string size = sandbox::sizes_to_run(cfg.settings, false).back();
+  const std::string size = eval::sizes_to_run(cfg, false).back();
   return suite::resolve_instance(cfg.problem, cfg.settings.world, size, cfg.settings.overrides,
                                  inst, err);
 }

@@ -9,6 +9,7 @@
 
 #include "agent/skeleton.h"
 #include "agent/template.h"
+#include "eval/eval.h"
 #include "suite/cost.h"
 #include "suite/expr.h"
 #include "suite/instance.h"
@@ -200,7 +201,7 @@ bool build_task_prompt(const PromptInputs& in, std::string* out, std::string* er
   const suite::Problem& p = in.eval.problem;
   std::vector<suite::Instance> insts;
   std::string sizes;
-  for (auto& sz : sandbox::sizes_to_run(in.eval.settings, false)) {
+  for (auto& sz : eval::sizes_to_run(in.eval, false)) {
     suite::Instance inst;
     if (!suite::resolve_instance(p, in.eval.settings.world, sz, in.eval.settings.overrides, &inst,
                                  err))

@@ -7,6 +7,7 @@
 
 #include "agent/loop_json.h"
 #include "cli/solve_resume.h"
+#include "eval/eval.h"
 #include "llm/provider.h"
 #include "sandbox/process.h"
 #include "suite/expr.h"
@@ -18,7 +19,7 @@ namespace {
 
 // "small (dtype=f32, n=4099), full (dtype=f32, n=1048576)": the sizes this run checks.
 std::string sizes_text(const eval::EvalConfig& e) {
-  std::vector<std::string> sizes = sandbox::sizes_to_run(e.settings, false);
+  std::vector<std::string> sizes = eval::sizes_to_run(e, false);
   std::string out;
   for (const std::string& sz : sizes) {
     suite::Instance inst;

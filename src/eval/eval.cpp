@@ -1,6 +1,8 @@
 // eval/eval.cpp
 #include "eval/eval.h"
 
+#include <algorithm>
+
 #include "eval/eval_slot.h"
 #include "kf_build_paths.h"
 #include "suite/cost.h"
@@ -18,11 +20,21 @@ std::string default_kernel(const suite::Problem& p, sandbox::Backend backend, bo
   return p.dir + (cuda ? "/examples/uva.cu" : "/examples/host.cpp");
 }
 
+std::vector<std::string> sizes_to_run(const EvalConfig& cfg, bool baseline) {
+  std::vector<std::string> sizes = sandbox::sizes_to_run(cfg.settings, baseline);
+  if (!cfg.settings.sizes.empty() || cfg.settings.backend != sandbox::Backend::host) return sizes;
+  const auto& named = cfg.problem.sizes;
+  if (std::none_of(named.begin(), named.end(), [](auto& z) { return z.name == "host"; }))
+    return sizes;
+  std::replace(sizes.begin(), sizes.end(), std::string("full"), std::string("host"));
+  return sizes;
+}
+
 bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                   sandbox::EvalRequest* req, std::string* err) {
   const bool is_baseline = role == sandbox::Role::baseline;
   const sandbox::Settings& s = cfg.settings;
-  const std::vector<std::string> sizes = sandbox::sizes_to_run(s, is_baseline);
+  const std::vector<std::string> sizes = sizes_to_run(cfg, is_baseline);
   req->settings = s;
   req->settings.problem = cfg.problem.name;
   req->candidate_path = kernel;

@@ -31,6 +31,11 @@ struct EvalConfig {
 // The language a candidate is written in on a backend: ".cu" (cuda) or ".cpp" (host).
 std::string kernel_extension(sandbox::Backend backend);
 
+// The sizes an evaluation of cfg runs: sandbox::sizes_to_run, except that on the host
+// backend a problem's "host" size, where it names one, stands in for "full" (a full size
+// that is GPU work, e.g. a convolution of 10^11 flops, cannot run on a CPU rank).
+std::vector<std::string> sizes_to_run(const EvalConfig& cfg, bool baseline);
+
 // The problem's shipped example for the backend, or its baseline.
 std::string default_kernel(const suite::Problem& p, sandbox::Backend backend, bool baseline);
 

@@ -331,7 +331,7 @@ bool profile_once(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   const auto t0 = std::chrono::steady_clock::now();
   EvalConfig c = cfg;
   if (opt.tool == Tool::ncu) {
-    c.settings.sizes = {sandbox::sizes_to_run(cfg.settings, false).back()};
+    c.settings.sizes = {sizes_to_run(cfg, false).back()};
     c.settings.time = true;
   } else {
     c.settings.time = false;
