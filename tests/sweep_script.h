@@ -53,9 +53,10 @@ inline json script(const Plan& plan) {
   return s;
 }
 
-// The sweeps cover the five collectives (kMix scripts replies for those alone; the
-// suite's other categories, such as the fused GEMMs, would get none).
-inline const char* const kCollectives = "category:collective";
+// The sweeps cover five collectives, by name (kMix scripts replies for those alone; the
+// suite's other problems, reduce among the collectives, would get none).
+inline const std::vector<std::string> kCollectives = {"all_reduce", "all_gather", "reduce_scatter",
+                                                      "all_to_all", "broadcast"};
 
 // Correct samples: all_reduce 4, all_gather 2, reduce_scatter 1, all_to_all 0,
 // broadcast 3; wrong 5, not compiling 5.

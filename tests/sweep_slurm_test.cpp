@@ -68,7 +68,7 @@ TEST_CASE(
   REQUIRE_MESSAGE(cluster.start(&err), (err + "\n" + cluster.logs()));
   h.extra_env.push_back(cluster.conf_env());
   std::string out = h.dir() + "/sweep";
-  std::vector<std::string> args = sweep_args(h, server, out, {kCollectives}, 4, 2);
+  std::vector<std::string> args = sweep_args(h, server, out, kCollectives, 4, 2);
   args.insert(args.end(), {"--slurm", "--array-size", "3", "--sbatch=--time=60", "--sbatch",
                            "--cpus-per-task=1"});
   run_array(h, cluster, args, 3);
@@ -117,7 +117,7 @@ TEST_CASE(
   // Submitted again, split two ways: each task finds its share finished in the others'
   // ledgers, and nothing is asked for or started again.
   size_t records_before = recs.size();
-  std::vector<std::string> again = sweep_args(h, server, out, {kCollectives}, 4, 2);
+  std::vector<std::string> again = sweep_args(h, server, out, kCollectives, 4, 2);
   again.insert(again.end(), {"--slurm", "--array-size", "2"});
   run_array(h, cluster, again, 2);
   CHECK(asked(server).size() == 20);

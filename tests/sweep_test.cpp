@@ -72,7 +72,7 @@ TEST_CASE("sweep: five collectives x 4 samples give the pass@k a hand computatio
   std::string err;
   REQUIRE_MESSAGE(server.start(script(kMix), &err), err);
   std::string out = h.dir() + "/sweep", text;
-  int code = h.kforge(sweep_args(h, server, out, {kCollectives}, 4, 2), &text, 800);
+  int code = h.kforge(sweep_args(h, server, out, kCollectives, 4, 2), &text, 800);
   INFO(text);
   REQUIRE(code == 0);
   // One request per sample, each with its own seed.
@@ -119,7 +119,7 @@ TEST_CASE("sweep: kill -9 in the middle, then the same command: same numbers, no
   REQUIRE_MESSAGE(first.start(script(kMix), &err), err);
   std::string out = h.dir() + "/sweep";
   // The sweep in the background, killed once five samples are done.
-  std::vector<std::string> args = sweep_args(h, first, out, {kCollectives}, 4, 2);
+  std::vector<std::string> args = sweep_args(h, first, out, kCollectives, 4, 2);
   args.insert(args.begin(), std::string(KF_BINARY_DIR) + "/kforge");
   std::vector<std::string> env = h.env();
   std::vector<char*> argv, envp;
@@ -153,7 +153,7 @@ TEST_CASE("sweep: kill -9 in the middle, then the same command: same numbers, no
   fake_llm::Server second;
   REQUIRE_MESSAGE(second.start(script(kMix), &err), err);
   std::string text;
-  int code = h.kforge(sweep_args(h, second, out, {kCollectives}, 4, 2), &text, 800);
+  int code = h.kforge(sweep_args(h, second, out, kCollectives, 4, 2), &text, 800);
   INFO(text);
   REQUIRE(code == 0);
   // Only what was not finished ran again, each once: the second server was asked for
@@ -173,7 +173,7 @@ TEST_CASE("sweep: kill -9 in the middle, then the same command: same numbers, no
   check_mix_numbers(status(h, out));
 
   // The same folder with other solve options is another sweep: refused before any work.
-  std::vector<std::string> other = sweep_args(h, second, out, {kCollectives}, 4, 2);
+  std::vector<std::string> other = sweep_args(h, second, out, kCollectives, 4, 2);
   other.insert(other.end(), {"--max-tokens", "5000"});
   CHECK(h.kforge(other, &text) == 2);
   CHECK(text.find("holds another sweep") != std::string::npos);
