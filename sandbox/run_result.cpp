@@ -22,12 +22,7 @@ RankStatus read_rank_status(const std::string& dir, int rank) {
   RankStatusLine line;
   std::string err;
   if (!parse_rank_status(text, &line, &err)) return s;
-  s.pid = line.pid;
-  s.phase = line.phase;
-  s.detail = line.detail;
-  s.in_candidate = line.in_candidate;
-  s.since_ms = line.since_ms;
-  s.limit_s = line.limit_s;
+  static_cast<RankStatusLine&>(s) = line;
   s.seconds = s.since_ms > 0 ? (wall_clock_ms() - s.since_ms) / 1000.0 : 0;
   s.present = true;
   return s;

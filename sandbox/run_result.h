@@ -14,16 +14,12 @@
 
 namespace sandbox {
 
-// A rank's last status file (status/rank<R>).
-struct RankStatus {
+// A rank's last status file (status/rank<R>): the line the rank wrote, and what the host
+// side knows of it.
+struct RankStatus : RankStatusLine {
   int rank = 0;
-  bool present = false;
-  int pid = 0;
-  std::string phase, detail;
-  bool in_candidate = false;
-  long long since_ms = 0;
-  double limit_s = 0;
-  double seconds = 0;  // in its phase (window) when last looked at
+  bool present = false;  // the file existed and read as a status line
+  double seconds = 0;    // in its phase (window) when last looked at
 };
 
 struct RunResult {
