@@ -88,7 +88,8 @@ std::string host_eval(const std::string& problem, const std::string& kernel, int
 
 TEST_CASE("problems: kforge problems lists every folder, as a table and as JSON") {
   const std::vector<std::string> names = problem_names();
-  if (std::getenv("KF_PROBLEMS") == nullptr) REQUIRE(names.size() >= 7);
+  // The suite's 24 twins of ParallelKernelBench problems.
+  if (std::getenv("KF_PROBLEMS") == nullptr) REQUIRE(names.size() >= 24);
   Run t = kforge("problems");
   CHECK(t.code == 0);
   for (const std::string& p : names) CHECK_MESSAGE(t.out.find(p) != std::string::npos, p);
@@ -96,6 +97,8 @@ TEST_CASE("problems: kforge problems lists every folder, as a table and as JSON"
   REQUIRE(j.code == 0);
   auto arr = nlohmann::json::parse(j.out.substr(j.out.find('[')));
   if (std::getenv("KF_PROBLEMS") == nullptr) CHECK(arr.size() == names.size());
+  for (const auto& p : arr)  // each names the PKB problem it twins
+    CHECK_MESSAGE(p.value("mirrors", nlohmann::json::object()).value("id", 0) > 0, p.dump());
 }
 
 TEST_CASE("problems: every folder's oracle builds from the folder and loads") {
