@@ -140,16 +140,27 @@ TEST_CASE("problems: every CUDA baseline, example and planted-bug kernel builds 
   fs::remove_all(bugs);
 }
 
+namespace {
+
+// One host eval and the verdict it must get.
+struct Eval {
+  std::string what, args, want;
+  Run run{};
+};
+
+// Runs every eval, two at a time (each has its own run folder and ranks, and correct and
+// mismatch do not depend on timing), then checks each verdict.
+void run_and_check(std::vector<Eval>& evals) {
+  kf_test::two_at_a_time(evals.size(), [&](size_t i) { evals[i].run = kforge(evals[i].args); });
+  for (const Eval& e : evals) CHECK_MESSAGE(status_of(e.run) == e.want, e.what, ": ", e.run.out);
+}
+
+}  // namespace
+
 TEST_CASE(
     "problems: on the host backend every baseline and example is correct, every planted bug a "
     "mismatch") {
   const std::string bugs = temp_dir("kf-problems-bugs");
-  // Every eval is independent (its own run folder and ranks), so they run two at a time; a
-  // verdict does not depend on it: correct and mismatch are not timing.
-  struct Eval {
-    std::string what, args, want;
-    Run run{};
-  };
   std::vector<Eval> evals;
   for (const std::string& p : problem_names()) {
     const std::string dir = kRoot + "/problems/" + p;
@@ -165,25 +176,17 @@ TEST_CASE(
         evals.push_back(
             {p + " " + wrong + " world " + std::to_string(w), host_eval(p, wrong, w), "mismatch"});
   }
-  kf_test::two_at_a_time(evals.size(), [&](size_t i) { evals[i].run = kforge(evals[i].args); });
-  for (const Eval& e : evals) CHECK_MESSAGE(status_of(e.run) == e.want, e.what, ": ", e.run.out);
+  run_and_check(evals);
   fs::remove_all(bugs);
 }
 
 namespace {
 
-// One host expert kernel to evaluate: a template of the builtin's space, instantiated.
-struct ExpertRun {
-  std::string what, problem, kernel;
-  int world = 0;
-  Run run;
-};
-
 // Per problem with a search.json, one template of each host family at each of worlds 1, 2
 // and 4, a different one of the family's knob values at each world (every value must be
-// correct), written under dir.
-std::vector<ExpertRun> host_expert_runs(const std::string& dir) {
-  std::vector<ExpertRun> runs;
+// correct), instantiated under dir.
+std::vector<Eval> host_expert_evals(const std::string& dir) {
+  std::vector<Eval> evals;
   for (const std::string& name : problem_names()) {
     suite::Problem p;
     std::string err;
@@ -201,24 +204,21 @@ std::vector<ExpertRun> host_expert_runs(const std::string& dir) {
         const suite::Template& t = space[i * (space.size() - 1) / 2];
         std::string text;
         REQUIRE_MESSAGE(suite::instantiate_file(p, t, &text, &err), err);
-        std::string file = dir + "/" + name + "-" + std::to_string(runs.size()) + ".cpp";
+        std::string file = dir + "/" + name + "-" + std::to_string(evals.size()) + ".cpp";
         std::ofstream(file) << text;
-        runs.push_back({name + " " + t.name(), name, file, worlds[i], {}});
+        evals.push_back({name + " " + t.name() + " world " + std::to_string(worlds[i]),
+                         host_eval(name, file, worlds[i]), "correct"});
       }
     }
   }
-  return runs;
+  return evals;
 }
 
 }  // namespace
 
 TEST_CASE("problems: every host expert family is correct at worlds 1, 2 and 4") {
   const std::string dir = temp_dir("kf-problems-experts");
-  std::vector<ExpertRun> runs = host_expert_runs(dir);
-  kf_test::two_at_a_time(runs.size(), [&](size_t i) {
-    runs[i].run = kforge(host_eval(runs[i].problem, runs[i].kernel, runs[i].world));
-  });
-  for (const ExpertRun& r : runs)
-    CHECK_MESSAGE(status_of(r.run) == "correct", r.what, " world ", r.world, ": ", r.run.out);
+  std::vector<Eval> evals = host_expert_evals(dir);
+  run_and_check(evals);
   fs::remove_all(dir);
 }
