@@ -17,7 +17,7 @@ build="${KF_BUILD_DIR:-build-gpu}"
 problems="${PROBLEMS:-$(ls problems/*/problem.json | cut -d/ -f2 | tr "\n" " ")}"
 worlds="${WORLDS:-1 2 4}"
 # Which parts run (one call has 10 minutes): any of uva wrong deadlock rankkill deadline
-# baselines solutions variants solve tune sweep mechanisms latency isolation; the table of
+# baselines solutions families variants solve tune sweep mechanisms latency isolation; the table of
 # world-1 timings always ends the output.
 parts=" ${PARTS:-uva wrong deadlock deadline baselines solutions variants solve tune sweep mechanisms latency} "
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -170,6 +170,33 @@ for p in $problems; do
     [ -f "$s" ] || continue
     n=$(basename "$s" .cu)
     for w in $worlds; do run "$p-$n-w$w" correct eval "$p" "$s" --world "$w"; done
+  done
+done
+fi
+
+if want families; then
+echo "== every family of every search.json's CUDA kernels, its macros in front (checked, not timed)"
+fams="$out/families"
+mkdir -p "$fams"
+python3 - "$fams" $problems <<'PY'
+import json, os, sys
+out, probs = sys.argv[1], sys.argv[2:]
+for p in probs:
+    path = f"problems/{p}/search.json"
+    if not os.path.exists(path): continue
+    for f in json.load(open(path))["families"]:
+        if not f["source"].endswith(".cu") or not f.get("macros"): continue
+        defs = "".join(f"#define {k} {v}\n" for k, v in f["macros"].items())
+        name = f"{p}--{f['algo']}"
+        open(f"{out}/{name}.cu", "w").write(defs + open(f"problems/{p}/{f['source']}").read())
+        print(name)
+PY
+for k in "$fams"/*.cu; do
+  [ -f "$k" ] || continue
+  n=$(basename "$k" .cu); p=${n%%--*}
+  for w in $worlds; do
+    run "$n-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
+    run "$n-w$w-full" correct eval "$p" "$k" --world "$w" --no-time
   done
 done
 fi
