@@ -101,6 +101,25 @@ TEST_CASE("problems: kforge problems lists every folder, as a table and as JSON"
     CHECK_MESSAGE(p.value("mirrors", nlohmann::json::object()).value("id", 0) > 0, p.dump());
 }
 
+TEST_CASE("problems: every problem has an expert kernel for each backend, and the builtin searches both") {
+  for (const std::string& p : problem_names()) {
+    const std::string dir = kRoot + "/problems/" + p;
+    CHECK_MESSAGE(fs::exists(dir + "/solution.cu"), p, ": no CUDA expert kernel (solution.cu)");
+    CHECK_MESSAGE(fs::exists(dir + "/solution_host.cpp"), p, ": no host expert (solution_host.cpp)");
+    std::ifstream in(dir + "/search.json");
+    REQUIRE_MESSAGE(in.good(), p, ": no search.json, so the builtin cannot answer it");
+    const nlohmann::json search = nlohmann::json::parse(in);
+    int cuda = 0, host = 0;
+    for (const auto& f : search["families"]) {
+      const std::string src = f.value("source", "");
+      cuda += src.size() > 3 && src.compare(src.size() - 3, 3, ".cu") == 0;
+      host += src.size() > 4 && src.compare(src.size() - 4, 4, ".cpp") == 0;
+    }
+    CHECK_MESSAGE(cuda > 0, p, ": search.json has no family of a .cu kernel");
+    CHECK_MESSAGE(host > 0, p, ": search.json has no family of a host .cpp kernel");
+  }
+}
+
 TEST_CASE("problems: every folder's oracle builds from the folder and loads") {
   for (const std::string& p : problem_names()) {
     std::string err;
