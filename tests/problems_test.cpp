@@ -101,11 +101,14 @@ TEST_CASE("problems: kforge problems lists every folder, as a table and as JSON"
     CHECK_MESSAGE(p.value("mirrors", nlohmann::json::object()).value("id", 0) > 0, p.dump());
 }
 
-TEST_CASE("problems: every problem has an expert kernel for each backend, and the builtin searches both") {
+TEST_CASE(
+    "problems: every problem has an expert kernel for each backend, and the builtin searches "
+    "both") {
   for (const std::string& p : problem_names()) {
     const std::string dir = kRoot + "/problems/" + p;
     CHECK_MESSAGE(fs::exists(dir + "/solution.cu"), p, ": no CUDA expert kernel (solution.cu)");
-    CHECK_MESSAGE(fs::exists(dir + "/solution_host.cpp"), p, ": no host expert (solution_host.cpp)");
+    CHECK_MESSAGE(fs::exists(dir + "/solution_host.cpp"), p,
+                  ": no host expert (solution_host.cpp)");
     std::ifstream in(dir + "/search.json");
     REQUIRE_MESSAGE(in.good(), p, ": no search.json, so the builtin cannot answer it");
     const nlohmann::json search = nlohmann::json::parse(in);
