@@ -13,7 +13,8 @@
 // halves used by alternate calls (the epoch's parity): a rank writes half e%2 in call e
 // only after its call e-1 kernel, whose block b passed the barrier the root signalled
 // after its call e-2 kernel (the last reader of that half) finished; nobody reads a peer's
-// x or y, so one barrier per call.
+// x or y, so one barrier per call. Where two halves do not fit the workspace (world * S
+// near 64 MiB), one half and pull's exit barrier instead.
 // World 1: y = x, no barrier.
 #include <kf/kf.cuh>
 
@@ -55,7 +56,8 @@ struct globals {
   int64_t n;
   int root;
   uint32_t epoch;
-  bool vec;  // every pointer above starts on 16 bytes
+  bool vec;           // every pointer above starts on 16 bytes
+  bool exit_barrier;  // pull, or push with one staging half
 };
 
 // y[i] = x[i] (and stage[i] = x[i] when stage is set) for i in r. Vectors of V elements,
@@ -129,21 +131,27 @@ __global__ void __launch_bounds__(config::kThreads) kernel(const __grid_constant
   if (!root) copy_range(g, r);  // local (push: and into the root's slot), before the wait
   kf::barrier(g.sig, config::kStart + blockIdx.x, g.epoch);  // x ready / slots written
   if (root) sum_range(g, r);
-  if (config::kAlgo == algo::pull)
+  if (g.exit_barrier)
     kf::barrier(g.sig, config::kEnd + blockIdx.x, g.epoch);  // the root has read every x
 }
 
 // Set in kf_setup for the shapes it was given.
 static kf::SignalSet g_sig;
-static char* g_stage = nullptr;  // push, on every rank (symmetric): [2 halves][world][slot]
-static int64_t g_slot = 0;       // bytes per slot (x's, rounded up to 16)
+static char* g_stage = nullptr;   // push, on every rank (symmetric): [2 halves][world][slot]
+static int64_t g_slot = 0;        // bytes per slot (x's, rounded up to 16)
+static bool g_two_halves = true;  // push: false where 2 halves exceed the workspace
 
 int setup(kf::Comm& comm, const kf::Tensor& X) {
   g_sig = kf::make_signals(comm, config::kSlots);
   if (!g_sig.local) return 1;
   if (config::kAlgo == algo::pull || comm.world == 1) return 0;
   g_slot = kf::round_up(static_cast<int64_t>(X.bytes()), 16);
-  g_stage = static_cast<char*>(comm.alloc(static_cast<size_t>(2 * comm.world * g_slot)));
+  // problem.json grants 64 MiB + world * S; keep 1 MiB for the signals. The same numbers
+  // on every rank, so every rank makes the same allocation.
+  const int64_t room = (int64_t{63} << 20) + comm.world * static_cast<int64_t>(X.bytes());
+  g_two_halves = 2 * comm.world * g_slot <= room;
+  g_stage = static_cast<char*>(
+      comm.alloc(static_cast<size_t>((g_two_halves ? 2 : 1) * comm.world * g_slot)));
   return g_stage ? 0 : 1;
 }
 
@@ -158,10 +166,12 @@ int run(kf::Comm& comm, const kf::Tensor& X, kf::Tensor& Y, int root) {
   g.root = root;
   g.epoch = kf::next_epoch();
   g.vec = kf::aligned16(g.x) && kf::aligned16(g.y);
+  g.exit_barrier = config::kAlgo == algo::pull || !g_two_halves;
   for (int s = 0; s < comm.world; ++s) g.src.ptr[s] = comm.peer(g.x, s);
   if (config::kAlgo == algo::push && comm.world > 1) {
     if (static_cast<int64_t>(X.bytes()) > g_slot) return 1;  // not setup's shape
-    char* half = comm.peer(g_stage, root) + (g.epoch & 1u) * comm.world * g_slot;
+    char* half =
+        comm.peer(g_stage, root) + (g_two_halves ? (g.epoch & 1u) * comm.world * g_slot : 0);
     if (comm.rank == root) {
       for (int s = 0; s < comm.world; ++s)
         if (s != root) g.src.ptr[s] = reinterpret_cast<const T*>(half + s * g_slot);
