@@ -22,6 +22,7 @@
 // our table (pull) or indices (push) is over and every row of our y has landed (push).
 // Slots per block, epoch per call: no reset.
 #include <kf/kf.cuh>
+#include <kf/route.cuh>  // block_scan
 
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
@@ -67,23 +68,6 @@ struct Tile {
   int64_t src_row[config::kThreads];
   int64_t dst_row[config::kThreads];
 };
-
-// Block-wide exclusive scan of one flag per thread; *total gets the block's count.
-__device__ __forceinline__ int block_scan(bool f, int* wsum, int* total) {
-  const unsigned b = __ballot_sync(0xffffffffu, f);
-  const int lane = kf::lane_id(), w = kf::warp_id();
-  if (lane == 0) wsum[w] = __popc(b);
-  __syncthreads();
-  int before = 0, all = 0;
-  for (int i = 0; i < config::kWarps; ++i) {
-    const int c = wsum[i];
-    before += i < w ? c : 0;
-    all += c;
-  }
-  __syncthreads();  // wsum is free for the next scan
-  *total = all;
-  return before + __popc(b & ((1u << lane) - 1u));
-}
 
 // Copy `count` rows as the tile's records say, every thread's loads of a batch in flight.
 __device__ void move_rows(const globals& g, const Tile& tl, int count) {
@@ -146,7 +130,7 @@ __device__ void pull(const globals& g, kf::Range mine, Tile& tl, int* next, int*
       const bool f = valid && mine_o == o;
       const int n0 = next[o];  // read before the scan's barriers; written after them
       int total;
-      const int ex = block_scan(f, wsum, &total);
+      const int ex = kf::block_scan<config::kWarps>(f, wsum, &total);
       if (f) {
         tl.src[threadIdx.x] = o, tl.src_row[threadIdx.x] = v - o * g.rows;
         tl.dst[threadIdx.x] = g.sig.rank, tl.dst_row[threadIdx.x] = n0 + ex;
@@ -181,7 +165,7 @@ __device__ void push_to(const globals& g, int s, kf::Range mine, Tile& tl, int* 
     const int64_t v = static_cast<int>(threadIdx.x) < count ? idx[tb + threadIdx.x] : hi;
     const bool f = v >= lo && v < hi;
     int total;
-    const int ex = block_scan(f, wsum, &total);
+    const int ex = kf::block_scan<config::kWarps>(f, wsum, &total);
     // Compact the tile's rows of ours to the front of the records.
     if (f) {
       tl.src[ex] = g.sig.rank, tl.src_row[ex] = v - lo;

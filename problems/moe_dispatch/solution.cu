@@ -22,6 +22,7 @@
 // Peers never read our x, logits, perm or routing_map, so nothing else is protected.
 // Slots per block, epoch per call: no reset.
 #include <kf/kf.cuh>
+#include <kf/route.cuh>  // block_scan, the MoE top-k order, moe_expert_starts
 
 // Knobs (kforge's template search sets them with #defines in front; the defaults are
 // the expert kernel as shipped).
@@ -62,71 +63,6 @@ struct globals {
   uint32_t epoch;
 };
 
-// The topk order: expert a ranks above b when its logit is larger, or equal with a < b.
-// The best expert ranked below `prev` (-1: the best of all).
-__device__ __forceinline__ int next_expert(const float* row, int e, int prev) {
-  const float pl = prev >= 0 ? row[prev] : 0.f;
-  int best = -1;
-  float bl = 0.f;
-  for (int x = 0; x < e; ++x) {
-    const float v = row[x];
-    const bool below = prev < 0 || v < pl || (v == pl && x > prev);
-    if (below && (best < 0 || v > bl)) best = x, bl = v;  // strict >: ties keep the lower
-  }
-  return best;
-}
-// Expert x is among the topk of the row: fewer than topk experts rank above it.
-__device__ __forceinline__ bool chosen(const float* row, int e, int x, int topk) {
-  const float v = row[x];
-  int above = 0;
-  for (int z = 0; z < e && above < topk; ++z) above += row[z] > v || (row[z] == v && z < x);
-  return above < topk;
-}
-
-// Block-wide exclusive scan of one flag per thread; *total gets the block's count.
-__device__ __forceinline__ int block_scan(bool f, int* wsum, int* total) {
-  const unsigned b = __ballot_sync(0xffffffffu, f);
-  const int lane = kf::lane_id(), w = kf::warp_id();
-  if (lane == 0) wsum[w] = __popc(b);
-  __syncthreads();
-  int before = 0, all = 0;
-  for (int i = 0; i < config::kWarps; ++i) {
-    const int c = wsum[i];
-    before += i < w ? c : 0;
-    all += c;
-  }
-  __syncthreads();  // wsum is free for the next scan
-  *total = all;
-  return before + __popc(b & ((1u << lane) - 1u));
-}
-
-// (1) + (2): next[x] = the first position of expert x's pairs of tokens >= t0.
-__device__ void expert_starts(const globals& g, int64_t t0, int* cnt, int* next) {
-  for (int x = threadIdx.x; x < g.e; x += blockDim.x) cnt[x] = 0, next[x] = 0;
-  __syncthreads();
-  for (int64_t base = 0; base < g.m; base += blockDim.x) {  // uniform trip count
-    const int64_t t = base + threadIdx.x;
-    const bool valid = t < g.m;
-    int prev = -1;
-    for (int k = 0; k < g.topk; ++k) {
-      const int x = valid ? next_expert(g.logits + t * g.e, g.e, prev) : -1;
-      prev = x;
-      const int key = valid ? 2 * x + (t < t0) : -1;  // one leader per (expert, before t0)
-      const unsigned same = __match_any_sync(0xffffffffu, key);
-      if (valid && kf::lane_id() == __ffs(same) - 1) {
-        atomicAdd(&cnt[x], __popc(same));
-        if (t < t0) atomicAdd(&next[x], __popc(same));
-      }
-    }
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {  // E is small: a serial exclusive scan
-    int run = 0;
-    for (int x = 0; x < g.e; ++x) next[x] += run, run += cnt[x];
-  }
-  __syncthreads();
-}
-
 // Where pair position p of this rank goes: rank *d, row *row of y(d) (SPLITS, LOCAL EXPERTS).
 __device__ __forceinline__ void destination(const globals& g, int64_t p, int* d, int* row) {
   const int64_t w = g.sig.world, dd = min(p / g.q, w - 1), i = p - dd * g.q;
@@ -147,11 +83,11 @@ __device__ void number_tile(const globals& g, int64_t tb, int count, int* next, 
   const float* lrow = g.logits + t * g.e;
   int slot = 0;
   for (int x = 0; x < g.e; ++x) {
-    const bool f = valid && chosen(lrow, g.e, x, g.topk);
+    const bool f = valid && kf::moe_chosen(lrow, g.e, x, g.topk);
     if (valid) g.map[x * g.m + t] = f ? 1 : 0;
     const int n0 = next[x];  // read before the scan's barriers; written after them
     int total;
-    const int ex = block_scan(f, wsum, &total);
+    const int ex = kf::block_scan<config::kWarps>(f, wsum, &total);
     if (f) {
       const int p = n0 + ex;
       g.perm[p] = static_cast<int32_t>(t);
@@ -195,7 +131,7 @@ __global__ void __launch_bounds__(config::kThreads) kernel(const __grid_constant
   int* dst = next + g.e;             // [tile * topk]
   int* row = dst + g.tile * g.topk;  // [tile * topk]
   const kf::Range mine = kf::split(g.m, gridDim.x, blockIdx.x);
-  expert_starts(g, mine.begin, cnt, next);
+  kf::moe_expert_starts(g.logits, g.m, g.e, g.topk, mine.begin, cnt, next);  // (1) + (2)
   const bool peers = g.sig.world > 1;
   if (peers) kf::barrier(g.sig, config::kStart + blockIdx.x, g.epoch);  // peers' y writable
   for (int64_t tb = mine.begin; tb < mine.end; tb += g.tile) {
