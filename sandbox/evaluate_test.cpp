@@ -32,7 +32,7 @@ RunResult ok_run() {
     RankStatus s;
     s.rank = i;
     s.present = true;
-    s.phase = "done";
+    s.phase = RankPhase::done;
     r.statuses.push_back(s);
   }
   return r;
@@ -158,12 +158,12 @@ TEST_CASE("evaluate: a crash after the report does not hide the failure reported
   for (auto& n : v.notes) noted = noted || n.find("after its report") != std::string::npos;
   CHECK(noted);
   // A crash before the report (still checking) is the story.
-  r.statuses[1].phase = "check";
+  r.statuses[1].phase = RankPhase::check;
   Verdict c;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &c, &err));
   CHECK(c.status == Status::crash);
   // So is one after a clean report: the kernel left work that crashed the process.
-  r.statuses[1].phase = "done";
+  r.statuses[1].phase = RankPhase::done;
   r.reports[1]->failures.clear();
   Verdict d;
   REQUIRE(verdict_from_run(Instance{}, job2(), r, &d, &err));
@@ -173,7 +173,7 @@ TEST_CASE("evaluate: a crash after the report does not hide the failure reported
 TEST_CASE("evaluate: the watchdog is a timeout naming stuck and other ranks") {
   RunResult r = ok_run();
   r.killed_by_watchdog = true;
-  r.statuses[0].phase = "check";
+  r.statuses[0].phase = RankPhase::check;
   r.statuses[0].in_candidate = true;
   r.stuck = {r.statuses[0]};
   r.limit_s = 3;

@@ -151,7 +151,7 @@ TEST_CASE("launch: ranks that finish leave their status and reports" * doctest::
   CHECK(!r.killed_by_watchdog);
   REQUIRE(r.statuses.size() == 2);
   CHECK(r.statuses[1].present);
-  CHECK(r.statuses[1].phase == "done");
+  CHECK(r.statuses[1].phase == RankPhase::done);
   REQUIRE(r.reports.size() == 2);
   REQUIRE(r.reports[1].has_value());
   CHECK(r.reports[1]->rank == 1);
@@ -182,7 +182,7 @@ TEST_CASE("launch: the watchdog kills ranks that overstay their phase" * doctest
   CHECK(!fs::exists("/dev/shm/kf-launch-test-" + std::to_string(getpid()) + "-mpi"));
   REQUIRE(r.stuck.size() == 1);
   CHECK(r.stuck[0].rank == 0);
-  CHECK(r.stuck[0].phase == "check");
+  CHECK(r.stuck[0].phase == RankPhase::check);
   CHECK(r.stuck[0].in_candidate);
   CHECK(r.stuck[0].seconds >= 1);
   CHECK(r.limit_s == 1);
@@ -206,7 +206,7 @@ TEST_CASE("launch: a rank that never reports is stuck in bootstrap" * doctest::t
   CHECK(r.killed_by_watchdog);
   REQUIRE(r.stuck.size() == 1);
   CHECK(r.stuck[0].rank == 1);
-  CHECK(r.stuck[0].phase == "bootstrap");
+  CHECK(r.stuck[0].phase == RankPhase::bootstrap);
   CHECK(wait_none_naming(dir, 5));
   fs::remove_all(dir);
 }

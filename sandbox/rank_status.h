@@ -7,9 +7,28 @@
 
 namespace sandbox {
 
+// A rank's phases, in the order it passes them (rank/main.cpp); the status line names them.
+enum class RankPhase { bootstrap, build, load, setup, check, time, report, done };
+
+NLOHMANN_JSON_SERIALIZE_ENUM(RankPhase, {{RankPhase::bootstrap, "bootstrap"},
+                                         {RankPhase::build, "build"},
+                                         {RankPhase::load, "load"},
+                                         {RankPhase::setup, "setup"},
+                                         {RankPhase::check, "check"},
+                                         {RankPhase::time, "time"},
+                                         {RankPhase::report, "report"},
+                                         {RankPhase::done, "done"}})
+
+inline const char* rank_phase_name(RankPhase p) {
+  static const char* const kNames[] = {"bootstrap", "build", "load",   "setup",
+                                       "check",     "time",  "report", "done"};
+  return kNames[static_cast<int>(p)];
+}
+
 struct RankStatusLine {
   int pid = 0;
-  std::string phase, detail;
+  RankPhase phase = RankPhase::bootstrap;
+  std::string detail;
   bool in_candidate = false;
   long long since_ms = 0;  // wall clock (ms since the epoch) when the limit window began
   double limit_s = 0;

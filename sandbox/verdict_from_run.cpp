@@ -44,8 +44,9 @@ bool crashed_after_failing(const RunResult& run, const std::vector<Failure>& fai
   if (!candidate_failed) return false;
   for (const auto& [r, what] : run.crashes) {
     bool reported = r < static_cast<int>(run.reports.size()) && run.reports[r];
-    bool late = r < static_cast<int>(run.statuses.size()) &&
-                (run.statuses[r].phase == "report" || run.statuses[r].phase == "done");
+    bool late =
+        r < static_cast<int>(run.statuses.size()) &&
+        (run.statuses[r].phase == RankPhase::report || run.statuses[r].phase == RankPhase::done);
     if (!reported || !late) return false;
   }
   return true;
@@ -122,12 +123,12 @@ bool ended_early(const RunResult& run, const std::string& mpirun_tail, Verdict* 
   v->status = Status::timeout;
   v->limit_s = run.limit_s;
   for (auto& s : run.stuck)
-    v->stuck.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+    v->stuck.push_back({s.rank, rank_phase_name(s.phase), s.detail, s.seconds, s.in_candidate});
   for (auto& s : run.statuses) {
     bool is_stuck =
         std::any_of(run.stuck.begin(), run.stuck.end(), [&](auto& x) { return x.rank == s.rank; });
     if (!is_stuck && s.present)
-      v->others.push_back({s.rank, s.phase, s.detail, s.seconds, s.in_candidate});
+      v->others.push_back({s.rank, rank_phase_name(s.phase), s.detail, s.seconds, s.in_candidate});
   }
   v->log = run.kill_reason + (mpirun_tail.empty() ? "" : "\n" + mpirun_tail);
   return true;
@@ -183,7 +184,9 @@ bool unreported_ranks(const RunResult& run, const std::string& mpirun_tail, Verd
           run.signal ? "signal " + signal_name(run.signal)
                      : "code " + std::to_string(run.exit_code));
     RankStatus s = r < run.statuses.size() ? run.statuses[r] : RankStatus{};
-    if (s.present) what += " (last in " + s.phase + (s.detail.empty() ? "" : " " + s.detail) + ")";
+    if (s.present)
+      what += " (last in " + std::string(rank_phase_name(s.phase)) +
+              (s.detail.empty() ? "" : " " + s.detail) + ")";
     v->crashes.push_back({static_cast<int>(r), what});
   }
   if (v->status != Status::crash) return false;

@@ -117,8 +117,16 @@ TEST_CASE("verdict reader: an older file's keys read; an unknown status is named
   CHECK(err.find("/nonexistent/verdict.json") != std::string::npos);
 }
 
+TEST_CASE("rank status reader: every phase's name is the one its line carries") {
+  for (int i = 0; i <= static_cast<int>(RankPhase::done); ++i) {
+    const RankPhase p = static_cast<RankPhase>(i);
+    CHECK(json(p) == rank_phase_name(p));
+    CHECK(json(rank_phase_name(p)).get<RankPhase>() == p);
+  }
+}
+
 TEST_CASE("rank status reader: the rank's line reads back; a torn one is an error") {
-  RankStatusLine s{123, "check", "trial 0 call 2", true, 1712345678901, 10};
+  RankStatusLine s{123, RankPhase::check, "trial 0 call 2", true, 1712345678901, 10};
   RankStatusLine back;
   std::string err;
   REQUIRE(parse_rank_status(json(s).dump(), &back, &err));
@@ -126,7 +134,7 @@ TEST_CASE("rank status reader: the rank's line reads back; a torn one is an erro
   // The line as job.h documents it, keys in any order.
   REQUIRE(parse_rank_status(R"({"phase":"load","pid":7,"since_ms":5,"limit_s":20})", &back, &err));
   CHECK(back.pid == 7);
-  CHECK(back.phase == "load");
+  CHECK(back.phase == RankPhase::load);
   CHECK(back.detail.empty());
   CHECK_FALSE(parse_rank_status(R"({"pid":7,"pha)", &back, &err));
 }

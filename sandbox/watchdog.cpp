@@ -14,7 +14,7 @@ namespace sandbox {
 namespace {
 
 std::string describe(const RankStatus& s) {
-  std::string w = s.phase;
+  std::string w = rank_phase_name(s.phase);
   if (!s.detail.empty())
     w += " (" + s.detail + (s.in_candidate ? ", inside kf_run" : "") + ")";
   else if (s.in_candidate)
@@ -57,8 +57,9 @@ bool Watchdog::operator()(std::string* reason) {
   // All done, yet still running: something the candidate started keeps mpirun waiting.
   long long done_since = 0;
   for (auto& s : all)
-    done_since =
-        s.present && s.phase == "done" && done_since >= 0 ? std::max(done_since, s.since_ms) : -1;
+    done_since = s.present && s.phase == RankPhase::done && done_since >= 0
+                     ? std::max(done_since, s.since_ms)
+                     : -1;
   if (done_since > 0 && nms - done_since > 1000 * linger_s) {
     out->lingering = true;
     *reason = fmt::format(
@@ -74,7 +75,7 @@ bool Watchdog::operator()(std::string* reason) {
       limit = std::max(limit, s.limit_s);
     } else if (!s.present && elapsed > bootstrap_s) {
       RankStatus m = s;
-      m.phase = "bootstrap";
+      m.phase = RankPhase::bootstrap;
       m.detail = "no status file";
       m.seconds = elapsed;
       stuck.push_back(m);

@@ -335,7 +335,7 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   CHECK(contains(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
   // The ranks started beside the build and went home at its gate: nothing was loaded.
   CHECK(!fs::exists(r.eval_dir + "/small/rank0.json"));
-  CHECK(read_rank_status(r.eval_dir + "/small", 0).phase == "done");
+  CHECK(read_rank_status(r.eval_dir + "/small", 0).phase == sandbox::RankPhase::done);
 
   std::string broken = write_temp("broken.cpp",
                                   "#include <kf/kf.h>\n"
@@ -357,7 +357,9 @@ TEST_CASE("executor: a rank killed from outside is a crash told by its exit reco
   auto kill_rank1 = [](const std::string& eval_dir) {
     for (int i = 0; i < 600; ++i) {
       RankStatus s = read_rank_status(eval_dir + "/small", 1);
-      int pid = s.present && s.in_candidate && s.phase == "check" ? rank_process(eval_dir, 1) : 0;
+      int pid = s.present && s.in_candidate && s.phase == sandbox::RankPhase::check
+                    ? rank_process(eval_dir, 1)
+                    : 0;
       if (pid > 0) {
         kill(pid, SIGKILL);
         return;

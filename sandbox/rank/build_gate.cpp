@@ -10,7 +10,7 @@ namespace sandbox::rank {
 
 bool wait_for_build(const Job& job) {
   if (job.build_gate.empty()) return true;
-  status_set("build", "waiting for the libraries", false, job.settings.limits.build_s);
+  status_set(RankPhase::build, "waiting for the libraries", false, job.settings.limits.build_s);
   // The gate is written whole under another name and renamed (write_json_file), so a
   // file that exists reads complete.
   for (;;) {

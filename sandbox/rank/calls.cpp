@@ -13,16 +13,16 @@ namespace sandbox::rank {
 namespace {
 
 // The failure of a call that returned nonzero.
-Outcome returned_nonzero(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+Outcome returned_nonzero(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string& detail,
                          int rc) {
-  add_failure(c, setup ? Status::setup_error : Status::crash, lib.who, phase,
+  add_failure(c, setup ? Status::setup_error : Status::crash, lib.who, rank_phase_name(phase),
               fmt::format("{} returned {} ({}); it must return 0 on success",
                           setup ? "kf_setup" : "kf_run", rc, detail));
   return kFailed;
 }
 
 // The candidate, in its runner: one request, and what the judge makes of the reply.
-Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string& detail,
                       Timed* timed, int calls) {
   const char* name = setup ? "kf_setup" : "kf_run";
   runner::Request q{};
@@ -44,7 +44,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
   }
   if (!rc.replied) {
     add_failure(
-        c, Status::crash, lib.who, phase,
+        c, Status::crash, lib.who, rank_phase_name(phase),
         fmt::format("the candidate's process ended during {} ({}): {}", name, detail, rc.death));
     return kFatal;
   }
@@ -55,7 +55,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
     c.bump.asked = r.asked;
   }
   if (!r.device_ok) {
-    add_failure(c, Status::crash, lib.who, phase,
+    add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
                 fmt::format("CUDA error after {} ({}): {}", name, detail, r.text));
     return kFatal;
   }
@@ -68,7 +68,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, const char* phase, const std
 
 }  // namespace
 
-Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+Outcome invoke(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string& detail,
                double limit_s, bool restart, Timed* timed, int calls) {
   if (setup || calls < 1) calls = 1;
   if (lib.remote) {
@@ -91,7 +91,8 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
   status_set(phase, detail, true, limit_s, restart);
   if (timed && !c.be->timer_start(&err)) {
     status_set(phase, detail, false, limit_s, false);
-    add_failure(c, Status::crash, lib.who, phase, "before " + std::string(name) + ": " + err);
+    add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
+                "before " + std::string(name) + ": " + err);
     return kFatal;
   }
   int rc = 0;
@@ -106,7 +107,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::strin
   if (ok && timed) timed->ms /= calls;
   status_set(phase, detail, false, limit_s, false);
   if (!ok) {
-    add_failure(c, Status::crash, lib.who, phase,
+    add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
                 fmt::format("CUDA error after {} ({}): {}", name, detail, err));
     return kFatal;
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "context.h"
+#include "rank_status.h"
 
 namespace sandbox::rank {
 
@@ -15,7 +16,7 @@ namespace sandbox::rank {
 // kFatal. With `timed`, the call is timed (Backend::timer_stop: all the work it caused,
 // on any stream). `calls` > 1 makes that many calls back to back (kf_run only), stopping
 // at a nonzero return; timed->ms is then their time over `calls`.
-Outcome invoke(Ctx& c, Lib& lib, bool setup, const char* phase, const std::string& detail,
+Outcome invoke(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string& detail,
                double limit_s, bool restart, Timed* timed = nullptr, int calls = 1);
 
 }  // namespace sandbox::rank

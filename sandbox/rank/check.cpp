@@ -16,7 +16,7 @@ namespace sandbox::rank {
 namespace {
 Role g_last_who = Role::candidate;  // who ran last: a sticky device error is theirs
 
-Outcome run_lib(Ctx& c, Lib& lib, const char* phase, const std::string& detail, double limit_s,
+Outcome run_lib(Ctx& c, Lib& lib, RankPhase phase, const std::string& detail, double limit_s,
                 bool restart) {
   g_last_who = lib.who;
   return invoke(c, lib, false, phase, detail, limit_s, restart);
@@ -29,10 +29,10 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
   std::string err;
   // Synchronized before the barrier: a peer may read our inputs as soon as it passes.
   if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
-    return device_error(c, "check", "preparing the baseline's inputs", err);
+    return device_error(c, RankPhase::check, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  Outcome o =
-      run_lib(c, c.base, "check", detail + ": baseline", c.job.settings.limits.call_s, true);
+  Outcome o = run_lib(c, c.base, RankPhase::check, detail + ": baseline",
+                      c.job.settings.limits.call_s, true);
   if (o != kOk) {
     c.report.failures.back().trial = trial;
     c.report.failures.back().call = call;
@@ -40,7 +40,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
   }
   Values got;
   if (!read_outputs(c, &got, &err))
-    return device_error(c, "check", "reading the baseline's outputs", err);
+    return device_error(c, RankPhase::check, "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
     Failure& r = add_failure(c, Status::mismatch, Role::baseline, "check", "");
@@ -57,13 +57,13 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
 }
 }  // namespace
 
-Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err) {
-  add_failure(c, Status::crash, g_last_who, phase,
+Outcome device_error(Ctx& c, RankPhase phase, const std::string& what, const std::string& err) {
+  add_failure(c, Status::crash, g_last_who, rank_phase_name(phase),
               fmt::format("CUDA error while {}: {}", what, err));
   return kFatal;
 }
 
-Outcome expected_after(Ctx& c, uint64_t seed, const char* phase, const std::string& detail,
+Outcome expected_after(Ctx& c, uint64_t seed, RankPhase phase, const std::string& detail,
                        Values* want) {
   std::string err;
   if (c.use_oracle) {
@@ -130,30 +130,30 @@ Outcome run_chained(Ctx& c) {
   Outcome o = kOk;
   for (int k = 0; k < c.job.settings.race_calls && o != kFatal; ++k) {
     const std::string detail = fmt::format("chained call {}", k);
-    status_set("check", detail + ": preparing", false, lim.call_s);
+    status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
     // Late before regenerating its inputs too: a peer that reads them without waiting
     // for this rank to enter reads the last call's.
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
     std::string err;
     if (!prepare(c, seeds[k], &err) || !c.be->synchronize(&err))
-      return device_error(c, "check", "preparing the inputs", err);
+      return device_error(c, RankPhase::check, "preparing the inputs", err);
     c.stall_ms = exit_probe_stall_ms(c, k);
-    Outcome r = run_lib(c, c.cand, "check", detail, lim.call_s, true);
+    Outcome r = run_lib(c, c.cand, RankPhase::check, detail, lim.call_s, true);
     c.stall_ms = 0;
     if (r == kFatal) return r;
     // This rank's call returned: a peer still reading its inputs reads poison from now.
     if (!poison_inputs(c, &err) || !c.be->synchronize(&err))
-      return device_error(c, "check", "poisoning the inputs", err);
+      return device_error(c, RankPhase::check, "poisoning the inputs", err);
     if (r != kOk || o != kOk) {
       o = o == kOk ? r : o;
       continue;
     }
     if (!read_outputs(c, &got[k], &err))
-      return device_error(c, "check", "reading the outputs", err);
+      return device_error(c, RankPhase::check, "reading the outputs", err);
   }
   if ((o = agree(o)) != kOk) return o;
   // Only now, with every chained call over, the expected outputs of each.
-  status_set("check", "chained calls: comparing", false, lim.call_s);
+  status_set(RankPhase::check, "chained calls: comparing", false, lim.call_s);
   for (int k = 0; k < c.job.settings.race_calls && o == kOk; ++k) {
     AllInputs all;
     Values want;
@@ -185,17 +185,19 @@ Outcome run_barriered_checks(Ctx& c) {
     for (int call = 0; call < c.job.settings.calls; ++call) {
       uint64_t seed = inputs::call_seed(c.secret, 0, trial, call);
       std::string detail = fmt::format("trial {} call {}", trial, call);
-      status_set("check", detail + ": preparing", false, lim.call_s);
+      status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
       std::string err;
-      if (!prepare(c, seed, &err)) return device_error(c, "check", "preparing the inputs", err);
-      if (!c.be->synchronize(&err)) return device_error(c, "check", "preparing the inputs", err);
+      if (!prepare(c, seed, &err))
+        return device_error(c, RankPhase::check, "preparing the inputs", err);
+      if (!c.be->synchronize(&err))
+        return device_error(c, RankPhase::check, "preparing the inputs", err);
       MPI_Barrier(MPI_COMM_WORLD);
       // Odd calls start staggered: a candidate that reads a peer's buffers without
       // waiting for that peer reads poison or stale data.
       if (call % 2 == 1 && c.job.settings.stagger_ms > 0 && c.rank > 0)
         std::this_thread::sleep_for(
             std::chrono::duration<double, std::milli>(c.rank * c.job.settings.stagger_ms));
-      Outcome o = run_lib(c, c.cand, "check", detail, lim.call_s, true);
+      Outcome o = run_lib(c, c.cand, RankPhase::check, detail, lim.call_s, true);
       if (o == kFatal) return o;
       if (o == kFailed) {
         c.report.failures.back().trial = trial;
@@ -205,14 +207,15 @@ Outcome run_barriered_checks(Ctx& c) {
 
       // What the call left (outputs, and inputs that must be unchanged), then what it
       // should have left, worked out only now.
-      status_set("check", detail + ": comparing", false, lim.call_s);
+      status_set(RankPhase::check, detail + ": comparing", false, lim.call_s);
       Values got, want;
       Failure changed;
       bool same = true;
-      if (!read_outputs(c, &got, &err)) return device_error(c, "check", "reading the outputs", err);
+      if (!read_outputs(c, &got, &err))
+        return device_error(c, RankPhase::check, "reading the outputs", err);
       if (!inputs_unchanged(c, seed, &changed, &same, &err))
-        return device_error(c, "check", "reading the inputs back", err);
-      o = expected_after(c, seed, "check", detail, &want);
+        return device_error(c, RankPhase::check, "reading the inputs back", err);
+      o = expected_after(c, seed, RankPhase::check, detail, &want);
       if (o == kOk && c.use_oracle && c.base_runs)
         o = check_baseline(c, seed, want, trial, call, detail);
       if (o == kFatal || (o = agree(o)) != kOk) return o;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "context.h"
+#include "rank_status.h"
 
 namespace sandbox::rank {
 
@@ -13,12 +14,12 @@ namespace sandbox::rank {
 // process while a kernel runs): the oracle's from every rank's gathered inputs, or
 // (reference "baseline") the baseline's outputs on the same inputs, which runs it on
 // every rank. Collective. Overwrites the inputs and outputs on the device.
-Outcome expected_after(Ctx& c, uint64_t seed, const char* phase, const std::string& detail,
+Outcome expected_after(Ctx& c, uint64_t seed, RankPhase phase, const std::string& detail,
                        Values* want);
 
 // A device error outside a library call (the context broke, most likely in the last
 // call): a crash of whoever ran last; kFatal.
-Outcome device_error(Ctx& c, const char* phase, const std::string& what, const std::string& err);
+Outcome device_error(Ctx& c, RankPhase phase, const std::string& what, const std::string& err);
 
 // `trials` rounds of `calls` back-to-back calls, each behind a barrier; stops at the
 // first failing call (on every rank). Then, at world > 1 against the oracle, the race

@@ -151,7 +151,7 @@ bool load_fresh(Ctx& c, Role who, const std::string& path, Lib* lib, std::string
 
 Outcome load(Ctx& c) {
   const Job& job = c.job;
-  status_set("load", "", false, job.settings.limits.load_s);
+  status_set(RankPhase::load, "", false, job.settings.limits.load_s);
   Outcome o = kOk;
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
@@ -210,7 +210,7 @@ void fill_run_report(Ctx& c) {
 }
 
 void write_reports(Ctx& c, bool with_result) {
-  status_set("report", "", false, 30);
+  status_set(RankPhase::report, "", false, 30);
   std::string err;
   if (!write_json_file(c.job.dir + "/rank" + std::to_string(c.rank) + ".json", c.report, &err))
     std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
@@ -244,7 +244,7 @@ Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
   // candidate that takes every byte it can) is not this job's to lose.
   if (!c.runners.empty()) stop_runner(c.runners[i - 1]);
   if (!status_init(c.job.dir, c.rank, &err)) return internal(c, err);
-  status_set("bootstrap", "next job", false, c.job.settings.limits.load_s);
+  status_set(RankPhase::bootstrap, "next job", false, c.job.settings.limits.load_s);
   c.report = boot;
   c.run = RunReport{};
   c.cand = Lib{};
@@ -266,7 +266,7 @@ Outcome run_steps(Ctx& c) {
   Outcome o = load(c);
   mark(c, "load");
   if (o == kOk) {
-    status_set("setup", "", false, c.job.settings.limits.setup_s);
+    status_set(RankPhase::setup, "", false, c.job.settings.limits.setup_s);
     o = run_setups(c);
     mark(c, "setup");
   }
@@ -315,7 +315,7 @@ int run(int argc, char** argv) {
   if (job_ok) c.job = c.jobs[0];
   if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
   install_crash_handlers();
-  status_set("bootstrap", "", false, c.job.settings.limits.bootstrap_s);
+  status_set(RankPhase::bootstrap, "", false, c.job.settings.limits.bootstrap_s);
   if (!job_ok || !draw_secret(c, &err)) {
     std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
     return 2;
@@ -352,7 +352,7 @@ int run(int argc, char** argv) {
   mark(c, "teardown/runners");
   if (c.heap_ready) c.be->shutdown();
   record_teardown(c);
-  status_set("done", "", false, 0);
+  status_set(RankPhase::done, "", false, 0);
   return o == kOk ? 0 : o == kFailed ? 1 : 2;
 }
 

@@ -148,8 +148,9 @@ void build_views(Ctx& c) {
 Outcome run_setups(Ctx& c) {
   for (Lib* lib : {&c.base, &c.cand}) {
     if (lib == &c.base && !c.base_runs) continue;
-    Outcome o = invoke(c, *lib, true, "setup", std::string(role_name(lib->who)) + " kf_setup",
-                       c.job.settings.limits.setup_s, true);
+    Outcome o =
+        invoke(c, *lib, true, RankPhase::setup, std::string(role_name(lib->who)) + " kf_setup",
+               c.job.settings.limits.setup_s, true);
     if (o == kFatal) return o;
     // A kf_setup that gives up because comm.alloc returned null: the exhausted workspace
     // is the cause worth reporting, not the return code.

@@ -26,7 +26,7 @@ char g_where[2][512];
 volatile sig_atomic_t g_where_cur = 0;
 char g_note[1024];
 std::string g_known;
-std::string g_phase = "bootstrap";
+RankPhase g_phase = RankPhase::bootstrap;
 long long g_since = 0;
 
 void copy_trunc(char* dst, size_t cap, const std::string& s) {
@@ -112,13 +112,14 @@ bool status_init(const std::string& dir, int rank, std::string* err) {
   return true;
 }
 
-void status_set(const char* phase, const std::string& detail, bool in_candidate, double limit_s,
+void status_set(RankPhase phase, const std::string& detail, bool in_candidate, double limit_s,
                 bool restart) {
   g_phase = phase;
   if (restart || g_since == 0) g_since = now_ms();
   int next = 1 - g_where_cur;
   copy_trunc(g_where[next], sizeof g_where[next],
-             detail.empty() ? g_phase : g_phase + " " + detail);
+             detail.empty() ? std::string(rank_phase_name(g_phase))
+                            : rank_phase_name(g_phase) + (" " + detail));
   g_where_cur = next;
   if (g_status_path.empty()) return;
   nlohmann::json j = RankStatusLine{getpid(), g_phase, detail, in_candidate, g_since, limit_s};
@@ -130,8 +131,8 @@ void status_set(const char* phase, const std::string& detail, bool in_candidate,
   std::rename(g_tmp_path.c_str(), g_status_path.c_str());
 }
 
-const char* status_phase() {
-  return g_phase.c_str();
+RankPhase status_phase() {
+  return g_phase;
 }
 
 std::string status_where() {

@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include "rank_status.h"
+
 namespace sandbox::rank {
 
 // Creates <dir>/status and preformats the paths the signal handler uses.
@@ -21,11 +23,11 @@ bool status_init(const std::string& dir, int rank, std::string* err);
 // Rewrites the status file. `restart` begins a new limit window (since_ms = now);
 // otherwise since_ms stays that of the previous call (the timing phase keeps one window
 // while its detail changes per iteration).
-void status_set(const char* phase, const std::string& detail, bool in_candidate, double limit_s,
+void status_set(RankPhase phase, const std::string& detail, bool in_candidate, double limit_s,
                 bool restart = true);
 
 // The phase of the last status_set.
-const char* status_phase();
+RankPhase status_phase();
 
 // The phase and detail of the last status_set ("check trial 0 call 2").
 std::string status_where();

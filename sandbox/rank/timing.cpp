@@ -26,11 +26,11 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
                    bool profiled, Timed* timed, bool flush) {
   std::string err;
   if (!prepare(c, seed, &err) || (flush && !c.be->flush_l2(&err)) || !c.be->synchronize(&err))
-    return device_error(c, "time", "preparing a timed call", err);
+    return device_error(c, RankPhase::time, "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
   c.profile_call = profiled;
-  Outcome o =
-      invoke(c, lib, false, "time", detail, c.job.settings.limits.time_s, false, timed, calls);
+  Outcome o = invoke(c, lib, false, RankPhase::time, detail, c.job.settings.limits.time_s, false,
+                     timed, calls);
   c.profile_call = false;
   return o;
 }
@@ -91,11 +91,12 @@ std::vector<bool> verified_samples(const Ctx& c, int iters, int every) {
 Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
   Values got, want;
   std::string err;
-  if (!read_outputs(c, &got, &err)) return device_error(c, "time", "reading the outputs", err);
-  Outcome o =
-      expected_after(c, seed, "time", fmt::format("expected outputs of iter {}", it), &want);
+  if (!read_outputs(c, &got, &err))
+    return device_error(c, RankPhase::time, "reading the outputs", err);
+  Outcome o = expected_after(c, seed, RankPhase::time,
+                             fmt::format("expected outputs of iter {}", it), &want);
   if (o == kFatal || (o = agree(o)) != kOk) return o;
-  status_set("time", "start", false, c.job.settings.limits.time_s, false);
+  status_set(RankPhase::time, "start", false, c.job.settings.limits.time_s, false);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
     f.who = Role::candidate;
@@ -182,7 +183,7 @@ Outcome run_timing(Ctx& c) {
   const Job& job = c.job;
   // One limit window for the loop; a verified sample's reference run (the baseline's,
   // at full size) opens a new one.
-  status_set("time", "start", false, job.settings.limits.time_s);
+  status_set(RankPhase::time, "start", false, job.settings.limits.time_s);
   // isolated: `iters` samples of one call after `warmup` single calls. batched: up to
   // kTimingBatches samples of `per` calls each (iters in all) after one batch of
   // `warmup` calls.
