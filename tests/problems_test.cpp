@@ -22,6 +22,7 @@
 #include "kf_build_paths.h"
 #include "suite/instance.h"
 #include "suite/problem.h"
+#include "suite/search.h"
 #include "suite/templates.h"
 #include "tests/kforge_run.h"
 #include "tests/oracle_fake.h"
@@ -109,17 +110,17 @@ TEST_CASE(
     CHECK_MESSAGE(fs::exists(dir + "/solution.cu"), p, ": no CUDA expert kernel (solution.cu)");
     CHECK_MESSAGE(fs::exists(dir + "/solution_host.cpp"), p,
                   ": no host expert (solution_host.cpp)");
-    std::ifstream in(dir + "/search.json");
-    REQUIRE_MESSAGE(in.good(), p, ": no search.json, so the builtin cannot answer it");
-    const nlohmann::json search = nlohmann::json::parse(in);
+    suite::Problem prob;
+    suite::SearchSpec search;
+    std::string err;
+    REQUIRE_MESSAGE(suite::load_problem(dir, &prob, &err), err);
+    REQUIRE_MESSAGE(suite::load_search(prob, &search, &err), err);
+    REQUIRE_MESSAGE(!search.file.empty(), p, ": no search.json, so the builtin cannot answer it");
     int cuda = 0, host = 0;
-    for (const auto& f : search["families"]) {
-      const std::string src = f.value("source", "");
-      cuda += src.size() > 3 && src.compare(src.size() - 3, 3, ".cu") == 0;
-      host += src.size() > 4 && src.compare(src.size() - 4, 4, ".cpp") == 0;
-    }
-    CHECK_MESSAGE(cuda > 0, p, ": search.json has no family of a .cu kernel");
-    CHECK_MESSAGE(host > 0, p, ": search.json has no family of a host .cpp kernel");
+    for (const suite::Family& f : search.families)
+      (f.backend() == sandbox::Backend::cuda ? cuda : host) += 1;
+    CHECK_MESSAGE(cuda > 0, p, ": search.json has no family of a CUDA kernel");
+    CHECK_MESSAGE(host > 0, p, ": search.json has no family of a host kernel");
   }
 }
 
