@@ -29,9 +29,9 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::
   q.op = setup ? runner::Op::kSetup : runner::Op::kRun;
   q.calls = calls;
   q.timed = timed ? 1 : 0;
-  q.bump_used = c.bump.used;
-  q.profile = c.profile_call ? 1 : 0;
-  q.stall_ms = setup ? 0 : c.stall_ms;
+  q.bump_used = c.args.bump.used;
+  q.profile = c.args.profile_call ? 1 : 0;
+  q.stall_ms = setup ? 0 : c.args.stall_ms;
   RunnerCall rc = call_runner(c, q);
   if (!rc.replied && rc.signal > 0) {
     // The crash file, as when the candidate ran in this process: "signal 11 (SIGSEGV) in
@@ -39,7 +39,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::
     const char* abbrev = sigabbrev_np(rc.signal);
     write_crash_file(fmt::format("signal {} (SIG{}) in {}{}", rc.signal, abbrev ? abbrev : "?",
                                  status_where(), rc.note.empty() ? "" : ": " + rc.note));
-    c.crashed = true;
+    c.out.crashed = true;
     return kFatal;
   }
   if (!rc.replied) {
@@ -50,9 +50,9 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::
   }
   const runner::Reply& r = rc.reply;
   if (setup) {
-    c.bump.used = r.bump_used;
-    c.bump.exhausted = r.exhausted != 0;
-    c.bump.asked = r.asked;
+    c.args.bump.used = r.bump_used;
+    c.args.bump.exhausted = r.exhausted != 0;
+    c.args.bump.asked = r.asked;
   }
   if (!r.device_ok) {
     add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
@@ -60,7 +60,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::
     return kFatal;
   }
   if (timed) {
-    *timed = judge_time(c.runner, rc);
+    *timed = judge_time(c.libs.runner, rc);
     timed->ms /= calls;
   }
   return r.rc != 0 ? returned_nonzero(c, lib, setup, phase, detail, r.rc) : kOk;
@@ -83,13 +83,13 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string&
   // Fresh copies before every call: a call that scribbles on its Tensor or Comm structs
   // cannot break the next one.
   auto fresh = [&] {
-    c.items = c.pristine;
-    c.tensors.items = c.items.data();
-    c.comm_call = lib.who == Role::baseline ? c.comm_base : c.comm_cand;
+    c.args.items = c.args.pristine;
+    c.args.tensors.items = c.args.items.data();
+    c.args.comm_call = lib.who == Role::baseline ? c.args.comm_base : c.args.comm_cand;
   };
   std::string err;
   status_set(phase, detail, true, limit_s, restart);
-  if (timed && !c.be->timer_start(&err)) {
+  if (timed && !c.dev.be->timer_start(&err)) {
     status_set(phase, detail, false, limit_s, false);
     add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
                 "before " + std::string(name) + ": " + err);
@@ -97,13 +97,13 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string&
   }
   int rc = 0;
   {
-    ProfileRange range(c.profile_call);
+    ProfileRange range(c.args.profile_call);
     for (int i = 0; i < calls && rc == 0; ++i) {
       fresh();
-      rc = fn(c.comm_call, c.tensors);
+      rc = fn(c.args.comm_call, c.args.tensors);
     }
   }
-  bool ok = timed ? c.be->timer_stop(timed, &err) : c.be->synchronize(&err);
+  bool ok = timed ? c.dev.be->timer_stop(timed, &err) : c.dev.be->synchronize(&err);
   if (ok && timed) timed->ms /= calls;
   status_set(phase, detail, false, limit_s, false);
   if (!ok) {

@@ -28,14 +28,14 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
                        const std::string& detail) {
   std::string err;
   // Synchronized before the barrier: a peer may read our inputs as soon as it passes.
-  if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
+  if (!prepare(c, seed, &err) || !c.dev.be->synchronize(&err))
     return device_error(c, RankPhase::check, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  Outcome o = run_lib(c, c.base, RankPhase::check, detail + ": baseline",
-                      c.job.settings.limits.call_s, true);
+  Outcome o = run_lib(c, c.libs.base, RankPhase::check, detail + ": baseline",
+                      c.at.job.settings.limits.call_s, true);
   if (o != kOk) {
-    c.report.failures.back().trial = trial;
-    c.report.failures.back().call = call;
+    c.out.report.failures.back().trial = trial;
+    c.out.report.failures.back().call = call;
     return o;
   }
   Values got;
@@ -66,17 +66,17 @@ Outcome device_error(Ctx& c, RankPhase phase, const std::string& what, const std
 Outcome expected_after(Ctx& c, uint64_t seed, RankPhase phase, const std::string& detail,
                        Values* want) {
   std::string err;
-  if (c.use_oracle) {
+  if (c.libs.use_oracle) {
     AllInputs all;
     if (gather_inputs(c, seed, &all, &err) && oracle_expected(c, all, want, &err)) return kOk;
-    c.report.sandbox_errors.push_back(err);
+    c.out.report.sandbox_errors.push_back(err);
     return kInternal;
   }
-  if (!prepare(c, seed, &err) || !c.be->synchronize(&err))
+  if (!prepare(c, seed, &err) || !c.dev.be->synchronize(&err))
     return device_error(c, phase, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  Outcome o = run_lib(c, c.base, phase, detail + ": baseline (reference)",
-                      c.job.settings.limits.call_s, true);
+  Outcome o = run_lib(c, c.libs.base, phase, detail + ": baseline (reference)",
+                      c.at.job.settings.limits.call_s, true);
   if (o != kOk) return o;
   if (!read_outputs(c, want, &err))
     return device_error(c, phase, "reading the baseline's outputs", err);
@@ -96,13 +96,13 @@ double chain_delay_ms(const Job& job, int rank, int call) {
 // and every rank's inputs are poisoned the moment its call returns. A kernel that lets a
 // rank return while a peer may still read its inputs then hands the slow ranks poison.
 bool exit_probe_call(const Ctx& c, int call) {
-  return call % 2 == 1 && c.world >= 2;
+  return call % 2 == 1 && c.at.world >= 2;
 }
 bool exit_probe_fast(const Ctx& c, int call) {
-  return c.rank == (call / 2) % c.world;
+  return c.at.rank == (call / 2) % c.at.world;
 }
 double exit_probe_stall_ms(const Ctx& c, int call) {
-  return exit_probe_call(c, call) && !exit_probe_fast(c, call) ? c.job.settings.stagger_ms : 0;
+  return exit_probe_call(c, call) && !exit_probe_fast(c, call) ? c.at.job.settings.stagger_ms : 0;
 }
 
 // How long this rank waits before chained call `call`. On the exit probe's calls the fast
@@ -110,8 +110,8 @@ double exit_probe_stall_ms(const Ctx& c, int call) {
 // inside the call (on the GPU: their SMs held from its return) when it arrives; the
 // other calls are late by chain_delay_ms.
 double chained_delay_ms(const Ctx& c, int call) {
-  if (!exit_probe_call(c, call)) return chain_delay_ms(c.job, c.rank, call);
-  return exit_probe_fast(c, call) ? c.job.settings.stagger_ms / 4 : 0;
+  if (!exit_probe_call(c, call)) return chain_delay_ms(c.at.job, c.at.rank, call);
+  return exit_probe_fast(c, call) ? c.at.job.settings.stagger_ms / 4 : 0;
 }
 
 // The race pass: `race_calls` calls with nothing of the harness's between them: no
@@ -121,28 +121,28 @@ double chained_delay_ms(const Ctx& c, int call) {
 // there is, as in a training step or batched timing. Every rank runs every call, whatever it finds
 // (a rank that stopped early would leave its peers waiting for it in the next call).
 Outcome run_chained(Ctx& c) {
-  const Limits& lim = c.job.settings.limits;
-  std::vector<uint64_t> seeds(c.job.settings.race_calls);
-  std::vector<Values> got(c.job.settings.race_calls);
-  for (int k = 0; k < c.job.settings.race_calls; ++k)
+  const Limits& lim = c.at.job.settings.limits;
+  std::vector<uint64_t> seeds(c.at.job.settings.race_calls);
+  std::vector<Values> got(c.at.job.settings.race_calls);
+  for (int k = 0; k < c.at.job.settings.race_calls; ++k)
     seeds[k] = inputs::call_seed(c.secret, 2, 0, k);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = kOk;
-  for (int k = 0; k < c.job.settings.race_calls && o != kFatal; ++k) {
+  for (int k = 0; k < c.at.job.settings.race_calls && o != kFatal; ++k) {
     const std::string detail = fmt::format("chained call {}", k);
     status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
     // Late before regenerating its inputs too: a peer that reads them without waiting
     // for this rank to enter reads the last call's.
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
     std::string err;
-    if (!prepare(c, seeds[k], &err) || !c.be->synchronize(&err))
+    if (!prepare(c, seeds[k], &err) || !c.dev.be->synchronize(&err))
       return device_error(c, RankPhase::check, "preparing the inputs", err);
-    c.stall_ms = exit_probe_stall_ms(c, k);
-    Outcome r = run_lib(c, c.cand, RankPhase::check, detail, lim.call_s, true);
-    c.stall_ms = 0;
+    c.args.stall_ms = exit_probe_stall_ms(c, k);
+    Outcome r = run_lib(c, c.libs.cand, RankPhase::check, detail, lim.call_s, true);
+    c.args.stall_ms = 0;
     if (r == kFatal) return r;
     // This rank's call returned: a peer still reading its inputs reads poison from now.
-    if (!poison_inputs(c, &err) || !c.be->synchronize(&err))
+    if (!poison_inputs(c, &err) || !c.dev.be->synchronize(&err))
       return device_error(c, RankPhase::check, "poisoning the inputs", err);
     if (r != kOk || o != kOk) {
       o = o == kOk ? r : o;
@@ -154,12 +154,12 @@ Outcome run_chained(Ctx& c) {
   if ((o = agree(o)) != kOk) return o;
   // Only now, with every chained call over, the expected outputs of each.
   status_set(RankPhase::check, "chained calls: comparing", false, lim.call_s);
-  for (int k = 0; k < c.job.settings.race_calls && o == kOk; ++k) {
+  for (int k = 0; k < c.at.job.settings.race_calls && o == kOk; ++k) {
     AllInputs all;
     Values want;
     std::string err;
     if (!gather_inputs(c, seeds[k], &all, &err) || !oracle_expected(c, all, &want, &err)) {
-      c.report.sandbox_errors.push_back(err);
+      c.out.report.sandbox_errors.push_back(err);
       return agree(kInternal);
     }
     Failure f;
@@ -168,7 +168,7 @@ Outcome run_chained(Ctx& c) {
       f.who = Role::candidate;
       f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
       f.call = k;
-      c.report.failures.push_back(f);
+      c.out.report.failures.push_back(f);
       o = kFailed;
     }
     o = agree(o);
@@ -179,29 +179,29 @@ Outcome run_chained(Ctx& c) {
 // `trials` rounds of `calls` calls, each behind a barrier; stops at the first failing
 // call (on every rank).
 Outcome run_barriered_checks(Ctx& c) {
-  const Limits& lim = c.job.settings.limits;
-  for (int trial = 0; trial < c.job.settings.trials; ++trial) {
+  const Limits& lim = c.at.job.settings.limits;
+  for (int trial = 0; trial < c.at.job.settings.trials; ++trial) {
     bool call0_ok = false;
-    for (int call = 0; call < c.job.settings.calls; ++call) {
+    for (int call = 0; call < c.at.job.settings.calls; ++call) {
       uint64_t seed = inputs::call_seed(c.secret, 0, trial, call);
       std::string detail = fmt::format("trial {} call {}", trial, call);
       status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
       std::string err;
       if (!prepare(c, seed, &err))
         return device_error(c, RankPhase::check, "preparing the inputs", err);
-      if (!c.be->synchronize(&err))
+      if (!c.dev.be->synchronize(&err))
         return device_error(c, RankPhase::check, "preparing the inputs", err);
       MPI_Barrier(MPI_COMM_WORLD);
       // Odd calls start staggered: a candidate that reads a peer's buffers without
       // waiting for that peer reads poison or stale data.
-      if (call % 2 == 1 && c.job.settings.stagger_ms > 0 && c.rank > 0)
+      if (call % 2 == 1 && c.at.job.settings.stagger_ms > 0 && c.at.rank > 0)
         std::this_thread::sleep_for(
-            std::chrono::duration<double, std::milli>(c.rank * c.job.settings.stagger_ms));
-      Outcome o = run_lib(c, c.cand, RankPhase::check, detail, lim.call_s, true);
+            std::chrono::duration<double, std::milli>(c.at.rank * c.at.job.settings.stagger_ms));
+      Outcome o = run_lib(c, c.libs.cand, RankPhase::check, detail, lim.call_s, true);
       if (o == kFatal) return o;
       if (o == kFailed) {
-        c.report.failures.back().trial = trial;
-        c.report.failures.back().call = call;
+        c.out.report.failures.back().trial = trial;
+        c.out.report.failures.back().call = call;
       }
       if ((o = agree(o)) != kOk) return o;
 
@@ -216,7 +216,7 @@ Outcome run_barriered_checks(Ctx& c) {
       if (!inputs_unchanged(c, seed, &changed, &same, &err))
         return device_error(c, RankPhase::check, "reading the inputs back", err);
       o = expected_after(c, seed, RankPhase::check, detail, &want);
-      if (o == kOk && c.use_oracle && c.base_runs)
+      if (o == kOk && c.libs.use_oracle && c.libs.base_runs)
         o = check_baseline(c, seed, want, trial, call, detail);
       if (o == kFatal || (o = agree(o)) != kOk) return o;
       Failure f;
@@ -237,7 +237,7 @@ Outcome run_barriered_checks(Ctx& c) {
         f.phase = "check";
         f.trial = trial;
         f.call = call;
-        c.report.failures.push_back(f);
+        c.out.report.failures.push_back(f);
         o = kFailed;
       }
       if ((o = agree(o)) != kOk) return o;
@@ -251,7 +251,8 @@ Outcome run_barriered_checks(Ctx& c) {
 
 Outcome run_checks(Ctx& c) {
   Outcome o = run_barriered_checks(c);
-  if (o == kOk && c.use_oracle && c.world > 1 && c.job.race && c.job.settings.race_calls > 0)
+  if (o == kOk && c.libs.use_oracle && c.at.world > 1 && c.at.job.race &&
+      c.at.job.settings.race_calls > 0)
     o = run_chained(c);
   return o;
 }

@@ -18,8 +18,8 @@ Failure& add_failure(Ctx& c, Status kind, Role who, const std::string& phase,
   f.who = who;
   f.phase = phase;
   f.message = message;
-  c.report.failures.push_back(f);
-  return c.report.failures.back();
+  c.out.report.failures.push_back(f);
+  return c.out.report.failures.back();
 }
 
 }  // namespace sandbox::rank

@@ -24,18 +24,18 @@ inputs::Init init_of(const JobTensor& t) {
 bool generator_selfcheck(Ctx& c, std::string* err) {
   uint64_t seed = inputs::call_seed(c.secret, 5, 0, 0);
   std::vector<uint8_t> got, want;
-  for (size_t i = 0; i < c.pristine.size(); ++i) {
-    if (c.jt(i).output) continue;
-    const kf::Tensor& t = c.pristine[i];
-    if (!c.be->generate(t.data, t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
-                        init_of(c.jt(i)), err) ||
-        !c.be->synchronize(err))
+  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
+    if (c.at.jt(i).output) continue;
+    const kf::Tensor& t = c.args.pristine[i];
+    if (!c.dev.be->generate(t.data, t.numel, t.dtype, seed, c.at.rank, static_cast<int>(i),
+                            init_of(c.at.jt(i)), err) ||
+        !c.dev.be->synchronize(err))
       return false;
     got.resize(t.bytes());
     want.resize(t.bytes());
-    if (!c.be->to_host(got.data(), t.data, got.size(), err)) return false;
-    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
-                          init_of(c.jt(i)));
+    if (!c.dev.be->to_host(got.data(), t.data, got.size(), err)) return false;
+    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.at.rank, static_cast<int>(i),
+                          init_of(c.at.jt(i)));
     for (int64_t k = 0; k < t.numel; ++k) {
       uint64_t g = inputs::load(got.data(), k, t.dtype), w = inputs::load(want.data(), k, t.dtype);
       if (g != w) {
@@ -52,20 +52,20 @@ bool generator_selfcheck(Ctx& c, std::string* err) {
 }
 
 bool prepare(Ctx& c, uint64_t seed, std::string* err) {
-  for (size_t i = 0; i < c.pristine.size(); ++i) {
-    const kf::Tensor& t = c.pristine[i];
-    bool ok = c.jt(i).output ? c.be->poison(t.data, t.bytes(), err)
-                             : c.be->generate(t.data, t.numel, t.dtype, seed, c.rank,
-                                              static_cast<int>(i), init_of(c.jt(i)), err);
+  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
+    const kf::Tensor& t = c.args.pristine[i];
+    bool ok = c.at.jt(i).output ? c.dev.be->poison(t.data, t.bytes(), err)
+                                : c.dev.be->generate(t.data, t.numel, t.dtype, seed, c.at.rank,
+                                                     static_cast<int>(i), init_of(c.at.jt(i)), err);
     if (!ok) return false;
   }
   return true;
 }
 
 bool poison_inputs(Ctx& c, std::string* err) {
-  for (size_t i = 0; i < c.pristine.size(); ++i) {
-    const kf::Tensor& t = c.pristine[i];
-    if (!c.jt(i).output && !c.be->poison(t.data, t.bytes(), err)) return false;
+  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
+    const kf::Tensor& t = c.args.pristine[i];
+    if (!c.at.jt(i).output && !c.dev.be->poison(t.data, t.bytes(), err)) return false;
   }
   return true;
 }
@@ -73,12 +73,12 @@ bool poison_inputs(Ctx& c, std::string* err) {
 bool read_outputs(Ctx& c, Values* out, std::string* err) {
   out->clear();
   std::vector<uint8_t> raw;
-  for (size_t i = 0; i < c.pristine.size(); ++i) {
-    if (!c.jt(i).output) continue;
-    const kf::Tensor& t = c.pristine[i];
+  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
+    if (!c.at.jt(i).output) continue;
+    const kf::Tensor& t = c.args.pristine[i];
     raw.resize(t.bytes());
-    if (!c.be->to_host(raw.data(), t.data, raw.size(), err)) return false;
-    std::vector<double>& v = (*out)[c.jt(i).name];
+    if (!c.dev.be->to_host(raw.data(), t.data, raw.size(), err)) return false;
+    std::vector<double>& v = (*out)[c.at.jt(i).name];
     v.resize(static_cast<size_t>(t.numel));
     for (int64_t k = 0; k < t.numel; ++k)
       v[k] = inputs::decode(inputs::load(raw.data(), k, t.dtype), t.dtype);
@@ -88,12 +88,12 @@ bool read_outputs(Ctx& c, Values* out, std::string* err) {
 
 bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
   all->clear();
-  for (size_t i = 0; i < c.job.tensors.size(); ++i) {
-    const JobTensor& t = c.jt(i);
+  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
+    const JobTensor& t = c.at.jt(i);
     if (t.output) continue;
-    std::vector<int> counts(c.world), offsets(c.world);
+    std::vector<int> counts(c.at.world), offsets(c.at.world);
     int total = 0;
-    for (int r = 0; r < c.world; ++r) {
+    for (int r = 0; r < c.at.world; ++r) {
       int64_t n = numel_of(t.shape_by_rank[r]);
       if (total + n > (int64_t(1) << 30)) {  // MPI counts and offsets are ints
         *err = fmt::format("input '{}' is too large to gather for the oracle", t.name);
@@ -105,27 +105,27 @@ bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
     }
     // This rank's values, rebuilt on the CPU from its own seed (the device's are the
     // candidate's to have changed; the input check compares the two).
-    std::vector<double> mine(static_cast<size_t>(counts[c.rank]));
+    std::vector<double> mine(static_cast<size_t>(counts[c.at.rank]));
     inputs::Init init = init_of(t);
-    for (int64_t k = 0; k < counts[c.rank]; ++k)
+    for (int64_t k = 0; k < counts[c.at.rank]; ++k)
       mine[k] = inputs::decode(
-          inputs::element_bits(seed, c.rank, static_cast<int>(i), k, init, t.dtype), t.dtype);
+          inputs::element_bits(seed, c.at.rank, static_cast<int>(i), k, init, t.dtype), t.dtype);
     std::vector<double> flat(static_cast<size_t>(total));
-    MPI_Allgatherv(mine.data(), counts[c.rank], MPI_DOUBLE, flat.data(), counts.data(),
+    MPI_Allgatherv(mine.data(), counts[c.at.rank], MPI_DOUBLE, flat.data(), counts.data(),
                    offsets.data(), MPI_DOUBLE, MPI_COMM_WORLD);
-    for (int r = 0; r < c.world; ++r)
+    for (int r = 0; r < c.at.world; ++r)
       (*all)[{i, r}].assign(flat.begin() + offsets[r], flat.begin() + offsets[r] + counts[r]);
   }
   return true;
 }
 
 bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* err) {
-  if (!c.oracle.loaded()) {
-    *err = "no oracle for problem '" + c.job.settings.problem + "'";
+  if (!c.libs.oracle.loaded()) {
+    *err = "no oracle for problem '" + c.at.job.settings.problem + "'";
     return false;
   }
   std::map<std::string, size_t> index;
-  for (size_t i = 0; i < c.job.tensors.size(); ++i) index[c.jt(i).name] = i;
+  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) index[c.at.jt(i).name] = i;
   auto find = [&](const std::string& name) -> size_t {
     auto it = index.find(name);
     if (it == index.end())
@@ -133,29 +133,29 @@ bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* er
     return it->second;
   };
   want->clear();
-  for (size_t i = 0; i < c.job.tensors.size(); ++i)
-    if (c.jt(i).output)  // NaN: an element the oracle forgets to write fails loudly
-      (*want)[c.jt(i).name].assign(static_cast<size_t>(numel_of(c.shape(i, c.rank))), NAN);
+  for (size_t i = 0; i < c.at.job.tensors.size(); ++i)
+    if (c.at.jt(i).output)  // NaN: an element the oracle forgets to write fails loudly
+      (*want)[c.at.jt(i).name].assign(static_cast<size_t>(numel_of(c.at.shape(i, c.at.rank))), NAN);
 
   OracleIO io;
-  io.world = c.world;
-  io.rank = c.rank;
-  io.params = c.job.params;
-  io.str_params = c.job.str_params;
+  io.world = c.at.world;
+  io.rank = c.at.rank;
+  io.params = c.at.job.params;
+  io.str_params = c.at.job.str_params;
   io.input = [&](const std::string& name, int r) -> const std::vector<double>& {
     size_t i = find(name);
-    if (c.jt(i).output)
+    if (c.at.jt(i).output)
       throw std::runtime_error("the oracle asked for output '" + name + "' as an input");
-    if (r < 0 || r >= c.world)
+    if (r < 0 || r >= c.at.world)
       throw std::runtime_error(fmt::format("the oracle asked for '{}' of rank {}", name, r));
     return all.at({i, r});
   };
   io.shape = [&](const std::string& name, int r) -> const std::vector<int64_t>& {
     size_t i = find(name);
-    if (r < 0 || r >= c.world)
+    if (r < 0 || r >= c.at.world)
       throw std::runtime_error(
           fmt::format("the oracle asked for the shape of '{}' on rank {}", name, r));
-    return c.shape(i, r);
+    return c.at.shape(i, r);
   };
   io.out = [&](const std::string& name) -> std::vector<double>& {
     auto it = want->find(name);
@@ -165,25 +165,25 @@ bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* er
   };
   try {
     std::string why;
-    if (!c.oracle.call(io, &why)) {
-      *err = "oracle of '" + c.job.settings.problem + "': " + why;
+    if (!c.libs.oracle.call(io, &why)) {
+      *err = "oracle of '" + c.at.job.settings.problem + "': " + why;
       return false;
     }
   } catch (const std::exception& e) {
-    *err = "oracle of '" + c.job.settings.problem + "': " + e.what();
+    *err = "oracle of '" + c.at.job.settings.problem + "': " + e.what();
     return false;
   }
   return true;
 }
 
 bool compare_outputs(Ctx& c, const Values& got, const Values& want, Failure* f) {
-  for (size_t i = 0; i < c.job.tensors.size(); ++i) {
-    const JobTensor& t = c.jt(i);
+  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
+    const JobTensor& t = c.at.jt(i);
     if (!t.output) continue;
     auto g = got.find(t.name);
     auto w = want.find(t.name);
     if (g == got.end() || w == want.end()) continue;
-    Comparison cmp = compare_values(g->second, w->second, c.shape(i, c.rank), t.atol, t.rtol);
+    Comparison cmp = compare_values(g->second, w->second, c.at.shape(i, c.at.rank), t.atol, t.rtol);
     if (cmp.bad_count == 0) continue;
     f->kind = Status::mismatch;
     describe(cmp, t.name, false, f);
@@ -195,16 +195,16 @@ bool compare_outputs(Ctx& c, const Values& got, const Values& want, Failure* f) 
 bool inputs_unchanged(Ctx& c, uint64_t seed, Failure* f, bool* same, std::string* err) {
   *same = true;
   std::vector<uint8_t> got, want;
-  for (size_t i = 0; i < c.pristine.size(); ++i) {
-    if (c.jt(i).output) continue;
-    const kf::Tensor& t = c.pristine[i];
+  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
+    if (c.at.jt(i).output) continue;
+    const kf::Tensor& t = c.args.pristine[i];
     got.resize(t.bytes());
     want.resize(t.bytes());
-    if (!c.be->to_host(got.data(), t.data, got.size(), err)) return false;
-    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.rank, static_cast<int>(i),
-                          init_of(c.jt(i)));
+    if (!c.dev.be->to_host(got.data(), t.data, got.size(), err)) return false;
+    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.at.rank, static_cast<int>(i),
+                          init_of(c.at.jt(i)));
     if (got == want) continue;
-    Comparison cmp = compare_bits(got, want, t.dtype, c.shape(i, c.rank));
+    Comparison cmp = compare_bits(got, want, t.dtype, c.at.shape(i, c.at.rank));
     f->kind = Status::mismatch;
     describe(cmp, t.name, true, f);
     *same = false;

@@ -44,23 +44,23 @@ Clock::time_point g_start;  // set first thing in main, before MPI_Init
 void mark(Ctx& c, const char* name) {
   static Clock::time_point last = g_start;
   Clock::time_point now = Clock::now();
-  c.run.phase_s.push_back({name, std::chrono::duration<double>(now - last).count()});
+  c.out.run.phase_s.push_back({name, std::chrono::duration<double>(now - last).count()});
   last = now;
 }
 
 Outcome internal(Ctx& c, const std::string& msg) {
-  std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, msg.c_str());
-  c.report.sandbox_errors.push_back(msg);
+  std::fprintf(stderr, "kforge-rank %d: %s\n", c.at.rank, msg.c_str());
+  c.out.report.sandbox_errors.push_back(msg);
   return kInternal;
 }
 
 // This rank's input secret, before any candidate code is loaded.
 bool draw_secret(Ctx& c, std::string* err) {
-  if (c.job.fixed_inputs()) {
-    c.secret = inputs::call_seed(c.job.seed(), 4, c.rank, 0);
+  if (c.at.job.fixed_inputs()) {
+    c.secret = inputs::call_seed(c.at.job.seed(), 4, c.at.rank, 0);
     return true;
   }
-  if (c.job_index > 0) return true;  // drawn once, for every job of the launch
+  if (c.at.job_index > 0) return true;  // drawn once, for every job of the launch
   if (getrandom(&c.secret, sizeof c.secret, 0) != static_cast<ssize_t>(sizeof c.secret)) {
     *err = std::string("getrandom: ") + std::strerror(errno);
     return false;
@@ -70,57 +70,58 @@ bool draw_secret(Ctx& c, std::string* err) {
 
 // Every job's heap layout; the heap is sized for the largest.
 bool plan_heaps(Ctx& c, std::string* err) {
-  c.layouts.clear();
-  c.heap_bytes = 0;
-  for (Job& job : c.jobs) {
-    c.job = job;
+  c.dev.layouts.clear();
+  c.dev.heap_bytes = 0;
+  for (Job& job : c.at.jobs) {
+    c.at.job = job;
     if (!plan_heap(c, err)) {
       *err = job.dir + ": " + *err;
       return false;
     }
-    job = c.job;  // with shapes given for every rank
-    c.layouts.push_back(c.layout);
-    c.heap_bytes = std::max(c.heap_bytes, c.layout.total);
+    job = c.at.job;  // with shapes given for every rank
+    c.dev.layouts.push_back(c.dev.layout);
+    c.dev.heap_bytes = std::max(c.dev.heap_bytes, c.dev.layout.total);
   }
-  c.job = c.jobs[0];
-  c.layout = c.layouts[0];
+  c.at.job = c.at.jobs[0];
+  c.dev.layout = c.dev.layouts[0];
   return true;
 }
 
 Outcome bootstrap(Ctx& c) {
-  const Job& job = c.job;
-  if (job.settings.world != c.world)
+  const Job& job = c.at.job;
+  if (job.settings.world != c.at.world)
     return internal(c, fmt::format("job.json says world {} but mpirun started {} ranks",
-                                   job.settings.world, c.world));
+                                   job.settings.world, c.at.world));
   if (job.settings.world > kf::kMaxWorld)
     return internal(
         c, fmt::format("world {} exceeds kf::kMaxWorld ({})", job.settings.world, kf::kMaxWorld));
-  c.be = job.settings.backend == sandbox::Backend::host ? make_host_backend() : make_cuda_backend();
+  c.dev.be =
+      job.settings.backend == sandbox::Backend::host ? make_host_backend() : make_cuda_backend();
   std::string err;
   if (!plan_heaps(c, &err)) return internal(c, err);
   BackendConfig cfg;
-  cfg.rank = c.rank;
-  cfg.world = c.world;
-  cfg.local_rank = c.local_rank;
-  cfg.local_size = c.local_size;
-  cfg.heap_bytes = c.heap_bytes;
+  cfg.rank = c.at.rank;
+  cfg.world = c.at.world;
+  cfg.local_rank = c.at.local_rank;
+  cfg.local_size = c.at.local_size;
+  cfg.heap_bytes = c.dev.heap_bytes;
   cfg.l2_flush_bytes = job.settings.l2_flush_bytes;
   cfg.shm_prefix = job.shm_prefix;
   // init is collective and agrees internally: every rank sees the same success.
-  if (!c.be->init(cfg, &err)) return internal(c, "heap set-up: " + err);
+  if (!c.dev.be->init(cfg, &err)) return internal(c, "heap set-up: " + err);
   mark(c, "context+heap");
-  c.heap_ready = true;
-  c.report.device = c.be->device();
-  c.report.emulated = c.be->emulated();
-  c.base_runs = !job.baseline_lib.empty() && c.be->baseline_can_run();
-  if (job.candidate_is_baseline && !c.be->baseline_can_run())
+  c.dev.heap_ready = true;
+  c.out.report.device = c.dev.be->device();
+  c.out.report.emulated = c.dev.be->emulated();
+  c.libs.base_runs = !job.baseline_lib.empty() && c.dev.be->baseline_can_run();
+  if (job.candidate_is_baseline && !c.dev.be->baseline_can_run())
     return internal(
         c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
                        "ranks on one GPU; run it with --world {} or less here",
-                       c.local_size, c.be->device_count(), c.be->device_count()));
-  if ((c.base_runs || job.candidate_is_baseline) &&
+                       c.at.local_size, c.dev.be->device_count(), c.dev.be->device_count()));
+  if ((c.libs.base_runs || job.candidate_is_baseline) &&
       job.settings.backend == sandbox::Backend::cuda) {
-    Outcome o = c.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
+    Outcome o = c.dev.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
     mark(c, "nccl");
     if ((o = agree(o)) != kOk) return o;
   }
@@ -134,9 +135,9 @@ Outcome bootstrap(Ctx& c) {
 // say), and a job must start as a launch of its own would.
 bool load_fresh(Ctx& c, Role who, const std::string& path, Lib* lib, std::string* err) {
   std::string from = path;
-  if (c.job_index > 0) {
-    from =
-        fmt::format("{}/{}-rank{}.so", c.job.dir, role_name(who), c.rank);  // ranks load their own
+  if (c.at.job_index > 0) {
+    from = fmt::format("{}/{}-rank{}.so", c.at.job.dir, role_name(who),
+                       c.at.rank);  // ranks load their own
     std::error_code ec;
     std::filesystem::copy_file(path, from, std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) {
@@ -150,73 +151,75 @@ bool load_fresh(Ctx& c, Role who, const std::string& path, Lib* lib, std::string
 }
 
 Outcome load(Ctx& c) {
-  const Job& job = c.job;
+  const Job& job = c.at.job;
   status_set(RankPhase::load, "", false, job.settings.limits.load_s);
   Outcome o = kOk;
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
-    if (!load_fresh(c, Role::candidate, job.candidate_lib, &c.cand, &err)) {
+    if (!load_fresh(c, Role::candidate, job.candidate_lib, &c.libs.cand, &err)) {
       add_failure(c, Status::load_error, Role::candidate, "load", err);
       o = kFailed;
     }
   } else {
-    c.cand.who = Role::candidate;
-    c.cand.path = job.candidate_lib;
-    c.cand.remote = true;
+    c.libs.cand.who = Role::candidate;
+    c.libs.cand.path = job.candidate_lib;
+    c.libs.cand.remote = true;
     std::string load_err;
     if (!start_runner(c, &load_err, &err)) {
       o = internal(c, err);
-    } else if (!c.runner.loaded) {
+    } else if (!c.libs.runner.loaded) {
       add_failure(c, Status::load_error, Role::candidate, "load", load_err);
       o = kFailed;
     }
   }
   if (!job.baseline_lib.empty()) {
-    if (!load_fresh(c, Role::baseline, job.baseline_lib, &c.base, &err)) {
+    if (!load_fresh(c, Role::baseline, job.baseline_lib, &c.libs.base, &err)) {
       add_failure(c, Status::load_error, Role::baseline, "load", err);
       o = kFailed;
     }
-    c.have_base = o == kOk;
+    c.libs.have_base = o == kOk;
   }
-  if (!job.baseline_lib.empty() && !c.base_runs)
-    c.report.notes.push_back(fmt::format(
+  if (!job.baseline_lib.empty() && !c.libs.base_runs)
+    c.out.report.notes.push_back(fmt::format(
         "baseline not run: {} ranks share {} GPU(s) and NCCL refuses two ranks on one GPU",
-        c.local_size, c.be->device_count()));
-  c.use_oracle = job.reference != Reference::baseline || !c.base_runs;
-  if (job.reference == Reference::baseline && !c.base_runs)
-    c.report.notes.push_back(
+        c.at.local_size, c.dev.be->device_count()));
+  c.libs.use_oracle = job.reference != Reference::baseline || !c.libs.base_runs;
+  if (job.reference == Reference::baseline && !c.libs.base_runs)
+    c.out.report.notes.push_back(
         "reference: the baseline cannot run here, so expected outputs come from the oracle");
   // kforge built the problem's oracle from its folder into the launch's library folder.
-  if (o == kOk && c.use_oracle && !c.oracle.open(oracle_lib_beside(job.candidate_lib), &err))
+  if (o == kOk && c.libs.use_oracle &&
+      !c.libs.oracle.open(oracle_lib_beside(job.candidate_lib), &err))
     o = internal(c, "problem '" + job.settings.problem + "': " + err);
-  c.report.reference_used = c.use_oracle ? Reference::oracle : Reference::baseline;
-  c.report.baseline_ran = c.base_runs;
+  c.out.report.reference_used = c.libs.use_oracle ? Reference::oracle : Reference::baseline;
+  c.out.report.baseline_ran = c.libs.base_runs;
   return agree(o);
 }
 
 void fill_run_report(Ctx& c) {
-  RunReport& r = c.run;
-  r.world = c.world;
-  r.backend = c.job.settings.backend;
-  r.emulated = c.be && c.be->emulated();
-  r.device_name = c.be ? c.be->device_name() : "";
-  r.devices = c.be ? c.be->device_count() : 0;
+  RunReport& r = c.out.run;
+  r.world = c.at.world;
+  r.backend = c.at.job.settings.backend;
+  r.emulated = c.dev.be && c.dev.be->emulated();
+  r.device_name = c.dev.be ? c.dev.be->device_name() : "";
+  r.devices = c.dev.be ? c.dev.be->device_count() : 0;
   if (r.emulated)
     r.notes.push_back(
         fmt::format("emulated: {} ranks share {} GPU(s); times are not a speed measurement",
-                    c.local_size, r.devices));
-  for (const auto& n : c.report.notes)
+                    c.at.local_size, r.devices));
+  for (const auto& n : c.out.report.notes)
     if (n.rfind("baseline not run", 0) == 0 || n.rfind("reference:", 0) == 0) r.notes.push_back(n);
 }
 
 void write_reports(Ctx& c, bool with_result) {
   status_set(RankPhase::report, "", false, 30);
   std::string err;
-  if (!write_json_file(c.job.dir + "/rank" + std::to_string(c.rank) + ".json", c.report, &err))
-    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
-  if (c.rank == 0 && with_result) {
+  if (!write_json_file(c.at.job.dir + "/rank" + std::to_string(c.at.rank) + ".json", c.out.report,
+                       &err))
+    std::fprintf(stderr, "kforge-rank %d: %s\n", c.at.rank, err.c_str());
+  if (c.at.rank == 0 && with_result) {
     fill_run_report(c);
-    if (!write_json_file(c.job.dir + "/result.json", c.run, &err))
+    if (!write_json_file(c.at.job.dir + "/result.json", c.out.run, &err))
       std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
   }
 }
@@ -224,10 +227,10 @@ void write_reports(Ctx& c, bool with_result) {
 // Rank 0 adds the teardown (the runners' exits, the heap released) to the last
 // job's result.json, so that the launch's seconds outside the ranks are mpirun's alone.
 void record_teardown(Ctx& c) {
-  if (c.rank != 0 || !c.be) return;
+  if (c.at.rank != 0 || !c.dev.be) return;
   mark(c, "teardown/heap");
   std::string err;
-  if (!write_json_file(c.job.dir + "/result.json", c.run, &err))
+  if (!write_json_file(c.at.job.dir + "/result.json", c.out.run, &err))
     std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
 }
 
@@ -235,25 +238,25 @@ void record_teardown(Ctx& c) {
 // views, its runner, and a heap zeroed as at bootstrap (comm.alloc hands out zeroed
 // memory; the previous job's flags must not carry over). Collective for i > 0.
 Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
-  c.job_index = i;
-  c.job = c.jobs[i];
-  if (!c.runners.empty()) c.runner = c.runners[i];
+  c.at.job_index = i;
+  c.at.job = c.at.jobs[i];
+  if (!c.libs.runners.empty()) c.libs.runner = c.libs.runners[i];
   std::string err;
   if (i == 0) return kOk;  // bootstrap set everything up for the first job
   // The previous job's runner must be gone first: its device memory (all of it, for a
   // candidate that takes every byte it can) is not this job's to lose.
-  if (!c.runners.empty()) stop_runner(c.runners[i - 1]);
-  if (!status_init(c.job.dir, c.rank, &err)) return internal(c, err);
-  status_set(RankPhase::bootstrap, "next job", false, c.job.settings.limits.load_s);
-  c.report = boot;
-  c.run = RunReport{};
-  c.cand = Lib{};
-  c.base = Lib{};
-  c.bump = Bump{};
-  c.layout = c.layouts[i];
+  if (!c.libs.runners.empty()) stop_runner(c.libs.runners[i - 1]);
+  if (!status_init(c.at.job.dir, c.at.rank, &err)) return internal(c, err);
+  status_set(RankPhase::bootstrap, "next job", false, c.at.job.settings.limits.load_s);
+  c.out.report = boot;
+  c.out.run = RunReport{};
+  c.libs.cand = Lib{};
+  c.libs.base = Lib{};
+  c.args.bump = Bump{};
+  c.dev.layout = c.dev.layouts[i];
   Outcome o = kOk;
-  if (!draw_secret(c, &err) || !c.be->zero(c.be->base(c.rank), c.heap_bytes, &err) ||
-      !c.be->synchronize(&err))
+  if (!draw_secret(c, &err) || !c.dev.be->zero(c.dev.be->base(c.at.rank), c.dev.heap_bytes, &err) ||
+      !c.dev.be->synchronize(&err))
     o = internal(c, err);
   build_views(c);
   o = agree(o);  // every rank's heap is clear before any candidate runs again
@@ -266,7 +269,7 @@ Outcome run_steps(Ctx& c) {
   Outcome o = load(c);
   mark(c, "load");
   if (o == kOk) {
-    status_set(RankPhase::setup, "", false, c.job.settings.limits.setup_s);
+    status_set(RankPhase::setup, "", false, c.at.job.settings.limits.setup_s);
     o = run_setups(c);
     mark(c, "setup");
   }
@@ -274,7 +277,7 @@ Outcome run_steps(Ctx& c) {
     o = run_checks(c);
     mark(c, "check");
   }
-  if (o == kOk && c.job.timed) {
+  if (o == kOk && c.at.job.timed) {
     o = run_timing(c);
     mark(c, "time");
   }
@@ -284,73 +287,73 @@ Outcome run_steps(Ctx& c) {
 // Starts one runner per job; the candidate's processes first: their CUDA contexts start
 // while this one's does.
 Outcome spawn_runners(Ctx& c) {
-  if (c.job.candidate_is_baseline) return kOk;
+  if (c.at.job.candidate_is_baseline) return kOk;
   std::string err;
-  c.runners.resize(c.jobs.size());
-  for (RunnerLink& l : c.runners)
+  c.libs.runners.resize(c.at.jobs.size());
+  for (RunnerLink& l : c.libs.runners)
     if (!spawn_runner(c, &l, &err)) return internal(c, err);
-  c.runner = c.runners[0];
+  c.libs.runner = c.libs.runners[0];
   return kOk;
 }
 
 int run(int argc, char** argv) {
   Ctx c;
-  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &c.world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.at.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.at.world);
   MPI_Comm local;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &c.local_rank);
-  MPI_Comm_size(local, &c.local_size);
+  MPI_Comm_rank(local, &c.at.local_rank);
+  MPI_Comm_size(local, &c.at.local_size);
   MPI_Comm_free(&local);
-  c.report.rank = c.rank;
-  c.report.pid = getpid();
+  c.out.report.rank = c.at.rank;
+  c.out.report.pid = getpid();
   mark(c, "mpi_init");
   if (argc < 2) {
-    if (c.rank == 0)
+    if (c.at.rank == 0)
       std::fprintf(stderr, "usage: kforge-rank <dir>/job.json [<dir2>/job.json ...]\n");
     return 2;
   }
   std::string err;
-  bool job_ok = read_jobs(argc, argv, &c.jobs, &err);
-  if (job_ok) c.job = c.jobs[0];
-  if (!status_init(job_ok ? c.job.dir : dirname_of(argv[1]), c.rank, &err)) job_ok = false;
+  bool job_ok = read_jobs(argc, argv, &c.at.jobs, &err);
+  if (job_ok) c.at.job = c.at.jobs[0];
+  if (!status_init(job_ok ? c.at.job.dir : dirname_of(argv[1]), c.at.rank, &err)) job_ok = false;
   install_crash_handlers();
-  status_set(RankPhase::bootstrap, "", false, c.job.settings.limits.bootstrap_s);
+  status_set(RankPhase::bootstrap, "", false, c.at.job.settings.limits.bootstrap_s);
   if (!job_ok || !draw_secret(c, &err)) {
-    std::fprintf(stderr, "kforge-rank %d: %s\n", c.rank, err.c_str());
+    std::fprintf(stderr, "kforge-rank %d: %s\n", c.at.rank, err.c_str());
     return 2;
   }
   Outcome o = agree(spawn_runners(c));
   if (o == kOk) o = agree(bootstrap(c));
   mark(c, "bootstrap");
-  if (o == kOk) harden(c.jobs, &c.report.isolation);
+  if (o == kOk) harden(c.at.jobs, &c.out.report.isolation);
   // The build went on meanwhile (build_gate.h); a failed one ends the job unreported.
-  const bool go = o != kOk || agree(wait_for_build(c.jobs[0]) ? kOk : kFailed) == kOk;
+  const bool go = o != kOk || agree(wait_for_build(c.at.jobs[0]) ? kOk : kFailed) == kOk;
   mark(c, "build wait");
-  const RankReport boot = c.report;
+  const RankReport boot = c.out.report;
   bool reported = !go;
-  for (size_t i = 0; go && o == kOk && i < c.jobs.size(); ++i) {
+  for (size_t i = 0; go && o == kOk && i < c.at.jobs.size(); ++i) {
     o = begin_job(c, i, boot);
     if (o == kOk) o = run_steps(c);
     if (o == kFatal) {
       // A runner's death by a signal is told by the crash file alone (no report), as a
       // rank's own would be.
-      if (!c.crashed) write_reports(c, false);
-      std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.rank,
-                   c.crashed ? "the candidate's process died by a signal"
-                             : c.report.failures.back().message.c_str());
+      if (!c.out.crashed) write_reports(c, false);
+      std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.at.rank,
+                   c.out.crashed ? "the candidate's process died by a signal"
+                                 : c.out.report.failures.back().message.c_str());
       MPI_Abort(MPI_COMM_WORLD, 3);
       return 3;
     }
-    quit_runner(c.runner);  // it ends while the reports are written
-    if (!c.runners.empty()) c.runners[i] = c.runner;
-    write_reports(c, c.be != nullptr);
+    quit_runner(c.libs.runner);  // it ends while the reports are written
+    if (!c.libs.runners.empty()) c.libs.runners[i] = c.libs.runner;
+    write_reports(c, c.dev.be != nullptr);
     reported = true;
   }
-  if (!reported) write_reports(c, c.be != nullptr);  // the bootstrap failed: the first job's
-  for (RunnerLink& l : c.runners) stop_runner(l);    // before the heaps go: they map them
+  if (!reported) write_reports(c, c.dev.be != nullptr);  // the bootstrap failed: the first job's
+  for (RunnerLink& l : c.libs.runners) stop_runner(l);   // before the heaps go: they map them
   mark(c, "teardown/runners");
-  if (c.heap_ready) c.be->shutdown();
+  if (c.dev.heap_ready) c.dev.be->shutdown();
   record_teardown(c);
   status_set(RankPhase::done, "", false, 0);
   return o == kOk ? 0 : o == kFailed ? 1 : 2;

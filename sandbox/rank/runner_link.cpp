@@ -112,8 +112,9 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
   std::string path = runner_path();
-  std::vector<std::string> args = {path, std::to_string(c.local_rank),
-                                   backend_name(c.job.settings.backend), std::to_string(getpid())};
+  std::vector<std::string> args = {path, std::to_string(c.at.local_rank),
+                                   backend_name(c.at.job.settings.backend),
+                                   std::to_string(getpid())};
   std::vector<std::string> env = runner_env();
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
@@ -132,32 +133,33 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   *link = RunnerLink{};
   link->pid = pid;
   link->fd = sv[0];
-  link->spin_ms = c.job.settings.backend == sandbox::Backend::cuda ? 50 : 0;
+  link->spin_ms = c.at.job.settings.backend == sandbox::Backend::cuda ? 50 : 0;
   return true;
 }
 
 bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   runner::Init in;
-  in.backend = c.job.settings.backend;
-  in.rank = c.rank;
-  in.world = c.world;
-  in.local_rank = c.local_rank;
-  in.emulated = c.be->emulated();
-  in.heap_bytes = c.heap_bytes;
+  in.backend = c.at.job.settings.backend;
+  in.rank = c.at.rank;
+  in.world = c.at.world;
+  in.local_rank = c.at.local_rank;
+  in.emulated = c.dev.be->emulated();
+  in.heap_bytes = c.dev.heap_bytes;
   std::vector<int> fds;
-  if (!c.be->export_heaps(&in.ipc_handles, &fds, err)) return false;
-  for (size_t i = 0; i < c.job.tensors.size(); ++i) {
-    const JobTensor& t = c.job.tensors[i];
-    in.tensors.push_back(
-        {t.name, static_cast<int32_t>(t.dtype), c.shape(i, c.rank), c.layout.offset[i], t.output});
+  if (!c.dev.be->export_heaps(&in.ipc_handles, &fds, err)) return false;
+  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
+    const JobTensor& t = c.at.job.tensors[i];
+    in.tensors.push_back({t.name, static_cast<int32_t>(t.dtype), c.at.shape(i, c.at.rank),
+                          c.dev.layout.offset[i], t.output});
   }
-  for (const auto& [name, v] : c.job.params) in.params.push_back({name, v});
-  in.workspace_offset = c.layout.workspace_offset;
-  in.workspace_bytes = c.layout.workspace_bytes;
-  in.candidate_lib = c.job.candidate_lib;
-  in.scratch = c.job.dir + "/scratch";
-  in.cpu_limit_s = (c.job.settings.limits.total_s > 0 ? c.job.settings.limits.total_s : 600) + 60;
-  in.under_tool = c.job.settings.under_tool;
+  for (const auto& [name, v] : c.at.job.params) in.params.push_back({name, v});
+  in.workspace_offset = c.dev.layout.workspace_offset;
+  in.workspace_bytes = c.dev.layout.workspace_bytes;
+  in.candidate_lib = c.at.job.candidate_lib;
+  in.scratch = c.at.job.dir + "/scratch";
+  in.cpu_limit_s =
+      (c.at.job.settings.limits.total_s > 0 ? c.at.job.settings.limits.total_s : 600) + 60;
+  in.under_tool = c.at.job.settings.under_tool;
   std::string text = nlohmann::json(in).dump();
   iovec iov{text.data(), text.size()};
   msghdr m{};
@@ -174,9 +176,9 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
     std::memcpy(CMSG_DATA(cm), fds.data(), sizeof(int) * fds.size());
   }
   Reply ready{};
-  if (sendmsg(c.runner.fd, &m, MSG_NOSIGNAL) < 0 || !receive(c.runner, &ready) ||
+  if (sendmsg(c.libs.runner.fd, &m, MSG_NOSIGNAL) < 0 || !receive(c.libs.runner, &ready) ||
       ready.op != Op::kReady) {
-    *err = "the runner (the candidate's process) did not start: " + reap(c.runner, 1000);
+    *err = "the runner (the candidate's process) did not start: " + reap(c.libs.runner, 1000);
     return false;
   }
   if (!ready.device_ok) {
@@ -185,7 +187,7 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   }
   // Calibrated now, before the candidate's code exists in the runner: it cannot make
   // the round trip look noisier than it is to widen its own margin.
-  if (c.job.timed && !calibrate_runner(c, err)) return false;
+  if (c.at.job.timed && !calibrate_runner(c, err)) return false;
   Request q{};
   q.op = Op::kLoad;
   RunnerCall rc = call_runner(c, q);
@@ -193,13 +195,13 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
     *load_err = "the candidate's process ended while it loaded the library: " + rc.death;
     return true;
   }
-  c.runner.loaded = rc.reply.rc == 0;
-  if (!c.runner.loaded) *load_err = rc.reply.text;
+  c.libs.runner.loaded = rc.reply.rc == 0;
+  if (!c.libs.runner.loaded) *load_err = rc.reply.text;
   return true;
 }
 
 RunnerCall call_runner(Ctx& c, Request q) {
-  RunnerLink& l = c.runner;
+  RunnerLink& l = c.libs.runner;
   RunnerCall out;
   q.seq = ++l.seq;
   auto t0 = std::chrono::steady_clock::now();
@@ -247,7 +249,7 @@ bool calibrate_runner(Ctx& c, std::string* err) {
   std::vector<double> over;
   for (int i = 0; i < 32; ++i) {
     // As before a timed call: the judge's L2 flush, its device idle, then the request.
-    if (!c.be->flush_l2(err) || !c.be->synchronize(err)) return false;
+    if (!c.dev.be->flush_l2(err) || !c.dev.be->synchronize(err)) return false;
     Request q{};
     q.op = Op::kPing;
     RunnerCall rc = call_runner(c, q);
@@ -257,9 +259,9 @@ bool calibrate_runner(Ctx& c, std::string* err) {
       return false;
     }
     over.push_back(std::max(0.0, rc.round_trip_ms - rc.reply.ms));
-    c.runner.slack_ms = rc.reply.slack_ms;
+    c.libs.runner.slack_ms = rc.reply.slack_ms;
   }
-  set_overheads(&c.runner, over);
+  set_overheads(&c.libs.runner, over);
   return true;
 }
 

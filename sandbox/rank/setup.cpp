@@ -28,26 +28,27 @@ void mpi_barrier(void* ctx) {
 // After one library's kf_setup: the workspace must be within bounds and the same on
 // every rank.
 Outcome check_allocs(Ctx& c, const Lib& lib) {
-  unsigned long long used = c.bump.used, lo = 0, hi = 0;
-  int ex = c.bump.exhausted ? 1 : 0, any_ex = 0;
+  unsigned long long used = c.args.bump.used, lo = 0, hi = 0;
+  int ex = c.args.bump.exhausted ? 1 : 0, any_ex = 0;
   MPI_Allreduce(&used, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&used, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&ex, &any_ex, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   Outcome o = kOk;
-  if (c.bump.exhausted) {
+  if (c.args.bump.exhausted) {
     add_failure(
         c, Status::setup_error, lib.who, "setup",
         fmt::format("comm.alloc asked for {} bytes with {} of the {} bytes of workspace in use: "
                     "workspace exhausted (the problem's workspace_bytes is {})",
-                    c.bump.asked, c.bump.used, c.bump.cap, c.job.workspace_bytes));
+                    c.args.bump.asked, c.args.bump.used, c.args.bump.cap,
+                    c.at.job.workspace_bytes));
     o = kFailed;
   } else if (!any_ex && lo != hi) {
-    std::vector<unsigned long long> all(c.world);
+    std::vector<unsigned long long> all(c.at.world);
     MPI_Gather(&used, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, 0,
                MPI_COMM_WORLD);
-    if (c.rank == 0) {
+    if (c.at.rank == 0) {
       int other = 1;
-      for (int r = 1; r < c.world; ++r)
+      for (int r = 1; r < c.at.world; ++r)
         if (all[r] != all[0]) {
           other = r;
           break;
@@ -69,12 +70,12 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
 }  // namespace
 
 bool plan_heap(Ctx& c, std::string* err) {
-  for (JobTensor& t : c.job.tensors) {
-    if (t.shape_by_rank.size() == 1 && c.world > 1)  // one shape for every rank
-      t.shape_by_rank.assign(c.world, t.shape_by_rank[0]);
-    if (static_cast<int>(t.shape_by_rank.size()) != c.world) {
+  for (JobTensor& t : c.at.job.tensors) {
+    if (t.shape_by_rank.size() == 1 && c.at.world > 1)  // one shape for every rank
+      t.shape_by_rank.assign(c.at.world, t.shape_by_rank[0]);
+    if (static_cast<int>(t.shape_by_rank.size()) != c.at.world) {
       *err = fmt::format("job.json: tensor '{}' has {} entries in shape_by_rank for a world of {}",
-                         t.name, t.shape_by_rank.size(), c.world);
+                         t.name, t.shape_by_rank.size(), c.at.world);
       return false;
     }
     for (const auto& s : t.shape_by_rank) {
@@ -91,70 +92,70 @@ bool plan_heap(Ctx& c, std::string* err) {
         }
     }
   }
-  c.layout = heap_layout(c.job);
+  c.dev.layout = heap_layout(c.at.job);
   return true;
 }
 
 void build_views(Ctx& c) {
   std::string known;
-  c.pristine.clear();
-  for (size_t i = 0; i < c.job.tensors.size(); ++i) {
-    const JobTensor& jt = c.job.tensors[i];
+  c.args.pristine.clear();
+  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
+    const JobTensor& jt = c.at.job.tensors[i];
     kf::Tensor t{};
-    t.name = c.strings.emplace_back(jt.name).c_str();
+    t.name = c.args.strings.emplace_back(jt.name).c_str();
     t.dtype = jt.dtype;
-    const auto& s = c.shape(i, c.rank);
+    const auto& s = c.at.shape(i, c.at.rank);
     t.ndim = static_cast<int32_t>(s.size());
     for (size_t d = 0; d < s.size(); ++d) t.shape[d] = s[d];
     t.numel = numel_of(s);
-    t.data = c.be->base(c.rank) + c.layout.offset[i];
+    t.data = c.dev.be->base(c.at.rank) + c.dev.layout.offset[i];
     t.is_output = jt.output ? 1 : 0;
-    c.pristine.push_back(t);
+    c.args.pristine.push_back(t);
     known += (i ? ", " : "") + jt.name;
   }
   set_known_tensors(known);
-  c.params.clear();
-  for (const auto& [name, v] : c.job.params)
-    c.params.push_back({c.strings.emplace_back(name).c_str(), v});
-  c.items = c.pristine;
-  c.tensors.count = static_cast<int32_t>(c.items.size());
-  c.tensors.items = c.items.data();
-  c.tensors.param_count = static_cast<int32_t>(c.params.size());
-  c.tensors.params = c.params.data();
-  c.tensors.missing_fn = &missing_tensor;
+  c.args.params.clear();
+  for (const auto& [name, v] : c.at.job.params)
+    c.args.params.push_back({c.args.strings.emplace_back(name).c_str(), v});
+  c.args.items = c.args.pristine;
+  c.args.tensors.count = static_cast<int32_t>(c.args.items.size());
+  c.args.tensors.items = c.args.items.data();
+  c.args.tensors.param_count = static_cast<int32_t>(c.args.params.size());
+  c.args.tensors.params = c.args.params.data();
+  c.args.tensors.missing_fn = &missing_tensor;
 
-  c.bump.base = c.be->base(c.rank) + c.layout.workspace_offset;
-  c.bump.cap = c.layout.workspace_bytes;
-  c.bump.owner = c.be.get();
+  c.args.bump.base = c.dev.be->base(c.at.rank) + c.dev.layout.workspace_offset;
+  c.args.bump.cap = c.dev.layout.workspace_bytes;
+  c.args.bump.owner = c.dev.be.get();
   kf::Comm m{};
-  m.rank = c.rank;
-  m.world = c.world;
-  m.local_rank = c.local_rank;
-  m.device = c.be->device();
-  m.emulated = c.be->emulated() ? 1 : 0;
-  m.stream_ = c.be->stream();
-  for (int r = 0; r < c.world && r < kf::kMaxWorld; ++r) m.bases[r] = c.be->base(r);
-  m.heap_bytes = c.heap_bytes;
-  m.ops.ctx = &c.bump;
+  m.rank = c.at.rank;
+  m.world = c.at.world;
+  m.local_rank = c.at.local_rank;
+  m.device = c.dev.be->device();
+  m.emulated = c.dev.be->emulated() ? 1 : 0;
+  m.stream_ = c.dev.be->stream();
+  for (int r = 0; r < c.at.world && r < kf::kMaxWorld; ++r) m.bases[r] = c.dev.be->base(r);
+  m.heap_bytes = c.dev.heap_bytes;
+  m.ops.ctx = &c.args.bump;
   m.ops.alloc = &bump_alloc;
   m.ops.barrier = &mpi_barrier;
   m.nccl_ = nullptr;
-  c.comm_cand = m;
-  c.comm_base = m;
-  c.comm_base.nccl_ = c.be->nccl();
-  if (c.job.candidate_is_baseline) c.comm_cand.nccl_ = c.be->nccl();
+  c.args.comm_cand = m;
+  c.args.comm_base = m;
+  c.args.comm_base.nccl_ = c.dev.be->nccl();
+  if (c.at.job.candidate_is_baseline) c.args.comm_cand.nccl_ = c.dev.be->nccl();
 }
 
 Outcome run_setups(Ctx& c) {
-  for (Lib* lib : {&c.base, &c.cand}) {
-    if (lib == &c.base && !c.base_runs) continue;
+  for (Lib* lib : {&c.libs.base, &c.libs.cand}) {
+    if (lib == &c.libs.base && !c.libs.base_runs) continue;
     Outcome o =
         invoke(c, *lib, true, RankPhase::setup, std::string(role_name(lib->who)) + " kf_setup",
-               c.job.settings.limits.setup_s, true);
+               c.at.job.settings.limits.setup_s, true);
     if (o == kFatal) return o;
     // A kf_setup that gives up because comm.alloc returned null: the exhausted workspace
     // is the cause worth reporting, not the return code.
-    if (o == kFailed && c.bump.exhausted) c.report.failures.pop_back();
+    if (o == kFailed && c.args.bump.exhausted) c.out.report.failures.pop_back();
     Outcome a = check_allocs(c, *lib);  // collective: every rank runs it
     o = agree(o > a ? o : a);
     if (o != kOk) return o;

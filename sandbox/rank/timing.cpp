@@ -25,13 +25,14 @@ constexpr int kAuditBatches = 3;   // the timing audit's batches (rank/runner_li
 Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail,
                    bool profiled, Timed* timed, bool flush) {
   std::string err;
-  if (!prepare(c, seed, &err) || (flush && !c.be->flush_l2(&err)) || !c.be->synchronize(&err))
+  if (!prepare(c, seed, &err) || (flush && !c.dev.be->flush_l2(&err)) ||
+      !c.dev.be->synchronize(&err))
     return device_error(c, RankPhase::time, "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
-  c.profile_call = profiled;
-  Outcome o = invoke(c, lib, false, RankPhase::time, detail, c.job.settings.limits.time_s, false,
+  c.args.profile_call = profiled;
+  Outcome o = invoke(c, lib, false, RankPhase::time, detail, c.at.job.settings.limits.time_s, false,
                      timed, calls);
-  c.profile_call = false;
+  c.args.profile_call = false;
   return o;
 }
 
@@ -96,14 +97,14 @@ Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
   Outcome o = expected_after(c, seed, RankPhase::time,
                              fmt::format("expected outputs of iter {}", it), &want);
   if (o == kFatal || (o = agree(o)) != kOk) return o;
-  status_set(RankPhase::time, "start", false, c.job.settings.limits.time_s, false);
+  status_set(RankPhase::time, "start", false, c.at.job.settings.limits.time_s, false);
   Failure f;
   if (!compare_outputs(c, got, want, &f)) {
     f.who = Role::candidate;
     f.phase = "time";
     f.call = it;  // the timed iteration (trial stays -1)
     f.message = "timed call " + std::to_string(it) + ": " + f.message;
-    c.report.failures.push_back(f);
+    c.out.report.failures.push_back(f);
     o = kFailed;
   }
   return agree(o);
@@ -113,7 +114,7 @@ Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
 // candidate calls each, on fresh inputs, L2 flushed, outputs verified, timed by this
 // judge's clock; *audit (every rank) gets the slowest rank's median time per call.
 Outcome run_audit(Ctx& c, const Samples& cand_s, int iters, TimeAudit* audit) {
-  const RunnerLink& l = c.runner;
+  const RunnerLink& l = c.libs.runner;
   std::vector<double> rt(cand_s.ms.size());
   for (size_t i = 0; i < rt.size(); ++i) rt[i] = cand_s.ms[i] + cand_s.overhead[i] - l.o_med_ms;
   int calls = audit_calls(l.limit_ms, median_of(cand_s.ms), median_of(rt));
@@ -124,7 +125,7 @@ Outcome run_audit(Ctx& c, const Samples& cand_s, int iters, TimeAudit* audit) {
   for (int b = 0; b < kAuditBatches; ++b) {
     const uint64_t seed = inputs::call_seed(c.secret, 7, 0, b);
     Timed t;
-    Outcome o = timed_call(c, c.cand, seed, calls,
+    Outcome o = timed_call(c, c.libs.cand, seed, calls,
                            fmt::format("audit batch {} of {} calls", b, calls), false, &t, true);
     if (o == kFatal) return o;
     if ((o = agree(o)) != kOk) return o;
@@ -138,7 +139,7 @@ Outcome run_audit(Ctx& c, const Samples& cand_s, int iters, TimeAudit* audit) {
   audit->calls = calls;
   audit->audited_ms = audited;
   audit->bound_ms =
-      audit_bound_ms(audited, limit, calls, c.job.settings.backend == sandbox::Backend::host);
+      audit_bound_ms(audited, limit, calls, c.at.job.settings.backend == sandbox::Backend::host);
   return kOk;
 }
 
@@ -151,36 +152,36 @@ void publish_times(Ctx& c, Samples& cand_s, const Samples& base_s, int iters, in
   // H100 eval in three, 2026-12-06) refuted an honest 20 us kernel whose claims the
   // audit confirmed (bench/RESULTS.md, issue 33).
   const bool audited = audit->batches > 0;
-  if (c.cand.remote && c.job.settings.backend == sandbox::Backend::cuda && !audited &&
-      refute_claims(c.runner, per, &cand_s.ms, cand_s.overhead))
+  if (c.libs.cand.remote && c.at.job.settings.backend == sandbox::Backend::cuda && !audited &&
+      refute_claims(c.libs.runner, per, &cand_s.ms, cand_s.overhead))
     std::fill(cand_s.unconfirmed.begin(), cand_s.unconfirmed.end(), 1);
   TimeStats cand = reduce_samples(cand_s, audited ? audit : nullptr), base = reduce_samples(base_s);
   if (audited && cand.unconfirmed == cand.n) audit->check = TimeCheck::refuted;
   // The candidate's timer is its runner's (the same StreamTimer as the judge's).
-  double slack[2] = {std::max(c.be->off_stream_slack_ms(), c.runner.slack_ms),
-                     c.runner.calibrated ? c.runner.limit_ms : 0};
+  double slack[2] = {std::max(c.dev.be->off_stream_slack_ms(), c.libs.runner.slack_ms),
+                     c.libs.runner.calibrated ? c.libs.runner.limit_ms : 0};
   double slack_max[2] = {0, 0};
   MPI_Reduce(slack, slack_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (c.rank != 0) return;
-  c.run.timed = iters > 0;
-  c.run.candidate = cand;
-  c.run.baseline_timed = c.base_runs && iters > 0;
-  if (c.run.baseline_timed) c.run.baseline = base;
-  c.run.timed_calls_verified = verified;
-  c.run.off_stream_slack_ms = slack_max[0];
-  c.run.timer_margin_ms = slack_max[1];
-  c.run.audit = *audit;
-  if (c.runner.calibrated && iters > 0) {
+  if (c.at.rank != 0) return;
+  c.out.run.timed = iters > 0;
+  c.out.run.candidate = cand;
+  c.out.run.baseline_timed = c.libs.base_runs && iters > 0;
+  if (c.out.run.baseline_timed) c.out.run.baseline = base;
+  c.out.run.timed_calls_verified = verified;
+  c.out.run.off_stream_slack_ms = slack_max[0];
+  c.out.run.timer_margin_ms = slack_max[1];
+  c.out.run.audit = *audit;
+  if (c.libs.runner.calibrated && iters > 0) {
     TimeStats o = time_stats(cand_s.overhead);
-    c.run.timer_overhead_ms = {c.runner.o_med_ms, c.runner.limit_ms, o.p10_ms, o.median_ms,
-                               o.p90_ms};
+    c.out.run.timer_overhead_ms = {c.libs.runner.o_med_ms, c.libs.runner.limit_ms, o.p10_ms,
+                                   o.median_ms, o.p90_ms};
   }
 }
 
 }  // namespace
 
 Outcome run_timing(Ctx& c) {
-  const Job& job = c.job;
+  const Job& job = c.at.job;
   // One limit window for the loop; a verified sample's reference run (the baseline's,
   // at full size) opens a new one.
   status_set(RankPhase::time, "start", false, job.settings.limits.time_s);
@@ -213,13 +214,13 @@ Outcome run_timing(Ctx& c) {
     const bool profiled = job.settings.profile && it == 0;
     Timed t;
     Outcome o = kOk;
-    if (c.base_runs) {
-      o = timed_call(c, c.base, seed, calls, "baseline " + tag, profiled, &t, calls == 1);
+    if (c.libs.base_runs) {
+      o = timed_call(c, c.libs.base, seed, calls, "baseline " + tag, profiled, &t, calls == 1);
       if (o == kFatal) return o;
       if (it >= 0) base_s.set(it, t);
     }
     if (o == kOk) {
-      o = timed_call(c, c.cand, seed, calls, "candidate " + tag, profiled, &t, calls == 1);
+      o = timed_call(c, c.libs.cand, seed, calls, "candidate " + tag, profiled, &t, calls == 1);
       if (o == kFatal) return o;
       if (it >= 0) cand_s.set(it, t);
     }
@@ -235,9 +236,9 @@ Outcome run_timing(Ctx& c) {
   // (measured on 2 host cores: an honest collective at world 2 took 3 ms a call alone
   // and 17.5 ms back to back). The host backend at world 1 runs it, for its logic.
   const bool shared =
-      c.be->emulated() || (job.settings.backend == sandbox::Backend::host && c.world > 1);
+      c.dev.be->emulated() || (job.settings.backend == sandbox::Backend::host && c.at.world > 1);
   TimeAudit audit;
-  if (c.cand.remote && c.runner.calibrated && iters > 0 && !job.settings.profile &&
+  if (c.libs.cand.remote && c.libs.runner.calibrated && iters > 0 && !job.settings.profile &&
       !job.settings.under_tool && !shared) {
     Outcome o = run_audit(c, cand_s, iters, &audit);
     if (o != kOk) return o;
