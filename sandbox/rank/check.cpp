@@ -28,7 +28,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
                        const std::string& detail) {
   std::string err;
   // Synchronized before the barrier: a peer may read our inputs as soon as it passes.
-  if (!prepare(c, seed, &err) || !c.dev.be->synchronize(&err))
+  if (!prepare(c.at, c.dev, c.args, seed, &err) || !c.dev.be->synchronize(&err))
     return device_error(c, RankPhase::check, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = run_lib(c, c.libs.base, RankPhase::check, detail + ": baseline",
@@ -39,10 +39,10 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
     return o;
   }
   Values got;
-  if (!read_outputs(c, &got, &err))
+  if (!read_outputs(c.at, c.dev, c.args, &got, &err))
     return device_error(c, RankPhase::check, "reading the baseline's outputs", err);
   Failure f;
-  if (!compare_outputs(c, got, want, &f)) {
+  if (!compare_outputs(c.at, got, want, &f)) {
     Failure& r = add_failure(c, Status::mismatch, Role::baseline, "check", "");
     std::string msg = f.message;
     r = f;
@@ -68,17 +68,19 @@ Outcome expected_after(Ctx& c, uint64_t seed, RankPhase phase, const std::string
   std::string err;
   if (c.libs.use_oracle) {
     AllInputs all;
-    if (gather_inputs(c, seed, &all, &err) && oracle_expected(c, all, want, &err)) return kOk;
+    if (gather_inputs(c.at, seed, &all, &err) &&
+        oracle_expected(c.at, c.libs.oracle, all, want, &err))
+      return kOk;
     c.out.report.sandbox_errors.push_back(err);
     return kInternal;
   }
-  if (!prepare(c, seed, &err) || !c.dev.be->synchronize(&err))
+  if (!prepare(c.at, c.dev, c.args, seed, &err) || !c.dev.be->synchronize(&err))
     return device_error(c, phase, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = run_lib(c, c.libs.base, phase, detail + ": baseline (reference)",
                       c.at.job.settings.limits.call_s, true);
   if (o != kOk) return o;
-  if (!read_outputs(c, want, &err))
+  if (!read_outputs(c.at, c.dev, c.args, want, &err))
     return device_error(c, phase, "reading the baseline's outputs", err);
   return kOk;
 }
@@ -135,20 +137,20 @@ Outcome run_chained(Ctx& c) {
     // for this rank to enter reads the last call's.
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
     std::string err;
-    if (!prepare(c, seeds[k], &err) || !c.dev.be->synchronize(&err))
+    if (!prepare(c.at, c.dev, c.args, seeds[k], &err) || !c.dev.be->synchronize(&err))
       return device_error(c, RankPhase::check, "preparing the inputs", err);
     c.args.stall_ms = exit_probe_stall_ms(c, k);
     Outcome r = run_lib(c, c.libs.cand, RankPhase::check, detail, lim.call_s, true);
     c.args.stall_ms = 0;
     if (r == kFatal) return r;
     // This rank's call returned: a peer still reading its inputs reads poison from now.
-    if (!poison_inputs(c, &err) || !c.dev.be->synchronize(&err))
+    if (!poison_inputs(c.at, c.dev, c.args, &err) || !c.dev.be->synchronize(&err))
       return device_error(c, RankPhase::check, "poisoning the inputs", err);
     if (r != kOk || o != kOk) {
       o = o == kOk ? r : o;
       continue;
     }
-    if (!read_outputs(c, &got[k], &err))
+    if (!read_outputs(c.at, c.dev, c.args, &got[k], &err))
       return device_error(c, RankPhase::check, "reading the outputs", err);
   }
   if ((o = agree(o)) != kOk) return o;
@@ -158,12 +160,13 @@ Outcome run_chained(Ctx& c) {
     AllInputs all;
     Values want;
     std::string err;
-    if (!gather_inputs(c, seeds[k], &all, &err) || !oracle_expected(c, all, &want, &err)) {
+    if (!gather_inputs(c.at, seeds[k], &all, &err) ||
+        !oracle_expected(c.at, c.libs.oracle, all, &want, &err)) {
       c.out.report.sandbox_errors.push_back(err);
       return agree(kInternal);
     }
     Failure f;
-    if (!compare_outputs(c, got[k], want, &f)) {
+    if (!compare_outputs(c.at, got[k], want, &f)) {
       f.kind = Status::unstable;
       f.who = Role::candidate;
       f.phase = "chained";  // the verdict's hint names the missing waits (verdict.cpp)
@@ -187,7 +190,7 @@ Outcome run_barriered_checks(Ctx& c) {
       std::string detail = fmt::format("trial {} call {}", trial, call);
       status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
       std::string err;
-      if (!prepare(c, seed, &err))
+      if (!prepare(c.at, c.dev, c.args, seed, &err))
         return device_error(c, RankPhase::check, "preparing the inputs", err);
       if (!c.dev.be->synchronize(&err))
         return device_error(c, RankPhase::check, "preparing the inputs", err);
@@ -211,16 +214,16 @@ Outcome run_barriered_checks(Ctx& c) {
       Values got, want;
       Failure changed;
       bool same = true;
-      if (!read_outputs(c, &got, &err))
+      if (!read_outputs(c.at, c.dev, c.args, &got, &err))
         return device_error(c, RankPhase::check, "reading the outputs", err);
-      if (!inputs_unchanged(c, seed, &changed, &same, &err))
+      if (!inputs_unchanged(c.at, c.dev, c.args, seed, &changed, &same, &err))
         return device_error(c, RankPhase::check, "reading the inputs back", err);
       o = expected_after(c, seed, RankPhase::check, detail, &want);
       if (o == kOk && c.libs.use_oracle && c.libs.base_runs)
         o = check_baseline(c, seed, want, trial, call, detail);
       if (o == kFatal || (o = agree(o)) != kOk) return o;
       Failure f;
-      if (!compare_outputs(c, got, want, &f)) {
+      if (!compare_outputs(c.at, got, want, &f)) {
         if (call > 0 && call0_ok) {
           f.kind = Status::unstable;
           f.message = fmt::format(

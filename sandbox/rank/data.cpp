@@ -21,21 +21,22 @@ inputs::Init init_of(const JobTensor& t) {
   return i;
 }
 
-bool generator_selfcheck(Ctx& c, std::string* err) {
-  uint64_t seed = inputs::call_seed(c.secret, 5, 0, 0);
+bool generator_selfcheck(const Place& at, const Device& dev, const CallArgs& args, uint64_t secret,
+                         std::string* err) {
+  uint64_t seed = inputs::call_seed(secret, 5, 0, 0);
   std::vector<uint8_t> got, want;
-  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
-    if (c.at.jt(i).output) continue;
-    const kf::Tensor& t = c.args.pristine[i];
-    if (!c.dev.be->generate(t.data, t.numel, t.dtype, seed, c.at.rank, static_cast<int>(i),
-                            init_of(c.at.jt(i)), err) ||
-        !c.dev.be->synchronize(err))
+  for (size_t i = 0; i < args.pristine.size(); ++i) {
+    if (at.jt(i).output) continue;
+    const kf::Tensor& t = args.pristine[i];
+    if (!dev.be->generate(t.data, t.numel, t.dtype, seed, at.rank, static_cast<int>(i),
+                          init_of(at.jt(i)), err) ||
+        !dev.be->synchronize(err))
       return false;
     got.resize(t.bytes());
     want.resize(t.bytes());
-    if (!c.dev.be->to_host(got.data(), t.data, got.size(), err)) return false;
-    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.at.rank, static_cast<int>(i),
-                          init_of(c.at.jt(i)));
+    if (!dev.be->to_host(got.data(), t.data, got.size(), err)) return false;
+    inputs::generate_host(want.data(), t.numel, t.dtype, seed, at.rank, static_cast<int>(i),
+                          init_of(at.jt(i)));
     for (int64_t k = 0; k < t.numel; ++k) {
       uint64_t g = inputs::load(got.data(), k, t.dtype), w = inputs::load(want.data(), k, t.dtype);
       if (g != w) {
@@ -51,34 +52,36 @@ bool generator_selfcheck(Ctx& c, std::string* err) {
   return true;
 }
 
-bool prepare(Ctx& c, uint64_t seed, std::string* err) {
-  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
-    const kf::Tensor& t = c.args.pristine[i];
-    bool ok = c.at.jt(i).output ? c.dev.be->poison(t.data, t.bytes(), err)
-                                : c.dev.be->generate(t.data, t.numel, t.dtype, seed, c.at.rank,
-                                                     static_cast<int>(i), init_of(c.at.jt(i)), err);
+bool prepare(const Place& at, const Device& dev, const CallArgs& args, uint64_t seed,
+             std::string* err) {
+  for (size_t i = 0; i < args.pristine.size(); ++i) {
+    const kf::Tensor& t = args.pristine[i];
+    bool ok = at.jt(i).output ? dev.be->poison(t.data, t.bytes(), err)
+                              : dev.be->generate(t.data, t.numel, t.dtype, seed, at.rank,
+                                                 static_cast<int>(i), init_of(at.jt(i)), err);
     if (!ok) return false;
   }
   return true;
 }
 
-bool poison_inputs(Ctx& c, std::string* err) {
-  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
-    const kf::Tensor& t = c.args.pristine[i];
-    if (!c.at.jt(i).output && !c.dev.be->poison(t.data, t.bytes(), err)) return false;
+bool poison_inputs(const Place& at, const Device& dev, const CallArgs& args, std::string* err) {
+  for (size_t i = 0; i < args.pristine.size(); ++i) {
+    const kf::Tensor& t = args.pristine[i];
+    if (!at.jt(i).output && !dev.be->poison(t.data, t.bytes(), err)) return false;
   }
   return true;
 }
 
-bool read_outputs(Ctx& c, Values* out, std::string* err) {
+bool read_outputs(const Place& at, const Device& dev, const CallArgs& args, Values* out,
+                  std::string* err) {
   out->clear();
   std::vector<uint8_t> raw;
-  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
-    if (!c.at.jt(i).output) continue;
-    const kf::Tensor& t = c.args.pristine[i];
+  for (size_t i = 0; i < args.pristine.size(); ++i) {
+    if (!at.jt(i).output) continue;
+    const kf::Tensor& t = args.pristine[i];
     raw.resize(t.bytes());
-    if (!c.dev.be->to_host(raw.data(), t.data, raw.size(), err)) return false;
-    std::vector<double>& v = (*out)[c.at.jt(i).name];
+    if (!dev.be->to_host(raw.data(), t.data, raw.size(), err)) return false;
+    std::vector<double>& v = (*out)[at.jt(i).name];
     v.resize(static_cast<size_t>(t.numel));
     for (int64_t k = 0; k < t.numel; ++k)
       v[k] = inputs::decode(inputs::load(raw.data(), k, t.dtype), t.dtype);
@@ -86,14 +89,14 @@ bool read_outputs(Ctx& c, Values* out, std::string* err) {
   return true;
 }
 
-bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
+bool gather_inputs(const Place& at, uint64_t seed, AllInputs* all, std::string* err) {
   all->clear();
-  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
-    const JobTensor& t = c.at.jt(i);
+  for (size_t i = 0; i < at.job.tensors.size(); ++i) {
+    const JobTensor& t = at.jt(i);
     if (t.output) continue;
-    std::vector<int> counts(c.at.world), offsets(c.at.world);
+    std::vector<int> counts(at.world), offsets(at.world);
     int total = 0;
-    for (int r = 0; r < c.at.world; ++r) {
+    for (int r = 0; r < at.world; ++r) {
       int64_t n = numel_of(t.shape_by_rank[r]);
       if (total + n > (int64_t(1) << 30)) {  // MPI counts and offsets are ints
         *err = fmt::format("input '{}' is too large to gather for the oracle", t.name);
@@ -105,27 +108,28 @@ bool gather_inputs(Ctx& c, uint64_t seed, AllInputs* all, std::string* err) {
     }
     // This rank's values, rebuilt on the CPU from its own seed (the device's are the
     // candidate's to have changed; the input check compares the two).
-    std::vector<double> mine(static_cast<size_t>(counts[c.at.rank]));
+    std::vector<double> mine(static_cast<size_t>(counts[at.rank]));
     inputs::Init init = init_of(t);
-    for (int64_t k = 0; k < counts[c.at.rank]; ++k)
+    for (int64_t k = 0; k < counts[at.rank]; ++k)
       mine[k] = inputs::decode(
-          inputs::element_bits(seed, c.at.rank, static_cast<int>(i), k, init, t.dtype), t.dtype);
+          inputs::element_bits(seed, at.rank, static_cast<int>(i), k, init, t.dtype), t.dtype);
     std::vector<double> flat(static_cast<size_t>(total));
-    MPI_Allgatherv(mine.data(), counts[c.at.rank], MPI_DOUBLE, flat.data(), counts.data(),
+    MPI_Allgatherv(mine.data(), counts[at.rank], MPI_DOUBLE, flat.data(), counts.data(),
                    offsets.data(), MPI_DOUBLE, MPI_COMM_WORLD);
-    for (int r = 0; r < c.at.world; ++r)
+    for (int r = 0; r < at.world; ++r)
       (*all)[{i, r}].assign(flat.begin() + offsets[r], flat.begin() + offsets[r] + counts[r]);
   }
   return true;
 }
 
-bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* err) {
-  if (!c.libs.oracle.loaded()) {
-    *err = "no oracle for problem '" + c.at.job.settings.problem + "'";
+bool oracle_expected(const Place& at, const Oracle& oracle, const AllInputs& all, Values* want,
+                     std::string* err) {
+  if (!oracle.loaded()) {
+    *err = "no oracle for problem '" + at.job.settings.problem + "'";
     return false;
   }
   std::map<std::string, size_t> index;
-  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) index[c.at.jt(i).name] = i;
+  for (size_t i = 0; i < at.job.tensors.size(); ++i) index[at.jt(i).name] = i;
   auto find = [&](const std::string& name) -> size_t {
     auto it = index.find(name);
     if (it == index.end())
@@ -133,29 +137,29 @@ bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* er
     return it->second;
   };
   want->clear();
-  for (size_t i = 0; i < c.at.job.tensors.size(); ++i)
-    if (c.at.jt(i).output)  // NaN: an element the oracle forgets to write fails loudly
-      (*want)[c.at.jt(i).name].assign(static_cast<size_t>(numel_of(c.at.shape(i, c.at.rank))), NAN);
+  for (size_t i = 0; i < at.job.tensors.size(); ++i)
+    if (at.jt(i).output)  // NaN: an element the oracle forgets to write fails loudly
+      (*want)[at.jt(i).name].assign(static_cast<size_t>(numel_of(at.shape(i, at.rank))), NAN);
 
   OracleIO io;
-  io.world = c.at.world;
-  io.rank = c.at.rank;
-  io.params = c.at.job.params;
-  io.str_params = c.at.job.str_params;
+  io.world = at.world;
+  io.rank = at.rank;
+  io.params = at.job.params;
+  io.str_params = at.job.str_params;
   io.input = [&](const std::string& name, int r) -> const std::vector<double>& {
     size_t i = find(name);
-    if (c.at.jt(i).output)
+    if (at.jt(i).output)
       throw std::runtime_error("the oracle asked for output '" + name + "' as an input");
-    if (r < 0 || r >= c.at.world)
+    if (r < 0 || r >= at.world)
       throw std::runtime_error(fmt::format("the oracle asked for '{}' of rank {}", name, r));
     return all.at({i, r});
   };
   io.shape = [&](const std::string& name, int r) -> const std::vector<int64_t>& {
     size_t i = find(name);
-    if (r < 0 || r >= c.at.world)
+    if (r < 0 || r >= at.world)
       throw std::runtime_error(
           fmt::format("the oracle asked for the shape of '{}' on rank {}", name, r));
-    return c.at.shape(i, r);
+    return at.shape(i, r);
   };
   io.out = [&](const std::string& name) -> std::vector<double>& {
     auto it = want->find(name);
@@ -165,25 +169,25 @@ bool oracle_expected(Ctx& c, const AllInputs& all, Values* want, std::string* er
   };
   try {
     std::string why;
-    if (!c.libs.oracle.call(io, &why)) {
-      *err = "oracle of '" + c.at.job.settings.problem + "': " + why;
+    if (!oracle.call(io, &why)) {
+      *err = "oracle of '" + at.job.settings.problem + "': " + why;
       return false;
     }
   } catch (const std::exception& e) {
-    *err = "oracle of '" + c.at.job.settings.problem + "': " + e.what();
+    *err = "oracle of '" + at.job.settings.problem + "': " + e.what();
     return false;
   }
   return true;
 }
 
-bool compare_outputs(Ctx& c, const Values& got, const Values& want, Failure* f) {
-  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
-    const JobTensor& t = c.at.jt(i);
+bool compare_outputs(const Place& at, const Values& got, const Values& want, Failure* f) {
+  for (size_t i = 0; i < at.job.tensors.size(); ++i) {
+    const JobTensor& t = at.jt(i);
     if (!t.output) continue;
     auto g = got.find(t.name);
     auto w = want.find(t.name);
     if (g == got.end() || w == want.end()) continue;
-    Comparison cmp = compare_values(g->second, w->second, c.at.shape(i, c.at.rank), t.atol, t.rtol);
+    Comparison cmp = compare_values(g->second, w->second, at.shape(i, at.rank), t.atol, t.rtol);
     if (cmp.bad_count == 0) continue;
     f->kind = Status::mismatch;
     describe(cmp, t.name, false, f);
@@ -192,19 +196,20 @@ bool compare_outputs(Ctx& c, const Values& got, const Values& want, Failure* f) 
   return true;
 }
 
-bool inputs_unchanged(Ctx& c, uint64_t seed, Failure* f, bool* same, std::string* err) {
+bool inputs_unchanged(const Place& at, const Device& dev, const CallArgs& args, uint64_t seed,
+                      Failure* f, bool* same, std::string* err) {
   *same = true;
   std::vector<uint8_t> got, want;
-  for (size_t i = 0; i < c.args.pristine.size(); ++i) {
-    if (c.at.jt(i).output) continue;
-    const kf::Tensor& t = c.args.pristine[i];
+  for (size_t i = 0; i < args.pristine.size(); ++i) {
+    if (at.jt(i).output) continue;
+    const kf::Tensor& t = args.pristine[i];
     got.resize(t.bytes());
     want.resize(t.bytes());
-    if (!c.dev.be->to_host(got.data(), t.data, got.size(), err)) return false;
-    inputs::generate_host(want.data(), t.numel, t.dtype, seed, c.at.rank, static_cast<int>(i),
-                          init_of(c.at.jt(i)));
+    if (!dev.be->to_host(got.data(), t.data, got.size(), err)) return false;
+    inputs::generate_host(want.data(), t.numel, t.dtype, seed, at.rank, static_cast<int>(i),
+                          init_of(at.jt(i)));
     if (got == want) continue;
-    Comparison cmp = compare_bits(got, want, t.dtype, c.at.shape(i, c.at.rank));
+    Comparison cmp = compare_bits(got, want, t.dtype, at.shape(i, at.rank));
     f->kind = Status::mismatch;
     describe(cmp, t.name, true, f);
     *same = false;

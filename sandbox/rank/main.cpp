@@ -126,7 +126,9 @@ Outcome bootstrap(Ctx& c) {
     if ((o = agree(o)) != kOk) return o;
   }
   build_views(c);
-  return generator_selfcheck(c, &err) ? kOk : internal(c, "input generator: " + err);
+  return generator_selfcheck(c.at, c.dev, c.args, c.secret, &err)
+             ? kOk
+             : internal(c, "input generator: " + err);
 }
 
 // Loads `path` into *lib. In the jobs after the first, a library this process loaded

@@ -25,7 +25,7 @@ constexpr int kAuditBatches = 3;   // the timing audit's batches (rank/runner_li
 Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail,
                    bool profiled, Timed* timed, bool flush) {
   std::string err;
-  if (!prepare(c, seed, &err) || (flush && !c.dev.be->flush_l2(&err)) ||
+  if (!prepare(c.at, c.dev, c.args, seed, &err) || (flush && !c.dev.be->flush_l2(&err)) ||
       !c.dev.be->synchronize(&err))
     return device_error(c, RankPhase::time, "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -92,14 +92,14 @@ std::vector<bool> verified_samples(const Ctx& c, int iters, int every) {
 Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
   Values got, want;
   std::string err;
-  if (!read_outputs(c, &got, &err))
+  if (!read_outputs(c.at, c.dev, c.args, &got, &err))
     return device_error(c, RankPhase::time, "reading the outputs", err);
   Outcome o = expected_after(c, seed, RankPhase::time,
                              fmt::format("expected outputs of iter {}", it), &want);
   if (o == kFatal || (o = agree(o)) != kOk) return o;
   status_set(RankPhase::time, "start", false, c.at.job.settings.limits.time_s, false);
   Failure f;
-  if (!compare_outputs(c, got, want, &f)) {
+  if (!compare_outputs(c.at, got, want, &f)) {
     f.who = Role::candidate;
     f.phase = "time";
     f.call = it;  // the timed iteration (trial stays -1)
