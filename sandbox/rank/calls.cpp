@@ -15,7 +15,7 @@ namespace {
 // The failure of a call that returned nonzero.
 Outcome returned_nonzero(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string& detail,
                          int rc) {
-  add_failure(c, setup ? Status::setup_error : Status::crash, lib.who, rank_phase_name(phase),
+  add_failure(c.out, setup ? Status::setup_error : Status::crash, lib.who, rank_phase_name(phase),
               fmt::format("{} returned {} ({}); it must return 0 on success",
                           setup ? "kf_setup" : "kf_run", rc, detail));
   return kFailed;
@@ -44,7 +44,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::
   }
   if (!rc.replied) {
     add_failure(
-        c, Status::crash, lib.who, rank_phase_name(phase),
+        c.out, Status::crash, lib.who, rank_phase_name(phase),
         fmt::format("the candidate's process ended during {} ({}): {}", name, detail, rc.death));
     return kFatal;
   }
@@ -55,7 +55,7 @@ Outcome invoke_remote(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::
     c.args.bump.asked = r.asked;
   }
   if (!r.device_ok) {
-    add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
+    add_failure(c.out, Status::crash, lib.who, rank_phase_name(phase),
                 fmt::format("CUDA error after {} ({}): {}", name, detail, r.text));
     return kFatal;
   }
@@ -91,7 +91,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string&
   status_set(phase, detail, true, limit_s, restart);
   if (timed && !c.dev.be->timer_start(&err)) {
     status_set(phase, detail, false, limit_s, false);
-    add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
+    add_failure(c.out, Status::crash, lib.who, rank_phase_name(phase),
                 "before " + std::string(name) + ": " + err);
     return kFatal;
   }
@@ -107,7 +107,7 @@ Outcome invoke(Ctx& c, Lib& lib, bool setup, RankPhase phase, const std::string&
   if (ok && timed) timed->ms /= calls;
   status_set(phase, detail, false, limit_s, false);
   if (!ok) {
-    add_failure(c, Status::crash, lib.who, rank_phase_name(phase),
+    add_failure(c.out, Status::crash, lib.who, rank_phase_name(phase),
                 fmt::format("CUDA error after {} ({}): {}", name, detail, err));
     return kFatal;
   }

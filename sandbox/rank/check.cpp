@@ -43,7 +43,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
     return device_error(c, RankPhase::check, "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c.at, got, want, &f)) {
-    Failure& r = add_failure(c, Status::mismatch, Role::baseline, "check", "");
+    Failure& r = add_failure(c.out, Status::mismatch, Role::baseline, "check", "");
     std::string msg = f.message;
     r = f;
     r.who = Role::baseline;
@@ -58,7 +58,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
 }  // namespace
 
 Outcome device_error(Ctx& c, RankPhase phase, const std::string& what, const std::string& err) {
-  add_failure(c, Status::crash, g_last_who, rank_phase_name(phase),
+  add_failure(c.out, Status::crash, g_last_who, rank_phase_name(phase),
               fmt::format("CUDA error while {}: {}", what, err));
   return kFatal;
 }

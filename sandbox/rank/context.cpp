@@ -11,15 +11,15 @@ Outcome agree(Outcome mine) {
   return static_cast<Outcome>(worst);
 }
 
-Failure& add_failure(Ctx& c, Status kind, Role who, const std::string& phase,
+Failure& add_failure(Results& out, Status kind, Role who, const std::string& phase,
                      const std::string& message) {
   Failure f;
   f.kind = kind;
   f.who = who;
   f.phase = phase;
   f.message = message;
-  c.out.report.failures.push_back(f);
-  return c.out.report.failures.back();
+  out.report.failures.push_back(f);
+  return out.report.failures.back();
 }
 
 }  // namespace sandbox::rank

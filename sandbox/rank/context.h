@@ -117,7 +117,7 @@ struct Ctx {
 Outcome agree(Outcome mine);
 
 // Records a failure of `who` in this rank's report.
-Failure& add_failure(Ctx& c, Status kind, Role who, const std::string& phase,
+Failure& add_failure(Results& out, Status kind, Role who, const std::string& phase,
                      const std::string& message);
 
 }  // namespace sandbox::rank

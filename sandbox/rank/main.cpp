@@ -74,7 +74,7 @@ bool plan_heaps(Ctx& c, std::string* err) {
   c.dev.heap_bytes = 0;
   for (Job& job : c.at.jobs) {
     c.at.job = job;
-    if (!plan_heap(c, err)) {
+    if (!plan_heap(c.at, &c.dev.layout, err)) {
       *err = job.dir + ": " + *err;
       return false;
     }
@@ -125,7 +125,7 @@ Outcome bootstrap(Ctx& c) {
     mark(c, "nccl");
     if ((o = agree(o)) != kOk) return o;
   }
-  build_views(c);
+  build_views(c.at, c.dev, c.args);
   return generator_selfcheck(c.at, c.dev, c.args, c.secret, &err)
              ? kOk
              : internal(c, "input generator: " + err);
@@ -159,7 +159,7 @@ Outcome load(Ctx& c) {
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
     if (!load_fresh(c, Role::candidate, job.candidate_lib, &c.libs.cand, &err)) {
-      add_failure(c, Status::load_error, Role::candidate, "load", err);
+      add_failure(c.out, Status::load_error, Role::candidate, "load", err);
       o = kFailed;
     }
   } else {
@@ -170,13 +170,13 @@ Outcome load(Ctx& c) {
     if (!start_runner(c, &load_err, &err)) {
       o = internal(c, err);
     } else if (!c.libs.runner.loaded) {
-      add_failure(c, Status::load_error, Role::candidate, "load", load_err);
+      add_failure(c.out, Status::load_error, Role::candidate, "load", load_err);
       o = kFailed;
     }
   }
   if (!job.baseline_lib.empty()) {
     if (!load_fresh(c, Role::baseline, job.baseline_lib, &c.libs.base, &err)) {
-      add_failure(c, Status::load_error, Role::baseline, "load", err);
+      add_failure(c.out, Status::load_error, Role::baseline, "load", err);
       o = kFailed;
     }
     c.libs.have_base = o == kOk;
@@ -260,7 +260,7 @@ Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
   if (!draw_secret(c, &err) || !c.dev.be->zero(c.dev.be->base(c.at.rank), c.dev.heap_bytes, &err) ||
       !c.dev.be->synchronize(&err))
     o = internal(c, err);
-  build_views(c);
+  build_views(c.at, c.dev, c.args);
   o = agree(o);  // every rank's heap is clear before any candidate runs again
   mark(c, "next");
   return o;

@@ -27,34 +27,33 @@ void mpi_barrier(void* ctx) {
 
 // After one library's kf_setup: the workspace must be within bounds and the same on
 // every rank.
-Outcome check_allocs(Ctx& c, const Lib& lib) {
-  unsigned long long used = c.args.bump.used, lo = 0, hi = 0;
-  int ex = c.args.bump.exhausted ? 1 : 0, any_ex = 0;
+Outcome check_allocs(const Place& at, const Bump& bump, Results& out, const Lib& lib) {
+  unsigned long long used = bump.used, lo = 0, hi = 0;
+  int ex = bump.exhausted ? 1 : 0, any_ex = 0;
   MPI_Allreduce(&used, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&used, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&ex, &any_ex, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   Outcome o = kOk;
-  if (c.args.bump.exhausted) {
+  if (bump.exhausted) {
     add_failure(
-        c, Status::setup_error, lib.who, "setup",
+        out, Status::setup_error, lib.who, "setup",
         fmt::format("comm.alloc asked for {} bytes with {} of the {} bytes of workspace in use: "
                     "workspace exhausted (the problem's workspace_bytes is {})",
-                    c.args.bump.asked, c.args.bump.used, c.args.bump.cap,
-                    c.at.job.workspace_bytes));
+                    bump.asked, bump.used, bump.cap, at.job.workspace_bytes));
     o = kFailed;
   } else if (!any_ex && lo != hi) {
-    std::vector<unsigned long long> all(c.at.world);
+    std::vector<unsigned long long> all(at.world);
     MPI_Gather(&used, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, 0,
                MPI_COMM_WORLD);
-    if (c.at.rank == 0) {
+    if (at.rank == 0) {
       int other = 1;
-      for (int r = 1; r < c.at.world; ++r)
+      for (int r = 1; r < at.world; ++r)
         if (all[r] != all[0]) {
           other = r;
           break;
         }
       add_failure(
-          c, Status::setup_error, lib.who, "setup",
+          out, Status::setup_error, lib.who, "setup",
           fmt::format(
               "comm.alloc calls differ between ranks (rank 0 allocated {} bytes, rank {} {}): "
               "every rank must make the same calls in the same order",
@@ -69,13 +68,13 @@ Outcome check_allocs(Ctx& c, const Lib& lib) {
 
 }  // namespace
 
-bool plan_heap(Ctx& c, std::string* err) {
-  for (JobTensor& t : c.at.job.tensors) {
-    if (t.shape_by_rank.size() == 1 && c.at.world > 1)  // one shape for every rank
-      t.shape_by_rank.assign(c.at.world, t.shape_by_rank[0]);
-    if (static_cast<int>(t.shape_by_rank.size()) != c.at.world) {
+bool plan_heap(Place& at, HeapLayout* layout, std::string* err) {
+  for (JobTensor& t : at.job.tensors) {
+    if (t.shape_by_rank.size() == 1 && at.world > 1)  // one shape for every rank
+      t.shape_by_rank.assign(at.world, t.shape_by_rank[0]);
+    if (static_cast<int>(t.shape_by_rank.size()) != at.world) {
       *err = fmt::format("job.json: tensor '{}' has {} entries in shape_by_rank for a world of {}",
-                         t.name, t.shape_by_rank.size(), c.at.world);
+                         t.name, t.shape_by_rank.size(), at.world);
       return false;
     }
     for (const auto& s : t.shape_by_rank) {
@@ -92,58 +91,58 @@ bool plan_heap(Ctx& c, std::string* err) {
         }
     }
   }
-  c.dev.layout = heap_layout(c.at.job);
+  *layout = heap_layout(at.job);
   return true;
 }
 
-void build_views(Ctx& c) {
+void build_views(const Place& at, const Device& dev, CallArgs& args) {
   std::string known;
-  c.args.pristine.clear();
-  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
-    const JobTensor& jt = c.at.job.tensors[i];
+  args.pristine.clear();
+  for (size_t i = 0; i < at.job.tensors.size(); ++i) {
+    const JobTensor& jt = at.job.tensors[i];
     kf::Tensor t{};
-    t.name = c.args.strings.emplace_back(jt.name).c_str();
+    t.name = args.strings.emplace_back(jt.name).c_str();
     t.dtype = jt.dtype;
-    const auto& s = c.at.shape(i, c.at.rank);
+    const auto& s = at.shape(i, at.rank);
     t.ndim = static_cast<int32_t>(s.size());
     for (size_t d = 0; d < s.size(); ++d) t.shape[d] = s[d];
     t.numel = numel_of(s);
-    t.data = c.dev.be->base(c.at.rank) + c.dev.layout.offset[i];
+    t.data = dev.be->base(at.rank) + dev.layout.offset[i];
     t.is_output = jt.output ? 1 : 0;
-    c.args.pristine.push_back(t);
+    args.pristine.push_back(t);
     known += (i ? ", " : "") + jt.name;
   }
   set_known_tensors(known);
-  c.args.params.clear();
-  for (const auto& [name, v] : c.at.job.params)
-    c.args.params.push_back({c.args.strings.emplace_back(name).c_str(), v});
-  c.args.items = c.args.pristine;
-  c.args.tensors.count = static_cast<int32_t>(c.args.items.size());
-  c.args.tensors.items = c.args.items.data();
-  c.args.tensors.param_count = static_cast<int32_t>(c.args.params.size());
-  c.args.tensors.params = c.args.params.data();
-  c.args.tensors.missing_fn = &missing_tensor;
+  args.params.clear();
+  for (const auto& [name, v] : at.job.params)
+    args.params.push_back({args.strings.emplace_back(name).c_str(), v});
+  args.items = args.pristine;
+  args.tensors.count = static_cast<int32_t>(args.items.size());
+  args.tensors.items = args.items.data();
+  args.tensors.param_count = static_cast<int32_t>(args.params.size());
+  args.tensors.params = args.params.data();
+  args.tensors.missing_fn = &missing_tensor;
 
-  c.args.bump.base = c.dev.be->base(c.at.rank) + c.dev.layout.workspace_offset;
-  c.args.bump.cap = c.dev.layout.workspace_bytes;
-  c.args.bump.owner = c.dev.be.get();
+  args.bump.base = dev.be->base(at.rank) + dev.layout.workspace_offset;
+  args.bump.cap = dev.layout.workspace_bytes;
+  args.bump.owner = dev.be.get();
   kf::Comm m{};
-  m.rank = c.at.rank;
-  m.world = c.at.world;
-  m.local_rank = c.at.local_rank;
-  m.device = c.dev.be->device();
-  m.emulated = c.dev.be->emulated() ? 1 : 0;
-  m.stream_ = c.dev.be->stream();
-  for (int r = 0; r < c.at.world && r < kf::kMaxWorld; ++r) m.bases[r] = c.dev.be->base(r);
-  m.heap_bytes = c.dev.heap_bytes;
-  m.ops.ctx = &c.args.bump;
+  m.rank = at.rank;
+  m.world = at.world;
+  m.local_rank = at.local_rank;
+  m.device = dev.be->device();
+  m.emulated = dev.be->emulated() ? 1 : 0;
+  m.stream_ = dev.be->stream();
+  for (int r = 0; r < at.world && r < kf::kMaxWorld; ++r) m.bases[r] = dev.be->base(r);
+  m.heap_bytes = dev.heap_bytes;
+  m.ops.ctx = &args.bump;
   m.ops.alloc = &bump_alloc;
   m.ops.barrier = &mpi_barrier;
   m.nccl_ = nullptr;
-  c.args.comm_cand = m;
-  c.args.comm_base = m;
-  c.args.comm_base.nccl_ = c.dev.be->nccl();
-  if (c.at.job.candidate_is_baseline) c.args.comm_cand.nccl_ = c.dev.be->nccl();
+  args.comm_cand = m;
+  args.comm_base = m;
+  args.comm_base.nccl_ = dev.be->nccl();
+  if (at.job.candidate_is_baseline) args.comm_cand.nccl_ = dev.be->nccl();
 }
 
 Outcome run_setups(Ctx& c) {
@@ -156,7 +155,7 @@ Outcome run_setups(Ctx& c) {
     // A kf_setup that gives up because comm.alloc returned null: the exhausted workspace
     // is the cause worth reporting, not the return code.
     if (o == kFailed && c.args.bump.exhausted) c.out.report.failures.pop_back();
-    Outcome a = check_allocs(c, *lib);  // collective: every rank runs it
+    Outcome a = check_allocs(c.at, c.args.bump, c.out, *lib);  // collective: every rank runs it
     o = agree(o > a ? o : a);
     if (o != kOk) return o;
   }
