@@ -19,7 +19,7 @@ Role g_last_who = Role::candidate;  // who ran last: a sticky device error is th
 Outcome run_lib(Ctx& c, Lib& lib, RankPhase phase, const std::string& detail, double limit_s,
                 bool restart) {
   g_last_who = lib.who;
-  return invoke(c, lib, false, phase, detail, limit_s, restart);
+  return invoke(c.dev, c.args, c.libs.runner, c.out, lib, false, phase, detail, limit_s, restart);
 }
 
 // At small sizes the baseline is held against the oracle too: a wrong baseline would

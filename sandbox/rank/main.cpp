@@ -167,7 +167,7 @@ Outcome load(Ctx& c) {
     c.libs.cand.path = job.candidate_lib;
     c.libs.cand.remote = true;
     std::string load_err;
-    if (!start_runner(c, &load_err, &err)) {
+    if (!start_runner(c.at, c.dev, c.libs.runner, &load_err, &err)) {
       o = internal(c, err);
     } else if (!c.libs.runner.loaded) {
       add_failure(c.out, Status::load_error, Role::candidate, "load", load_err);
@@ -293,7 +293,7 @@ Outcome spawn_runners(Ctx& c) {
   std::string err;
   c.libs.runners.resize(c.at.jobs.size());
   for (RunnerLink& l : c.libs.runners)
-    if (!spawn_runner(c, &l, &err)) return internal(c, err);
+    if (!spawn_runner(c.at, &l, &err)) return internal(c, err);
   c.libs.runner = c.libs.runners[0];
   return kOk;
 }

@@ -95,7 +95,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
+bool spawn_runner(const Place& at, RunnerLink* link, std::string* err) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     *err = std::string("socketpair: ") + strerror(errno);
@@ -112,9 +112,8 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
   std::string path = runner_path();
-  std::vector<std::string> args = {path, std::to_string(c.at.local_rank),
-                                   backend_name(c.at.job.settings.backend),
-                                   std::to_string(getpid())};
+  std::vector<std::string> args = {path, std::to_string(at.local_rank),
+                                   backend_name(at.job.settings.backend), std::to_string(getpid())};
   std::vector<std::string> env = runner_env();
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
@@ -133,33 +132,33 @@ bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err) {
   *link = RunnerLink{};
   link->pid = pid;
   link->fd = sv[0];
-  link->spin_ms = c.at.job.settings.backend == sandbox::Backend::cuda ? 50 : 0;
+  link->spin_ms = at.job.settings.backend == sandbox::Backend::cuda ? 50 : 0;
   return true;
 }
 
-bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
+bool start_runner(const Place& at, const Device& dev, RunnerLink& l, std::string* load_err,
+                  std::string* err) {
   runner::Init in;
-  in.backend = c.at.job.settings.backend;
-  in.rank = c.at.rank;
-  in.world = c.at.world;
-  in.local_rank = c.at.local_rank;
-  in.emulated = c.dev.be->emulated();
-  in.heap_bytes = c.dev.heap_bytes;
+  in.backend = at.job.settings.backend;
+  in.rank = at.rank;
+  in.world = at.world;
+  in.local_rank = at.local_rank;
+  in.emulated = dev.be->emulated();
+  in.heap_bytes = dev.heap_bytes;
   std::vector<int> fds;
-  if (!c.dev.be->export_heaps(&in.ipc_handles, &fds, err)) return false;
-  for (size_t i = 0; i < c.at.job.tensors.size(); ++i) {
-    const JobTensor& t = c.at.job.tensors[i];
-    in.tensors.push_back({t.name, static_cast<int32_t>(t.dtype), c.at.shape(i, c.at.rank),
-                          c.dev.layout.offset[i], t.output});
+  if (!dev.be->export_heaps(&in.ipc_handles, &fds, err)) return false;
+  for (size_t i = 0; i < at.job.tensors.size(); ++i) {
+    const JobTensor& t = at.job.tensors[i];
+    in.tensors.push_back({t.name, static_cast<int32_t>(t.dtype), at.shape(i, at.rank),
+                          dev.layout.offset[i], t.output});
   }
-  for (const auto& [name, v] : c.at.job.params) in.params.push_back({name, v});
-  in.workspace_offset = c.dev.layout.workspace_offset;
-  in.workspace_bytes = c.dev.layout.workspace_bytes;
-  in.candidate_lib = c.at.job.candidate_lib;
-  in.scratch = c.at.job.dir + "/scratch";
-  in.cpu_limit_s =
-      (c.at.job.settings.limits.total_s > 0 ? c.at.job.settings.limits.total_s : 600) + 60;
-  in.under_tool = c.at.job.settings.under_tool;
+  for (const auto& [name, v] : at.job.params) in.params.push_back({name, v});
+  in.workspace_offset = dev.layout.workspace_offset;
+  in.workspace_bytes = dev.layout.workspace_bytes;
+  in.candidate_lib = at.job.candidate_lib;
+  in.scratch = at.job.dir + "/scratch";
+  in.cpu_limit_s = (at.job.settings.limits.total_s > 0 ? at.job.settings.limits.total_s : 600) + 60;
+  in.under_tool = at.job.settings.under_tool;
   std::string text = nlohmann::json(in).dump();
   iovec iov{text.data(), text.size()};
   msghdr m{};
@@ -176,9 +175,8 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
     std::memcpy(CMSG_DATA(cm), fds.data(), sizeof(int) * fds.size());
   }
   Reply ready{};
-  if (sendmsg(c.libs.runner.fd, &m, MSG_NOSIGNAL) < 0 || !receive(c.libs.runner, &ready) ||
-      ready.op != Op::kReady) {
-    *err = "the runner (the candidate's process) did not start: " + reap(c.libs.runner, 1000);
+  if (sendmsg(l.fd, &m, MSG_NOSIGNAL) < 0 || !receive(l, &ready) || ready.op != Op::kReady) {
+    *err = "the runner (the candidate's process) did not start: " + reap(l, 1000);
     return false;
   }
   if (!ready.device_ok) {
@@ -187,21 +185,20 @@ bool start_runner(Ctx& c, std::string* load_err, std::string* err) {
   }
   // Calibrated now, before the candidate's code exists in the runner: it cannot make
   // the round trip look noisier than it is to widen its own margin.
-  if (c.at.job.timed && !calibrate_runner(c, err)) return false;
+  if (at.job.timed && !calibrate_runner(dev, l, err)) return false;
   Request q{};
   q.op = Op::kLoad;
-  RunnerCall rc = call_runner(c, q);
+  RunnerCall rc = call_runner(l, q);
   if (!rc.replied) {
     *load_err = "the candidate's process ended while it loaded the library: " + rc.death;
     return true;
   }
-  c.libs.runner.loaded = rc.reply.rc == 0;
-  if (!c.libs.runner.loaded) *load_err = rc.reply.text;
+  l.loaded = rc.reply.rc == 0;
+  if (!l.loaded) *load_err = rc.reply.text;
   return true;
 }
 
-RunnerCall call_runner(Ctx& c, Request q) {
-  RunnerLink& l = c.libs.runner;
+RunnerCall call_runner(RunnerLink& l, Request q) {
   RunnerCall out;
   q.seq = ++l.seq;
   auto t0 = std::chrono::steady_clock::now();
@@ -245,23 +242,23 @@ RunnerCall call_runner(Ctx& c, Request q) {
   }
 }
 
-bool calibrate_runner(Ctx& c, std::string* err) {
+bool calibrate_runner(const Device& dev, RunnerLink& l, std::string* err) {
   std::vector<double> over;
   for (int i = 0; i < 32; ++i) {
     // As before a timed call: the judge's L2 flush, its device idle, then the request.
-    if (!c.dev.be->flush_l2(err) || !c.dev.be->synchronize(err)) return false;
+    if (!dev.be->flush_l2(err) || !dev.be->synchronize(err)) return false;
     Request q{};
     q.op = Op::kPing;
-    RunnerCall rc = call_runner(c, q);
+    RunnerCall rc = call_runner(l, q);
     if (!rc.replied || !rc.reply.device_ok) {
       *err = "calibrating the runner's round trip: " +
              (rc.replied ? std::string(rc.reply.text) : rc.death);
       return false;
     }
     over.push_back(std::max(0.0, rc.round_trip_ms - rc.reply.ms));
-    c.libs.runner.slack_ms = rc.reply.slack_ms;
+    l.slack_ms = rc.reply.slack_ms;
   }
-  set_overheads(&c.libs.runner, over);
+  set_overheads(&l, over);
   return true;
 }
 

@@ -39,7 +39,8 @@
 
 namespace sandbox::rank {
 
-struct Ctx;
+struct Device;
+struct Place;
 
 struct RunnerLink {
   pid_t pid = -1;
@@ -59,15 +60,17 @@ struct RunnerLink {
 // Starts one runner of this rank into *link (before anything secret exists in this
 // process, and before the seccomp filter forbids it). False with *err when it cannot be
 // started.
-bool spawn_runner(const Ctx& c, RunnerLink* link, std::string* err);
+bool spawn_runner(const Place& at, RunnerLink* link, std::string* err);
 
-// Sends the heaps and the tensors, calibrates the round trip (when the job is timed),
-// then has the runner load the candidate. False with *err when the runner failed (the
-// sandbox's fault); a load error of the candidate's is *load_err, with true.
-bool start_runner(Ctx& c, std::string* load_err, std::string* err);
+// Sends the heaps and the current job's tensors to the runner `l`, calibrates the round
+// trip (when the job is timed), then has it load the candidate. False with *err when the
+// runner failed (the sandbox's fault); a load error of the candidate's is *load_err, with
+// true.
+bool start_runner(const Place& at, const Device& dev, RunnerLink& l, std::string* load_err,
+                  std::string* err);
 
 // Calibrates the round trip on 32 empty calls (the timing phase needs it).
-bool calibrate_runner(Ctx& c, std::string* err);
+bool calibrate_runner(const Device& dev, RunnerLink& l, std::string* err);
 
 // From the calibration's overheads (round trip less the runner's time): o_med their
 // median, limit twice their p10-p90 spread (at least 20 us).
@@ -84,7 +87,7 @@ struct RunnerCall {
 };
 
 // Sends `q` and waits for its reply, serving comm.barrier's requests meanwhile.
-RunnerCall call_runner(Ctx& c, runner::Request q);
+RunnerCall call_runner(RunnerLink& l, runner::Request q);
 
 // A timed call's claim, with its overhead (round trip less the claim).
 Timed judge_time(const RunnerLink& l, const RunnerCall& rc);

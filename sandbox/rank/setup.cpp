@@ -148,9 +148,9 @@ void build_views(const Place& at, const Device& dev, CallArgs& args) {
 Outcome run_setups(Ctx& c) {
   for (Lib* lib : {&c.libs.base, &c.libs.cand}) {
     if (lib == &c.libs.base && !c.libs.base_runs) continue;
-    Outcome o =
-        invoke(c, *lib, true, RankPhase::setup, std::string(role_name(lib->who)) + " kf_setup",
-               c.at.job.settings.limits.setup_s, true);
+    Outcome o = invoke(c.dev, c.args, c.libs.runner, c.out, *lib, true, RankPhase::setup,
+                       std::string(role_name(lib->who)) + " kf_setup",
+                       c.at.job.settings.limits.setup_s, true);
     if (o == kFatal) return o;
     // A kf_setup that gives up because comm.alloc returned null: the exhausted workspace
     // is the cause worth reporting, not the return code.

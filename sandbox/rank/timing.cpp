@@ -30,8 +30,8 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
     return device_error(c, RankPhase::time, "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
   c.args.profile_call = profiled;
-  Outcome o = invoke(c, lib, false, RankPhase::time, detail, c.at.job.settings.limits.time_s, false,
-                     timed, calls);
+  Outcome o = invoke(c.dev, c.args, c.libs.runner, c.out, lib, false, RankPhase::time, detail,
+                     c.at.job.settings.limits.time_s, false, timed, calls);
   c.args.profile_call = false;
   return o;
 }
