@@ -29,7 +29,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
   std::string err;
   // Synchronized before the barrier: a peer may read our inputs as soon as it passes.
   if (!prepare(c.at, c.dev, c.args, seed, &err) || !c.dev.be->synchronize(&err))
-    return device_error(c, RankPhase::check, "preparing the baseline's inputs", err);
+    return device_error(c.out, RankPhase::check, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = run_lib(c, c.libs.base, RankPhase::check, detail + ": baseline",
                       c.at.job.settings.limits.call_s, true);
@@ -40,7 +40,7 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
   }
   Values got;
   if (!read_outputs(c.at, c.dev, c.args, &got, &err))
-    return device_error(c, RankPhase::check, "reading the baseline's outputs", err);
+    return device_error(c.out, RankPhase::check, "reading the baseline's outputs", err);
   Failure f;
   if (!compare_outputs(c.at, got, want, &f)) {
     Failure& r = add_failure(c.out, Status::mismatch, Role::baseline, "check", "");
@@ -57,8 +57,9 @@ Outcome check_baseline(Ctx& c, uint64_t seed, const Values& want, int trial, int
 }
 }  // namespace
 
-Outcome device_error(Ctx& c, RankPhase phase, const std::string& what, const std::string& err) {
-  add_failure(c.out, Status::crash, g_last_who, rank_phase_name(phase),
+Outcome device_error(Results& out, RankPhase phase, const std::string& what,
+                     const std::string& err) {
+  add_failure(out, Status::crash, g_last_who, rank_phase_name(phase),
               fmt::format("CUDA error while {}: {}", what, err));
   return kFatal;
 }
@@ -75,13 +76,13 @@ Outcome expected_after(Ctx& c, uint64_t seed, RankPhase phase, const std::string
     return kInternal;
   }
   if (!prepare(c.at, c.dev, c.args, seed, &err) || !c.dev.be->synchronize(&err))
-    return device_error(c, phase, "preparing the baseline's inputs", err);
+    return device_error(c.out, phase, "preparing the baseline's inputs", err);
   MPI_Barrier(MPI_COMM_WORLD);
   Outcome o = run_lib(c, c.libs.base, phase, detail + ": baseline (reference)",
                       c.at.job.settings.limits.call_s, true);
   if (o != kOk) return o;
   if (!read_outputs(c.at, c.dev, c.args, want, &err))
-    return device_error(c, phase, "reading the baseline's outputs", err);
+    return device_error(c.out, phase, "reading the baseline's outputs", err);
   return kOk;
 }
 
@@ -97,23 +98,23 @@ double chain_delay_ms(const Job& job, int rank, int call) {
 // stall stagger_ms at their first read of a peer's input (runner/peer_stall.h, host),
 // and every rank's inputs are poisoned the moment its call returns. A kernel that lets a
 // rank return while a peer may still read its inputs then hands the slow ranks poison.
-bool exit_probe_call(const Ctx& c, int call) {
-  return call % 2 == 1 && c.at.world >= 2;
+bool exit_probe_call(const Place& at, int call) {
+  return call % 2 == 1 && at.world >= 2;
 }
-bool exit_probe_fast(const Ctx& c, int call) {
-  return c.at.rank == (call / 2) % c.at.world;
+bool exit_probe_fast(const Place& at, int call) {
+  return at.rank == (call / 2) % at.world;
 }
-double exit_probe_stall_ms(const Ctx& c, int call) {
-  return exit_probe_call(c, call) && !exit_probe_fast(c, call) ? c.at.job.settings.stagger_ms : 0;
+double exit_probe_stall_ms(const Place& at, int call) {
+  return exit_probe_call(at, call) && !exit_probe_fast(at, call) ? at.job.settings.stagger_ms : 0;
 }
 
 // How long this rank waits before chained call `call`. On the exit probe's calls the fast
 // rank enters a quarter of stagger_ms after the slow ones, so that they are already
 // inside the call (on the GPU: their SMs held from its return) when it arrives; the
 // other calls are late by chain_delay_ms.
-double chained_delay_ms(const Ctx& c, int call) {
-  if (!exit_probe_call(c, call)) return chain_delay_ms(c.at.job, c.at.rank, call);
-  return exit_probe_fast(c, call) ? c.at.job.settings.stagger_ms / 4 : 0;
+double chained_delay_ms(const Place& at, int call) {
+  if (!exit_probe_call(at, call)) return chain_delay_ms(at.job, at.rank, call);
+  return exit_probe_fast(at, call) ? at.job.settings.stagger_ms / 4 : 0;
 }
 
 // The race pass: `race_calls` calls with nothing of the harness's between them: no
@@ -135,23 +136,24 @@ Outcome run_chained(Ctx& c) {
     status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
     // Late before regenerating its inputs too: a peer that reads them without waiting
     // for this rank to enter reads the last call's.
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(chained_delay_ms(c, k)));
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(chained_delay_ms(c.at, k)));
     std::string err;
     if (!prepare(c.at, c.dev, c.args, seeds[k], &err) || !c.dev.be->synchronize(&err))
-      return device_error(c, RankPhase::check, "preparing the inputs", err);
-    c.args.stall_ms = exit_probe_stall_ms(c, k);
+      return device_error(c.out, RankPhase::check, "preparing the inputs", err);
+    c.args.stall_ms = exit_probe_stall_ms(c.at, k);
     Outcome r = run_lib(c, c.libs.cand, RankPhase::check, detail, lim.call_s, true);
     c.args.stall_ms = 0;
     if (r == kFatal) return r;
     // This rank's call returned: a peer still reading its inputs reads poison from now.
     if (!poison_inputs(c.at, c.dev, c.args, &err) || !c.dev.be->synchronize(&err))
-      return device_error(c, RankPhase::check, "poisoning the inputs", err);
+      return device_error(c.out, RankPhase::check, "poisoning the inputs", err);
     if (r != kOk || o != kOk) {
       o = o == kOk ? r : o;
       continue;
     }
     if (!read_outputs(c.at, c.dev, c.args, &got[k], &err))
-      return device_error(c, RankPhase::check, "reading the outputs", err);
+      return device_error(c.out, RankPhase::check, "reading the outputs", err);
   }
   if ((o = agree(o)) != kOk) return o;
   // Only now, with every chained call over, the expected outputs of each.
@@ -191,9 +193,9 @@ Outcome run_barriered_checks(Ctx& c) {
       status_set(RankPhase::check, detail + ": preparing", false, lim.call_s);
       std::string err;
       if (!prepare(c.at, c.dev, c.args, seed, &err))
-        return device_error(c, RankPhase::check, "preparing the inputs", err);
+        return device_error(c.out, RankPhase::check, "preparing the inputs", err);
       if (!c.dev.be->synchronize(&err))
-        return device_error(c, RankPhase::check, "preparing the inputs", err);
+        return device_error(c.out, RankPhase::check, "preparing the inputs", err);
       MPI_Barrier(MPI_COMM_WORLD);
       // Odd calls start staggered: a candidate that reads a peer's buffers without
       // waiting for that peer reads poison or stale data.
@@ -215,9 +217,9 @@ Outcome run_barriered_checks(Ctx& c) {
       Failure changed;
       bool same = true;
       if (!read_outputs(c.at, c.dev, c.args, &got, &err))
-        return device_error(c, RankPhase::check, "reading the outputs", err);
+        return device_error(c.out, RankPhase::check, "reading the outputs", err);
       if (!inputs_unchanged(c.at, c.dev, c.args, seed, &changed, &same, &err))
-        return device_error(c, RankPhase::check, "reading the inputs back", err);
+        return device_error(c.out, RankPhase::check, "reading the inputs back", err);
       o = expected_after(c, seed, RankPhase::check, detail, &want);
       if (o == kOk && c.libs.use_oracle && c.libs.base_runs)
         o = check_baseline(c, seed, want, trial, call, detail);

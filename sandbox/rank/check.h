@@ -19,7 +19,8 @@ Outcome expected_after(Ctx& c, uint64_t seed, RankPhase phase, const std::string
 
 // A device error outside a library call (the context broke, most likely in the last
 // call): a crash of whoever ran last; kFatal.
-Outcome device_error(Ctx& c, RankPhase phase, const std::string& what, const std::string& err);
+Outcome device_error(Results& out, RankPhase phase, const std::string& what,
+                     const std::string& err);
 
 // `trials` rounds of `calls` back-to-back calls, each behind a barrier; stops at the
 // first failing call (on every rank). Then, at world > 1 against the oracle, the race

@@ -41,27 +41,27 @@ using Clock = std::chrono::steady_clock;
 Clock::time_point g_start;  // set first thing in main, before MPI_Init
 
 // Records the seconds since the previous mark as phase `name` (rank 0 reports them).
-void mark(Ctx& c, const char* name) {
+void mark(Results& out, const char* name) {
   static Clock::time_point last = g_start;
   Clock::time_point now = Clock::now();
-  c.out.run.phase_s.push_back({name, std::chrono::duration<double>(now - last).count()});
+  out.run.phase_s.push_back({name, std::chrono::duration<double>(now - last).count()});
   last = now;
 }
 
-Outcome internal(Ctx& c, const std::string& msg) {
-  std::fprintf(stderr, "kforge-rank %d: %s\n", c.at.rank, msg.c_str());
-  c.out.report.sandbox_errors.push_back(msg);
+Outcome internal(const Place& at, Results& out, const std::string& msg) {
+  std::fprintf(stderr, "kforge-rank %d: %s\n", at.rank, msg.c_str());
+  out.report.sandbox_errors.push_back(msg);
   return kInternal;
 }
 
-// This rank's input secret, before any candidate code is loaded.
-bool draw_secret(Ctx& c, std::string* err) {
-  if (c.at.job.fixed_inputs()) {
-    c.secret = inputs::call_seed(c.at.job.seed(), 4, c.at.rank, 0);
+// This rank's input secret into *secret, before any candidate code is loaded.
+bool draw_secret(const Place& at, uint64_t* secret, std::string* err) {
+  if (at.job.fixed_inputs()) {
+    *secret = inputs::call_seed(at.job.seed(), 4, at.rank, 0);
     return true;
   }
-  if (c.at.job_index > 0) return true;  // drawn once, for every job of the launch
-  if (getrandom(&c.secret, sizeof c.secret, 0) != static_cast<ssize_t>(sizeof c.secret)) {
+  if (at.job_index > 0) return true;  // drawn once, for every job of the launch
+  if (getrandom(secret, sizeof *secret, 0) != static_cast<ssize_t>(sizeof *secret)) {
     *err = std::string("getrandom: ") + std::strerror(errno);
     return false;
   }
@@ -69,36 +69,38 @@ bool draw_secret(Ctx& c, std::string* err) {
 }
 
 // Every job's heap layout; the heap is sized for the largest.
-bool plan_heaps(Ctx& c, std::string* err) {
-  c.dev.layouts.clear();
-  c.dev.heap_bytes = 0;
-  for (Job& job : c.at.jobs) {
-    c.at.job = job;
-    if (!plan_heap(c.at, &c.dev.layout, err)) {
+bool plan_heaps(Place& at, Device& dev, std::string* err) {
+  dev.layouts.clear();
+  dev.heap_bytes = 0;
+  for (Job& job : at.jobs) {
+    at.job = job;
+    if (!plan_heap(at, &dev.layout, err)) {
       *err = job.dir + ": " + *err;
       return false;
     }
-    job = c.at.job;  // with shapes given for every rank
-    c.dev.layouts.push_back(c.dev.layout);
-    c.dev.heap_bytes = std::max(c.dev.heap_bytes, c.dev.layout.total);
+    job = at.job;  // with shapes given for every rank
+    dev.layouts.push_back(dev.layout);
+    dev.heap_bytes = std::max(dev.heap_bytes, dev.layout.total);
   }
-  c.at.job = c.at.jobs[0];
-  c.dev.layout = c.dev.layouts[0];
+  at.job = at.jobs[0];
+  dev.layout = dev.layouts[0];
   return true;
 }
 
 Outcome bootstrap(Ctx& c) {
   const Job& job = c.at.job;
   if (job.settings.world != c.at.world)
-    return internal(c, fmt::format("job.json says world {} but mpirun started {} ranks",
-                                   job.settings.world, c.at.world));
+    return internal(c.at, c.out,
+                    fmt::format("job.json says world {} but mpirun started {} ranks",
+                                job.settings.world, c.at.world));
   if (job.settings.world > kf::kMaxWorld)
     return internal(
-        c, fmt::format("world {} exceeds kf::kMaxWorld ({})", job.settings.world, kf::kMaxWorld));
+        c.at, c.out,
+        fmt::format("world {} exceeds kf::kMaxWorld ({})", job.settings.world, kf::kMaxWorld));
   c.dev.be =
       job.settings.backend == sandbox::Backend::host ? make_host_backend() : make_cuda_backend();
   std::string err;
-  if (!plan_heaps(c, &err)) return internal(c, err);
+  if (!plan_heaps(c.at, c.dev, &err)) return internal(c.at, c.out, err);
   BackendConfig cfg;
   cfg.rank = c.at.rank;
   cfg.world = c.at.world;
@@ -108,38 +110,40 @@ Outcome bootstrap(Ctx& c) {
   cfg.l2_flush_bytes = job.settings.l2_flush_bytes;
   cfg.shm_prefix = job.shm_prefix;
   // init is collective and agrees internally: every rank sees the same success.
-  if (!c.dev.be->init(cfg, &err)) return internal(c, "heap set-up: " + err);
-  mark(c, "context+heap");
+  if (!c.dev.be->init(cfg, &err)) return internal(c.at, c.out, "heap set-up: " + err);
+  mark(c.out, "context+heap");
   c.dev.heap_ready = true;
   c.out.report.device = c.dev.be->device();
   c.out.report.emulated = c.dev.be->emulated();
   c.libs.base_runs = !job.baseline_lib.empty() && c.dev.be->baseline_can_run();
   if (job.candidate_is_baseline && !c.dev.be->baseline_can_run())
     return internal(
-        c, fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
-                       "ranks on one GPU; run it with --world {} or less here",
-                       c.at.local_size, c.dev.be->device_count(), c.dev.be->device_count()));
+        c.at, c.out,
+        fmt::format("the NCCL baseline cannot run with {} ranks on {} GPU(s): NCCL refuses two "
+                    "ranks on one GPU; run it with --world {} or less here",
+                    c.at.local_size, c.dev.be->device_count(), c.dev.be->device_count()));
   if ((c.libs.base_runs || job.candidate_is_baseline) &&
       job.settings.backend == sandbox::Backend::cuda) {
-    Outcome o = c.dev.be->init_nccl(&err) ? kOk : internal(c, "NCCL for the baseline: " + err);
-    mark(c, "nccl");
+    Outcome o =
+        c.dev.be->init_nccl(&err) ? kOk : internal(c.at, c.out, "NCCL for the baseline: " + err);
+    mark(c.out, "nccl");
     if ((o = agree(o)) != kOk) return o;
   }
   build_views(c.at, c.dev, c.args);
   return generator_selfcheck(c.at, c.dev, c.args, c.secret, &err)
              ? kOk
-             : internal(c, "input generator: " + err);
+             : internal(c.at, c.out, "input generator: " + err);
 }
 
 // Loads `path` into *lib. In the jobs after the first, a library this process loaded
 // already is loaded from a copy in the job's folder: dlopen would hand back the same
 // instance, with the static state the previous job left (the baseline's barrier counts,
 // say), and a job must start as a launch of its own would.
-bool load_fresh(Ctx& c, Role who, const std::string& path, Lib* lib, std::string* err) {
+bool load_fresh(const Place& at, Role who, const std::string& path, Lib* lib, std::string* err) {
   std::string from = path;
-  if (c.at.job_index > 0) {
-    from = fmt::format("{}/{}-rank{}.so", c.at.job.dir, role_name(who),
-                       c.at.rank);  // ranks load their own
+  if (at.job_index > 0) {
+    // Ranks load their own.
+    from = fmt::format("{}/{}-rank{}.so", at.job.dir, role_name(who), at.rank);
     std::error_code ec;
     std::filesystem::copy_file(path, from, std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) {
@@ -158,7 +162,7 @@ Outcome load(Ctx& c) {
   Outcome o = kOk;
   std::string err;
   if (job.candidate_is_baseline) {  // the problem's own baseline: trusted, in this process
-    if (!load_fresh(c, Role::candidate, job.candidate_lib, &c.libs.cand, &err)) {
+    if (!load_fresh(c.at, Role::candidate, job.candidate_lib, &c.libs.cand, &err)) {
       add_failure(c.out, Status::load_error, Role::candidate, "load", err);
       o = kFailed;
     }
@@ -168,14 +172,14 @@ Outcome load(Ctx& c) {
     c.libs.cand.remote = true;
     std::string load_err;
     if (!start_runner(c.at, c.dev, c.libs.runner, &load_err, &err)) {
-      o = internal(c, err);
+      o = internal(c.at, c.out, err);
     } else if (!c.libs.runner.loaded) {
       add_failure(c.out, Status::load_error, Role::candidate, "load", load_err);
       o = kFailed;
     }
   }
   if (!job.baseline_lib.empty()) {
-    if (!load_fresh(c, Role::baseline, job.baseline_lib, &c.libs.base, &err)) {
+    if (!load_fresh(c.at, Role::baseline, job.baseline_lib, &c.libs.base, &err)) {
       add_failure(c.out, Status::load_error, Role::baseline, "load", err);
       o = kFailed;
     }
@@ -192,47 +196,46 @@ Outcome load(Ctx& c) {
   // kforge built the problem's oracle from its folder into the launch's library folder.
   if (o == kOk && c.libs.use_oracle &&
       !c.libs.oracle.open(oracle_lib_beside(job.candidate_lib), &err))
-    o = internal(c, "problem '" + job.settings.problem + "': " + err);
+    o = internal(c.at, c.out, "problem '" + job.settings.problem + "': " + err);
   c.out.report.reference_used = c.libs.use_oracle ? Reference::oracle : Reference::baseline;
   c.out.report.baseline_ran = c.libs.base_runs;
   return agree(o);
 }
 
-void fill_run_report(Ctx& c) {
-  RunReport& r = c.out.run;
-  r.world = c.at.world;
-  r.backend = c.at.job.settings.backend;
-  r.emulated = c.dev.be && c.dev.be->emulated();
-  r.device_name = c.dev.be ? c.dev.be->device_name() : "";
-  r.devices = c.dev.be ? c.dev.be->device_count() : 0;
+void fill_run_report(const Place& at, const Device& dev, Results& out) {
+  RunReport& r = out.run;
+  r.world = at.world;
+  r.backend = at.job.settings.backend;
+  r.emulated = dev.be && dev.be->emulated();
+  r.device_name = dev.be ? dev.be->device_name() : "";
+  r.devices = dev.be ? dev.be->device_count() : 0;
   if (r.emulated)
     r.notes.push_back(
         fmt::format("emulated: {} ranks share {} GPU(s); times are not a speed measurement",
-                    c.at.local_size, r.devices));
-  for (const auto& n : c.out.report.notes)
+                    at.local_size, r.devices));
+  for (const auto& n : out.report.notes)
     if (n.rfind("baseline not run", 0) == 0 || n.rfind("reference:", 0) == 0) r.notes.push_back(n);
 }
 
-void write_reports(Ctx& c, bool with_result) {
+void write_reports(const Place& at, const Device& dev, Results& out, bool with_result) {
   status_set(RankPhase::report, "", false, 30);
   std::string err;
-  if (!write_json_file(c.at.job.dir + "/rank" + std::to_string(c.at.rank) + ".json", c.out.report,
-                       &err))
-    std::fprintf(stderr, "kforge-rank %d: %s\n", c.at.rank, err.c_str());
-  if (c.at.rank == 0 && with_result) {
-    fill_run_report(c);
-    if (!write_json_file(c.at.job.dir + "/result.json", c.out.run, &err))
+  if (!write_json_file(at.job.dir + "/rank" + std::to_string(at.rank) + ".json", out.report, &err))
+    std::fprintf(stderr, "kforge-rank %d: %s\n", at.rank, err.c_str());
+  if (at.rank == 0 && with_result) {
+    fill_run_report(at, dev, out);
+    if (!write_json_file(at.job.dir + "/result.json", out.run, &err))
       std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
   }
 }
 
 // Rank 0 adds the teardown (the runners' exits, the heap released) to the last
 // job's result.json, so that the launch's seconds outside the ranks are mpirun's alone.
-void record_teardown(Ctx& c) {
-  if (c.at.rank != 0 || !c.dev.be) return;
-  mark(c, "teardown/heap");
+void record_teardown(const Place& at, const Device& dev, Results& out) {
+  if (at.rank != 0 || !dev.be) return;
+  mark(out, "teardown/heap");
   std::string err;
-  if (!write_json_file(c.at.job.dir + "/result.json", c.out.run, &err))
+  if (!write_json_file(at.job.dir + "/result.json", out.run, &err))
     std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
 }
 
@@ -248,7 +251,7 @@ Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
   // The previous job's runner must be gone first: its device memory (all of it, for a
   // candidate that takes every byte it can) is not this job's to lose.
   if (!c.libs.runners.empty()) stop_runner(c.libs.runners[i - 1]);
-  if (!status_init(c.at.job.dir, c.at.rank, &err)) return internal(c, err);
+  if (!status_init(c.at.job.dir, c.at.rank, &err)) return internal(c.at, c.out, err);
   status_set(RankPhase::bootstrap, "next job", false, c.at.job.settings.limits.load_s);
   c.out.report = boot;
   c.out.run = RunReport{};
@@ -257,31 +260,32 @@ Outcome begin_job(Ctx& c, size_t i, const RankReport& boot) {
   c.args.bump = Bump{};
   c.dev.layout = c.dev.layouts[i];
   Outcome o = kOk;
-  if (!draw_secret(c, &err) || !c.dev.be->zero(c.dev.be->base(c.at.rank), c.dev.heap_bytes, &err) ||
+  if (!draw_secret(c.at, &c.secret, &err) ||
+      !c.dev.be->zero(c.dev.be->base(c.at.rank), c.dev.heap_bytes, &err) ||
       !c.dev.be->synchronize(&err))
-    o = internal(c, err);
+    o = internal(c.at, c.out, err);
   build_views(c.at, c.dev, c.args);
   o = agree(o);  // every rank's heap is clear before any candidate runs again
-  mark(c, "next");
+  mark(c.out, "next");
   return o;
 }
 
 // Load, set up, check and time the current job, each step agreed by every rank.
 Outcome run_steps(Ctx& c) {
   Outcome o = load(c);
-  mark(c, "load");
+  mark(c.out, "load");
   if (o == kOk) {
     status_set(RankPhase::setup, "", false, c.at.job.settings.limits.setup_s);
     o = run_setups(c);
-    mark(c, "setup");
+    mark(c.out, "setup");
   }
   if (o == kOk) {
     o = run_checks(c);
-    mark(c, "check");
+    mark(c.out, "check");
   }
   if (o == kOk && c.at.job.timed) {
     o = run_timing(c);
-    mark(c, "time");
+    mark(c.out, "time");
   }
   return o;
 }
@@ -293,7 +297,7 @@ Outcome spawn_runners(Ctx& c) {
   std::string err;
   c.libs.runners.resize(c.at.jobs.size());
   for (RunnerLink& l : c.libs.runners)
-    if (!spawn_runner(c.at, &l, &err)) return internal(c, err);
+    if (!spawn_runner(c.at, &l, &err)) return internal(c.at, c.out, err);
   c.libs.runner = c.libs.runners[0];
   return kOk;
 }
@@ -309,7 +313,7 @@ int run(int argc, char** argv) {
   MPI_Comm_free(&local);
   c.out.report.rank = c.at.rank;
   c.out.report.pid = getpid();
-  mark(c, "mpi_init");
+  mark(c.out, "mpi_init");
   if (argc < 2) {
     if (c.at.rank == 0)
       std::fprintf(stderr, "usage: kforge-rank <dir>/job.json [<dir2>/job.json ...]\n");
@@ -321,17 +325,17 @@ int run(int argc, char** argv) {
   if (!status_init(job_ok ? c.at.job.dir : dirname_of(argv[1]), c.at.rank, &err)) job_ok = false;
   install_crash_handlers();
   status_set(RankPhase::bootstrap, "", false, c.at.job.settings.limits.bootstrap_s);
-  if (!job_ok || !draw_secret(c, &err)) {
+  if (!job_ok || !draw_secret(c.at, &c.secret, &err)) {
     std::fprintf(stderr, "kforge-rank %d: %s\n", c.at.rank, err.c_str());
     return 2;
   }
   Outcome o = agree(spawn_runners(c));
   if (o == kOk) o = agree(bootstrap(c));
-  mark(c, "bootstrap");
+  mark(c.out, "bootstrap");
   if (o == kOk) harden(c.at.jobs, &c.out.report.isolation);
   // The build went on meanwhile (build_gate.h); a failed one ends the job unreported.
   const bool go = o != kOk || agree(wait_for_build(c.at.jobs[0]) ? kOk : kFailed) == kOk;
-  mark(c, "build wait");
+  mark(c.out, "build wait");
   const RankReport boot = c.out.report;
   bool reported = !go;
   for (size_t i = 0; go && o == kOk && i < c.at.jobs.size(); ++i) {
@@ -340,7 +344,7 @@ int run(int argc, char** argv) {
     if (o == kFatal) {
       // A runner's death by a signal is told by the crash file alone (no report), as a
       // rank's own would be.
-      if (!c.out.crashed) write_reports(c, false);
+      if (!c.out.crashed) write_reports(c.at, c.dev, c.out, false);
       std::fprintf(stderr, "kforge-rank %d: %s; aborting the job\n", c.at.rank,
                    c.out.crashed ? "the candidate's process died by a signal"
                                  : c.out.report.failures.back().message.c_str());
@@ -349,14 +353,16 @@ int run(int argc, char** argv) {
     }
     quit_runner(c.libs.runner);  // it ends while the reports are written
     if (!c.libs.runners.empty()) c.libs.runners[i] = c.libs.runner;
-    write_reports(c, c.dev.be != nullptr);
+    write_reports(c.at, c.dev, c.out, c.dev.be != nullptr);
     reported = true;
   }
-  if (!reported) write_reports(c, c.dev.be != nullptr);  // the bootstrap failed: the first job's
-  for (RunnerLink& l : c.libs.runners) stop_runner(l);   // before the heaps go: they map them
-  mark(c, "teardown/runners");
+  if (!reported)
+    write_reports(c.at, c.dev, c.out,
+                  c.dev.be != nullptr);                 // the bootstrap failed: the first job's
+  for (RunnerLink& l : c.libs.runners) stop_runner(l);  // before the heaps go: they map them
+  mark(c.out, "teardown/runners");
   if (c.dev.heap_ready) c.dev.be->shutdown();
-  record_teardown(c);
+  record_teardown(c.at, c.dev, c.out);
   status_set(RankPhase::done, "", false, 0);
   return o == kOk ? 0 : o == kFailed ? 1 : 2;
 }

@@ -27,7 +27,7 @@ Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string
   std::string err;
   if (!prepare(c.at, c.dev, c.args, seed, &err) || (flush && !c.dev.be->flush_l2(&err)) ||
       !c.dev.be->synchronize(&err))
-    return device_error(c, RankPhase::time, "preparing a timed call", err);
+    return device_error(c.out, RankPhase::time, "preparing a timed call", err);
   MPI_Barrier(MPI_COMM_WORLD);
   c.args.profile_call = profiled;
   Outcome o = invoke(c.dev, c.args, c.libs.runner, c.out, lib, false, RankPhase::time, detail,
@@ -75,8 +75,8 @@ double median_of(std::vector<double> v) {
 // Which timed samples are verified: one in each block of `every`, at a place drawn from
 // the input secret (agreed by all ranks: rank 0's draw), so that a candidate cannot
 // tell a verified sample from another; and the last.
-std::vector<bool> verified_samples(const Ctx& c, int iters, int every) {
-  uint64_t draw = inputs::call_seed(c.secret, 6, 0, 0);
+std::vector<bool> verified_samples(uint64_t secret, int iters, int every) {
+  uint64_t draw = inputs::call_seed(secret, 6, 0, 0);
   MPI_Bcast(&draw, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   std::vector<bool> v(iters, false);
   for (int b = 0; b * every < iters; ++b) {
@@ -93,7 +93,7 @@ Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
   Values got, want;
   std::string err;
   if (!read_outputs(c.at, c.dev, c.args, &got, &err))
-    return device_error(c, RankPhase::time, "reading the outputs", err);
+    return device_error(c.out, RankPhase::time, "reading the outputs", err);
   Outcome o = expected_after(c, seed, RankPhase::time,
                              fmt::format("expected outputs of iter {}", it), &want);
   if (o == kFatal || (o = agree(o)) != kOk) return o;
@@ -196,7 +196,7 @@ Outcome run_timing(Ctx& c) {
   const int warm_calls = batched ? job.settings.warmup : 1;
   const int every = batched ? 1 : job.settings.verify_every > 0 ? job.settings.verify_every : iters;
   Samples cand_s(iters), base_s(iters);
-  const std::vector<bool> verify_at = verified_samples(c, iters, every);
+  const std::vector<bool> verify_at = verified_samples(c.secret, iters, every);
   int verified = 0;
   for (int it = -warmup; it < iters; ++it) {
     // Fresh inputs for every sample, warm-ups included: a kernel that remembers outputs
