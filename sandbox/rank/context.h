@@ -93,7 +93,7 @@ struct CallArgs {
   double stall_ms = 0;
 };
 
-// What this rank reports.
+// What this rank reports: rank<R>.json, and rank 0 result.json.
 struct Results {
   RankReport report;
   RunReport run;  // rank 0 only
