@@ -3,9 +3,16 @@
 // the previous rank's last row and the row below its last row the next rank's first row
 // (zeros past rank 0 and the last rank, and left and right of every row).
 // x and y [B, C, H, W], weight [C, C, 3, 3], bias [C], all row-major.
+// Oracles build at -O2 like candidates; this one's inner loop runs twice as fast with
+// GCC's -O3 vectorizer (measured: 1.9 -> 3.9 G multiply-adds/s a core).
+#pragma GCC optimize("O3")
+
 #include "kf/oracle.h"
 
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -68,8 +75,53 @@ std::vector<double> padded(const sandbox::OracleIO& io, const Dims& d) {
   return p;
 }
 
+// Output channels [o0, o1) of image b: y = bias + the 3x3 convolution of the padded input.
+// Four channels at a time, so that each input value loaded feeds four sums; every sum
+// adds its terms in the same order (i, kh, kw) however the channels are split.
+void convolve(const Dims& d, const std::vector<double>& p, const std::vector<double>& weight,
+              const std::vector<double>& bias, int64_t b, int64_t o0, int64_t o1,
+              std::vector<double>* y) {
+  const int64_t ph = d.h + 2, pw = d.w + 2, plane = d.h * d.w;
+  for (int64_t o = o0; o < o1; o += 4) {
+    const int64_t n = std::min<int64_t>(4, o1 - o);
+    double* out[4];
+    for (int64_t k = 0; k < 4; ++k) {
+      out[k] = &(*y)[static_cast<size_t>((b * d.c + o + std::min(k, n - 1)) * plane)];
+      if (k < n)
+        for (int64_t e = 0; e < plane; ++e) out[k][e] = bias[static_cast<size_t>(o + k)];
+    }
+    for (int64_t i = 0; i < d.c; ++i) {
+      const double* in = &p[static_cast<size_t>((b * d.c + i) * ph * pw)];
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 3; ++kw) {
+          double wv[4];  // channels at or past o1 are not written
+          for (int64_t k = 0; k < 4; ++k)
+            wv[k] = k < n ? weight[static_cast<size_t>(((o + k) * d.c + i) * 9 + kh * 3 + kw)] : 0;
+          for (int64_t h = 0; h < d.h; ++h) {
+            // Padded row h + kh, column w + kw is X[h + kh - 1][w + kw - 1].
+            const double* row = in + (h + kh) * pw + kw;
+            double *r0 = out[0] + h * d.w, *r1 = out[1] + h * d.w, *r2 = out[2] + h * d.w,
+                   *r3 = out[3] + h * d.w;
+            if (n == 4) {
+              for (int64_t w = 0; w < d.w; ++w) {
+                r0[w] += wv[0] * row[w], r1[w] += wv[1] * row[w];
+                r2[w] += wv[2] * row[w], r3[w] += wv[3] * row[w];
+              }
+            } else {
+              for (int64_t k = 0; k < n; ++k)
+                for (int64_t w = 0; w < d.w; ++w) out[k][h * d.w + w] += wv[k] * row[w];
+            }
+          }
+        }
+    }
+  }
+}
+
 }  // namespace
 
+// The full size is ~2.4e11 multiply-adds per rank (C = 1280, H = W = 128): threads over
+// groups of output channels keep it to seconds where no baseline can run (emulated ranks
+// check the full size against this oracle).
 KF_ORACLE(conv2d_boundary_exchange) {
   std::vector<double>& y = io.out("y");
   Dims d;
@@ -77,21 +129,20 @@ KF_ORACLE(conv2d_boundary_exchange) {
   const std::vector<double> p = padded(io, d);
   const std::vector<double>& weight = io.input("weight", io.rank);
   const std::vector<double>& bias = io.input("bias", io.rank);
-  const int64_t ph = d.h + 2, pw = d.w + 2;
-  for (int64_t b = 0; b < d.b; ++b)
-    for (int64_t o = 0; o < d.c; ++o) {
-      double* out = &y[static_cast<size_t>((b * d.c + o) * d.h * d.w)];
-      for (int64_t e = 0; e < d.h * d.w; ++e) out[e] = bias[static_cast<size_t>(o)];
-      // Padded row h + kh, column w + kw is X[h + kh - 1][w + kw - 1].
-      for (int64_t i = 0; i < d.c; ++i) {
-        const double* in = &p[static_cast<size_t>((b * d.c + i) * ph * pw)];
-        for (int64_t kh = 0; kh < 3; ++kh)
-          for (int64_t kw = 0; kw < 3; ++kw) {
-            const double wv = weight[static_cast<size_t>(((o * d.c + i) * 3 + kh) * 3 + kw)];
-            for (int64_t h = 0; h < d.h; ++h)
-              for (int64_t w = 0; w < d.w; ++w) out[h * d.w + w] += wv * in[(h + kh) * pw + w + kw];
-          }
-      }
+  const int64_t groups = (d.c + 3) / 4;  // of four output channels, per image
+  const int64_t jobs = d.b * groups;
+  const int64_t threads =
+      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(jobs, 32));
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t j = next++; j < jobs; j = next++) {
+      const int64_t b = j / groups, o0 = j % groups * 4;
+      convolve(d, p, weight, bias, b, o0, std::min(o0 + 4, d.c), &y);
     }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
   return true;
 }

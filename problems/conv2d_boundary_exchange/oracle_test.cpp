@@ -126,3 +126,43 @@ TEST_CASE("conv2d_boundary_exchange oracle refuses mismatched shapes and a y of 
   CHECK_FALSE(v.run(&err));
   CHECK(err.find("[B, C, H, W]") != std::string::npos);
 }
+
+TEST_CASE("conv2d_boundary_exchange oracle: many channels agree with the plain sum") {
+  // C = 6 output channels (the oracle sums four at a time: one group and a rest of two),
+  // B = 2, H = 3, W = 5, rank 1 of 3, every value distinct; held against the definition
+  // written out term by term.
+  const int64_t b = 2, c = 6, h = 3, w = 5, n = b * c * h * w;
+  std::vector<std::vector<double>> x(3, std::vector<double>(static_cast<size_t>(n)));
+  for (size_t r = 0; r < 3; ++r)
+    for (size_t e = 0; e < x[r].size(); ++e)
+      x[r][e] = static_cast<double>((e * 7 + r * 13) % 23) - 11;
+  std::vector<double> weight(static_cast<size_t>(c * c * 9)), bias(static_cast<size_t>(c));
+  for (size_t e = 0; e < weight.size(); ++e) weight[e] = static_cast<double>(e % 17) / 8 - 1;
+  for (size_t e = 0; e < bias.size(); ++e) bias[e] = static_cast<double>(e) - 2.5;
+  auto at = [&](int64_t r, int64_t bi, int64_t ci, int64_t g, int64_t col) {  // X(1)
+    if (col < 0 || col >= w) return 0.0;
+    if (g < 0) r -= 1, g = h - 1;
+    if (g >= h) r += 1, g = 0;
+    return x[static_cast<size_t>(r)][static_cast<size_t>(((bi * c + ci) * h + g) * w + col)];
+  };
+  std::vector<double> want(static_cast<size_t>(n));
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t o = 0; o < c; ++o)
+      for (int64_t g = 0; g < h; ++g)
+        for (int64_t col = 0; col < w; ++col) {
+          double s = bias[static_cast<size_t>(o)];
+          for (int64_t i = 0; i < c; ++i)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw)
+                s += weight[static_cast<size_t>(((o * c + i) * 3 + kh) * 3 + kw)] *
+                     at(1, bi, i, g + kh - 1, col + kw - 1);
+          want[static_cast<size_t>(((bi * c + o) * h + g) * w + col)] = s;
+        }
+  Fake f(3, 1);
+  f.tensors(x, {b, c, h, w}, {weight, weight, weight}, {bias, bias, bias}, static_cast<size_t>(n));
+  std::string err;
+  REQUIRE_MESSAGE(f.run(&err), err);
+  REQUIRE(f.outs["y"].size() == want.size());
+  for (size_t e = 0; e < want.size(); ++e)
+    CHECK(f.outs["y"][e] == doctest::Approx(want[e]).epsilon(1e-12));
+}
