@@ -157,7 +157,7 @@ Outcome run_chained(Ctx& c) {
   }
   if ((o = agree(o)) != kOk) return o;
   // Only now, with every chained call over, the expected outputs of each.
-  status_set(RankPhase::check, "chained calls: comparing", false, lim.call_s);
+  status_set(RankPhase::check, "chained calls: comparing", false, lim.reference_s);
   for (int k = 0; k < c.at.job.settings.race_calls && o == kOk; ++k) {
     AllInputs all;
     Values want;
@@ -212,7 +212,7 @@ Outcome run_barriered_checks(Ctx& c) {
 
       // What the call left (outputs, and inputs that must be unchanged), then what it
       // should have left, worked out only now.
-      status_set(RankPhase::check, detail + ": comparing", false, lim.call_s);
+      status_set(RankPhase::check, detail + ": comparing", false, lim.reference_s);
       Values got, want;
       Failure changed;
       bool same = true;
