@@ -63,8 +63,7 @@ struct Device {
 // The libraries of the current job (load) and where the candidate runs.
 struct Libraries {
   Lib cand, base;
-  bool have_base = false;  // a baseline library was given and loaded
-  bool base_runs = false;  // ... and can run here
+  bool base_runs = false;  // a baseline library was given and can run here
   bool use_oracle = true;  // expected outputs come from the oracle (else the baseline)
   Oracle oracle;           // the problem's oracle library (oracle_lib_beside), loaded in load()
   RunnerLink runner;       // the candidate's process (rank/runner_link.h)
@@ -96,8 +95,7 @@ struct CallArgs {
 // What this rank reports: rank<R>.json, and rank 0 result.json.
 struct Results {
   RankReport report;
-  RunReport run;  // rank 0 only
-  Outcome outcome = kOk;
+  RunReport run;         // rank 0 only
   bool crashed = false;  // the runner died by a signal: the crash file tells it
 };
 

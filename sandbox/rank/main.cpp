@@ -183,7 +183,6 @@ Outcome load(Ctx& c) {
       add_failure(c.out, Status::load_error, Role::baseline, "load", err);
       o = kFailed;
     }
-    c.libs.have_base = o == kOk;
   }
   if (!job.baseline_lib.empty() && !c.libs.base_runs)
     c.out.report.notes.push_back(fmt::format(
