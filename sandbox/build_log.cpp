@@ -1,5 +1,7 @@
 // sandbox/build_log.cpp: what a build tells the person in words: BuildResult::summary's
 // one line, and trim_compiler_log, a compiler's output cut to its first errors.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -51,9 +53,9 @@ std::string trim_compiler_log(const std::string& log, const std::string& tmp_pat
     }
   size_t end = std::min(lines.size(), first + max_lines);
   std::string out;
-  if (first > 0) out += "[" + std::to_string(first) + " lines before the first error cut]\n";
+  if (first > 0) out += fmt::format("[{} lines before the first error cut]\n", first);
   for (size_t i = first; i < end; ++i) out += lines[i] + "\n";
-  if (end < lines.size()) out += "[" + std::to_string(lines.size() - end) + " more lines cut]\n";
+  if (end < lines.size()) out += fmt::format("[{} more lines cut]\n", lines.size() - end);
   return out;
 }
 
