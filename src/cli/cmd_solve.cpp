@@ -193,6 +193,19 @@ int report(const SolveArgs& a, const agent::SolveConfig& cfg, const agent::Solve
   return exit_code;
 }
 
+// A new trajectory's header: what was asked, of whom, on what.
+void write_header(const SolveArgs& a, const agent::SolveConfig& cfg, const std::string& problem,
+                  const std::string& model_name, trace::Writer* tw) {
+  tw->header({{"args", a.cli ? given_solve_words(*a.cli, true, false) : std::vector<std::string>{}},
+              {"problem", problem},
+              {"model", model_name},
+              {"mode", cfg.mode},
+              {"config", agent::solve_config_json(cfg)},
+              {"versions", {{"kforge", KF_VERSION}, {"trajectory", trace::kFormat}}},
+              {"topology", suite::topology_json(cfg.topology)},
+              {"baseline_time", cfg.baseline_time}});
+}
+
 }  // namespace
 
 CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
@@ -326,27 +339,10 @@ int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& 
     return fail(kBadInput, "bad_input", err);
   const std::string problem = pkb ? "pkb-" + cfg.foreign->problem : e.problem.name;
 
-  bool used_default = false, unsupported = false;
   int code = kInternal;
-  auto model = make_model(a, cfg, &used_default, &unsupported, &err, &code);
-  if (unsupported && !a.out.empty()) {  // a sweep's sample: its outcome, not a failure
-    std::error_code ec;
-    fs::create_directories(a.out, ec);
-    json solve_j = {
-        {"exit_code", code}, {"turns", 0}, {"error", "builtin_unsupported"}, {"message", err}};
-    std::ofstream(a.out + "/verdict.json") << json{{"solve", solve_j}}.dump(2) << "\n";
-  }
-  if (!model)
-    return fail(code,
-                unsupported         ? "builtin_unsupported"
-                : code == kBadInput ? "bad_input"
-                                    : "provider",
-                err);
-  if (used_default)
-    fmt::print(
-        stderr,
-        "kforge solve: no model configured (--model or {}): using builtin, the template search\n",
-        llm::default_config_path());
+  std::string kind;
+  auto model = solve_model(a, cfg, &code, &kind, &err);
+  if (!model) return fail(code, kind, err);
 
   trace::Writer tw;
   if (!(cfg.resume ? tw.open_append(resume_path, cfg.resume->spent.seconds, &err)
@@ -366,16 +362,7 @@ int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& 
   // A PKB candidate is timed beside its reference in the same job: no baseline run first.
   // A resumed run's prompts were written: its header stays as it was.
   if (!pkb && !cfg.resume) cfg.baseline_time = baseline_time_text(e, cfg.topology, a.headless);
-  if (!cfg.resume)
-    tw.header(
-        {{"args", a.cli ? given_solve_words(*a.cli, true, false) : std::vector<std::string>{}},
-         {"problem", problem},
-         {"model", model->name()},
-         {"mode", cfg.mode},
-         {"config", agent::solve_config_json(cfg)},
-         {"versions", {{"kforge", KF_VERSION}, {"trajectory", trace::kFormat}}},
-         {"topology", suite::topology_json(cfg.topology)},
-         {"baseline_time", cfg.baseline_time}});
+  if (!cfg.resume) write_header(a, cfg, problem, model->name(), &tw);
   if (!interactive)
     fmt::print(stderr, "kforge solve: {}{} with {}, trajectory {}\n", problem,
                cfg.resume ? fmt::format(" resumed after turn {}", cfg.resume->spent.turns) : "",

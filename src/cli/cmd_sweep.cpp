@@ -100,6 +100,24 @@ int check_plan(const sweep::PlanFile& plan, const std::string& dir) {
   return kOk;
 }
 
+// Every model through the provider table, before any sample runs; the builtin only for
+// kforge's own problems (pkb_suite: the --suite given, "" for none).
+bool check_models(const std::vector<std::string>& models, const std::string& pkb_suite,
+                  std::string* err) {
+  for (const std::string& m : models) {
+    std::string provider, name;
+    if (!llm::parse_model_spec(m, &provider, &name, err)) return false;
+  }
+  if (!pkb_suite.empty() && std::find(models.begin(), models.end(), "builtin") != models.end()) {
+    *err = fmt::format(
+        "--suite {}: the builtin template search writes kforge's own problems only; give the "
+        "models to sweep with --model provider:name",
+        pkb_suite);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 SweepCommands add_sweep_command(CLI::App& app, SweepArgs* a) {
@@ -158,18 +176,8 @@ int cmd_sweep(const SweepArgs& a) {
   }
   std::vector<std::string> models =
       a.models.empty() ? std::vector<std::string>{"builtin"} : a.models;
-  for (const std::string& m : models) {  // through the provider table, before any sample runs
-    std::string provider, name;
-    if (!llm::parse_model_spec(m, &provider, &name, &err)) {
-      fmt::print(stderr, "kforge sweep: {}\n", err);
-      return kBadInput;
-    }
-  }
-  if (pkb && std::find(models.begin(), models.end(), "builtin") != models.end()) {
-    fmt::print(stderr,
-               "kforge sweep: --suite {}: the builtin template search writes kforge's own "
-               "problems only; give the models to sweep with --model provider:name\n",
-               a.opt.suite);
+  if (!check_models(models, pkb ? a.opt.suite : "", &err)) {
+    fmt::print(stderr, "kforge sweep: {}\n", err);
     return kBadInput;
   }
   cfg.samples = sweep::plan(names, cats, models, a.samples);

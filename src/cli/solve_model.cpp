@@ -1,6 +1,12 @@
 // cli/solve_model.cpp: see solve_model.h.
 #include "cli/solve_model.h"
 
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "agent/loop.h"
 #include "cli/cmd_solve.h"
 #include "cli/commands.h"
@@ -115,6 +121,31 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
     return nullptr;
   }
   return name_given_flags(agent::wrap_provider(std::move(p)), {a.idle_timeout_s > 0});
+}
+
+// The model solve talks to, or null with *code, *kind (the result's error) and *err. A
+// sweep's sample the builtin cannot write leaves its outcome in its verdict.json.
+std::unique_ptr<agent::Model> solve_model(const SolveArgs& a, const agent::SolveConfig& cfg,
+                                          int* code, std::string* kind, std::string* err) {
+  bool used_default = false, unsupported = false;
+  auto model = make_model(a, cfg, &used_default, &unsupported, err, code);
+  if (unsupported && !a.out.empty()) {  // a sweep's sample: its outcome, not a failure
+    std::error_code ec;
+    std::filesystem::create_directories(a.out, ec);
+    nlohmann::json solve_j = {
+        {"exit_code", *code}, {"turns", 0}, {"error", "builtin_unsupported"}, {"message", *err}};
+    std::ofstream(a.out + "/verdict.json") << nlohmann::json{{"solve", solve_j}}.dump(2) << "\n";
+  }
+  if (!model) {
+    *kind = unsupported ? "builtin_unsupported" : *code == kBadInput ? "bad_input" : "provider";
+    return nullptr;
+  }
+  if (used_default)
+    fmt::print(
+        stderr,
+        "kforge solve: no model configured (--model or {}): using builtin, the template search\n",
+        llm::default_config_path());
+  return model;
 }
 
 }  // namespace cli

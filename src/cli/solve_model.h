@@ -24,6 +24,13 @@ std::unique_ptr<agent::Model> make_model(const SolveArgs& a, const agent::SolveC
                                          bool* used_default, bool* unsupported, std::string* err,
                                          int* code);
 
+// make_model for `kforge solve`: null with *code, *kind (the result line's error:
+// builtin_unsupported, bad_input or provider) and *err; a sweep's sample that the builtin
+// cannot write leaves that outcome in its verdict.json. Says so when the builtin stands in
+// for a model nobody configured.
+std::unique_ptr<agent::Model> solve_model(const SolveArgs& a, const agent::SolveConfig& cfg,
+                                          int* code, std::string* kind, std::string* err);
+
 // The flags the person gave that stand for a provider's configuration keys.
 struct GivenFlags {
   bool idle_timeout = false;  // --idle-timeout
