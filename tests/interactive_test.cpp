@@ -33,6 +33,36 @@ using kf_pty::last_user_text;
 using kf_pty::Pty;
 using kf_pty::read_text;
 
+namespace {
+
+// The live view's header says what runs where before the first model call.
+void check_header(const std::string& seen, const std::string& runs) {
+  size_t header = seen.find("kforge solve · all_reduce · 2 ranks · host backend");
+  CHECK(header != std::string::npos);
+  CHECK(seen.find("model    openai:test-model, direct mode") != std::string::npos);
+  CHECK(seen.find("target   a correct kernel") != std::string::npos);
+  CHECK(seen.find("budgets  2 turns") != std::string::npos);
+  CHECK(seen.find("run      " + runs + "/all_reduce/") != std::string::npos);
+  CHECK(header < seen.find("turn 1 · waiting on openai:test-model"));
+}
+
+// Answers a menu that comes after `after_menu` (if the loop asks again) with accept,
+// until kforge exits; its exit code, or -1.
+int accept_until_exit(Pty* term, size_t after_menu) {
+  int code = -1;
+  for (int round = 0; round < 3 && code < 0; ++round) {
+    if (term->wait_for(cli::kMenu, after_menu, 300)) {
+      after_menu = term->seen.rfind(cli::kMenu) + 1;
+      term->type("a\r");
+      continue;
+    }
+    code = term->wait_exit(60);
+  }
+  return code;
+}
+
+}  // namespace
+
 TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   const std::string root = KF_SOURCE_ROOT;
   const std::string hint = "use the epoch barrier from the example";
@@ -69,14 +99,7 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   bool menu = term.wait_for(cli::kMenu, 0, 300);
   INFO("terminal:\n" << term.seen);
   REQUIRE(menu);
-  // The header says what runs where before the first model call.
-  size_t header = term.seen.find("kforge solve · all_reduce · 2 ranks · host backend");
-  CHECK(header != std::string::npos);
-  CHECK(term.seen.find("model    openai:test-model, direct mode") != std::string::npos);
-  CHECK(term.seen.find("target   a correct kernel") != std::string::npos);
-  CHECK(term.seen.find("budgets  2 turns") != std::string::npos);
-  CHECK(term.seen.find("run      " + dir + "/runs/all_reduce/") != std::string::npos);
-  CHECK(header < term.seen.find("turn 1 · waiting on openai:test-model"));
+  check_header(term.seen, dir + "/runs");
   CHECK(term.seen.find("turn 1: mismatch") != std::string::npos);
   // `s` shows the kernel with line numbers, in colour, then the menu comes back.
   size_t after_menu = term.seen.rfind(cli::kMenu) + 1;
@@ -92,17 +115,8 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   CHECK(term.wait_for("hint noted: it goes with the prompt of turn 2", after_menu, 60));
   CHECK(term.wait_for("with your hint: " + hint, after_menu, 300));
 
-  // Turn 2: the correct kernel. A menu after it (if the loop asks again) is answered with
-  // accept; either way kforge must end on its own with success.
-  int code = -1;
-  for (int round = 0; round < 3 && code < 0; ++round) {
-    if (term.wait_for(cli::kMenu, after_menu, 300)) {
-      after_menu = term.seen.rfind(cli::kMenu) + 1;
-      term.type("a\r");
-      continue;
-    }
-    code = term.wait_exit(60);
-  }
+  // Turn 2: the correct kernel; kforge must end on its own with success.
+  int code = accept_until_exit(&term, after_menu);
   INFO("terminal:\n" << term.seen);
   CHECK(code == 0);
   CHECK(term.seen.find("turn 2") != std::string::npos);
