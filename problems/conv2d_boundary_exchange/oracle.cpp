@@ -122,7 +122,7 @@ void convolve(const Dims& d, const std::vector<double>& p, const std::vector<dou
 // The full size is ~2.4e11 multiply-adds per rank (C = 1280, H = W = 128), and emulated
 // ranks, where no baseline can run, check it against this oracle: threads over groups of
 // output channels bring a call to ~18 s (two ranks at once on the H100 machine's 16 cores;
-// over 10 s for one rank before).
+// one thread a rank overran the 10 s call limit before).
 KF_ORACLE(conv2d_boundary_exchange) {
   std::vector<double>& y = io.out("y");
   Dims d;
