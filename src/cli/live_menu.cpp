@@ -2,8 +2,11 @@
 // between steps, what a Ctrl-C leads to, --confirm's question, and long text through a
 // pager.
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
@@ -19,7 +22,26 @@ namespace cli {
 
 using sandbox::trim;
 
-namespace {}  // namespace
+namespace {
+
+// One byte of a terminal's line, read from the descriptor rather than through stdio, so
+// that a Ctrl-C that lands before the read begins is seen: a blocked read() would sleep
+// through a signal whose handler already ran. Polls in 50 ms steps and checks the flag
+// between them. 1: a byte in *c; 0: end of input; -1: interrupted.
+int tty_byte(int fd, char* c) {
+  for (;;) {
+    if (sandbox::interrupted()) return -1;
+    pollfd p{fd, POLLIN, 0};
+    int r = poll(&p, 1, 50);
+    if (r < 0 && errno != EINTR) return 0;
+    if (r <= 0) continue;
+    ssize_t n = read(fd, c, 1);
+    if (n == 1) return 1;
+    if (n == 0 || errno != EINTR) return 0;
+  }
+}
+
+}  // namespace
 
 // Text wrapped to the screen where Unicode allows a break, so that no word or number
 // is split by the terminal's own wrap.
@@ -36,7 +58,17 @@ bool LiveView::read_line(const char* prompt, std::string* line) {
   fflush(out_);
   line->clear();
   clearerr(in_);
+  int fd = fileno(in_);
+  if (fd >= 0 && isatty(fd)) {  // in canonical mode: a whole line, or Ctrl-D, wakes poll
+    for (char c;;) {
+      int got = tty_byte(fd, &c);
+      if (got <= 0) return got == 0 && !line->empty();
+      if (c == '\n') return true;
+      *line += c;
+    }
+  }
   for (;;) {
+    if (sandbox::interrupted()) return false;
     int c = fgetc(in_);
     if (c == EOF) return !line->empty() && !sandbox::interrupted();
     if (c == '\n') return true;

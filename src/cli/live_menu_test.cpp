@@ -1,14 +1,21 @@
 // cli/live_menu_test.cpp: the menu's ways back and around (a diff against the best so far,
 // back to an earlier turn's kernel, the help), accept with no kernel, the rule of a retry,
-// and long text wrapped where words end, with in-memory files for the terminal (80
-// columns).
+// long text wrapped where words end, with in-memory files for the terminal (80 columns),
+// and a Ctrl-C at the menu on a real pseudo terminal.
 #include <doctest/doctest.h>
+#include <pty.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <future>
 #include <string>
+#include <thread>
 
 #include "cli/live.h"
 #include "cli/term_text.h"
+#include "sandbox/interrupt.h"
 
 namespace {
 
@@ -188,4 +195,33 @@ TEST_CASE("term_text: wrap_path breaks after a '/', under its column") {
   CHECK(joined == path);
   CHECK(lines[0].back() == '/');
   CHECK(cli::wrap_path("short", 40) == std::vector<std::string>{"short"});
+}
+
+// A Ctrl-C that arrives before the menu reads (while it draws), or while it waits, must
+// end the wait: a read() that began after the handler ran would never see the signal.
+TEST_CASE("live menu: an interrupt before or during the wait on a terminal quits the menu") {
+  sandbox::Verdict v;
+  for (bool before : {true, false}) {
+    int master = -1, slave = -1;
+    REQUIRE(openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
+    FILE* in = fdopen(slave, "r");
+    FILE* out = tmpfile();
+    cli::LiveView view(in, out, false);
+    sandbox::clear_interrupt();
+    if (before) sandbox::request_interrupt(SIGINT);
+    auto menu =
+        std::async(std::launch::async, [&] { return view.between_turns("k\n", "", "", v); });
+    if (!before) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      sandbox::request_interrupt(SIGINT);
+    }
+    bool ended = menu.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    if (!ended) CHECK(write(master, "q\n", 2) == 2);  // unblock it, and fail
+    CHECK_MESSAGE(ended, (before ? "signal before the read" : "signal during the wait"));
+    CHECK(menu.get().action == agent::Action::quit);
+    sandbox::clear_interrupt();
+    fclose(in);
+    fclose(out);
+    close(master);
+  }
 }
