@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_dir() {
+std::string launch_temp_dir() {
   char tmpl[] = "/tmp/kf-launch-test-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   return tmpl;
@@ -122,7 +122,7 @@ TEST_CASE("launch: a wrapper on some ranks makes one MPMD segment per run of ran
 }
 
 TEST_CASE("launch: a missing rank program is an error") {
-  std::string dir = temp_dir();
+  std::string dir = launch_temp_dir();
   LaunchOptions o;
   o.rank_binary = dir + "/nope";
   RunResult r;
@@ -133,7 +133,7 @@ TEST_CASE("launch: a missing rank program is an error") {
 }
 
 TEST_CASE("launch: ranks that finish leave their status and reports" * doctest::timeout(120)) {
-  std::string dir = temp_dir();
+  std::string dir = launch_temp_dir();
   LaunchOptions o;
   o.rank_binary =
       fake_rank(dir,
@@ -164,7 +164,7 @@ TEST_CASE("launch: ranks that finish leave their status and reports" * doctest::
 }
 
 TEST_CASE("launch: the watchdog kills ranks that overstay their phase" * doctest::timeout(120)) {
-  std::string dir = temp_dir();
+  std::string dir = launch_temp_dir();
   LaunchOptions o;
   // Rank 0 spins in its call; rank 1 waits, within its limit.
   o.rank_binary = fake_rank(dir,
@@ -193,7 +193,7 @@ TEST_CASE("launch: the watchdog kills ranks that overstay their phase" * doctest
 }
 
 TEST_CASE("launch: a rank that never reports is stuck in bootstrap" * doctest::timeout(120)) {
-  std::string dir = temp_dir();
+  std::string dir = launch_temp_dir();
   LaunchOptions o;
   o.rank_binary = fake_rank(dir,
                             "if [ $r = 0 ]; then status setup '' false 30; fi\n"
@@ -212,7 +212,7 @@ TEST_CASE("launch: a rank that never reports is stuck in bootstrap" * doctest::t
 }
 
 TEST_CASE("launch: a crash file is collected" * doctest::timeout(120)) {
-  std::string dir = temp_dir();
+  std::string dir = launch_temp_dir();
   LaunchOptions o;
   o.rank_binary = fake_rank(dir,
                             "status check 'trial 0 call 0' true 10\n"
@@ -234,7 +234,7 @@ TEST_CASE("launch: a crash file is collected" * doctest::timeout(120)) {
 
 TEST_CASE("launch: one launch of two jobs whose bootstrap fails reports why in the first" *
           doctest::timeout(120)) {
-  std::string dir = temp_dir();
+  std::string dir = launch_temp_dir();
   LaunchOptions o;
   o.rank_binary = std::string(KF_BINARY_DIR) + "/kforge-rank";
   std::vector<Job> jobs;

@@ -3,7 +3,9 @@
 #include "rank/layout.h"
 
 using namespace sandbox;
-using namespace sandbox::rank;
+using sandbox::rank::heap_layout;
+using sandbox::rank::HeapLayout;
+using sandbox::rank::kHeapAlign;
 
 TEST_CASE("rank layout: slots fit the largest rank's shape, 256-byte aligned") {
   Job job;

@@ -2,13 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/has.h"
+
 using namespace sandbox;
 
-namespace {
-bool has(const std::string& s, const std::string& sub) {
-  return s.find(sub) != std::string::npos;
-}
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and tolerance") {
   Verdict v;

@@ -12,11 +12,12 @@
 
 #include "kf_build_paths.h"
 #include "sandbox/text.h"
+#include "tests/kforge_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kRoot = KF_SOURCE_ROOT;
+using kforge_run::kRoot;
 
 std::string doc() {
   return sandbox::read_text(kRoot + "/docs/architecture.md");

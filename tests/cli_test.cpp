@@ -35,7 +35,7 @@ bool has_note(const sandbox::Verdict& v, const std::string& text) {
   return false;
 }
 
-const std::string kRoot = KF_SOURCE_ROOT;
+using kforge_run::kRoot;
 
 std::string temp_dir(const char* tag) {
   std::string t = (fs::temp_directory_path() / (std::string("kf-cli-") + tag + "-XXXXXX")).string();

@@ -16,13 +16,14 @@
 #include "launch.h"
 #include "process.h"
 #include "rank_process.h"
+#include "tests/kforge_run.h"
 
 using namespace sandbox;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRoot = KF_SOURCE_ROOT;
+using kforge_run::kRoot;
 const std::string kRank = std::string(KF_BINARY_DIR) + "/kforge-rank";
 
 // One scratch root per test process: eval dirs and the compile cache.
@@ -86,7 +87,7 @@ Job base_job(const std::string& problem, int world, int64_t n) {
   return j;
 }
 
-struct Run {
+struct EvalRun {
   Verdict v;
   std::string eval_dir;
   std::string err;
@@ -95,9 +96,10 @@ struct Run {
 
 // `beside`, when given, runs on a thread of its own during the evaluation, given its
 // directory.
-Run eval(const std::string& problem, const std::string& candidate, int world = 2, Job job = Job{},
-         bool timed = false, std::function<void(const std::string&)> beside = {}) {
-  Run r;
+EvalRun eval(const std::string& problem, const std::string& candidate, int world = 2,
+             Job job = Job{}, bool timed = false,
+             std::function<void(const std::string&)> beside = {}) {
+  EvalRun r;
   EvalRequest req;
   req.candidate_path = candidate;
   req.baseline_path = kRoot + "/problems/" + problem + "/baseline_host.cpp";
@@ -136,7 +138,7 @@ std::string kernel(const std::string& name) {
   return kRoot + "/tests/kernels/host/" + name + ".cpp";
 }
 
-std::string write_temp(const std::string& name, const std::string& text) {
+std::string write_temp_file(const std::string& name, const std::string& text) {
   std::string dir = test_root() + "/src";
   fs::create_directories(dir);
   std::string p = dir + "/" + name;
@@ -167,7 +169,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
   std::string cand = kRoot + "/problems/all_reduce/examples/host.cpp";
-  Run r = eval("all_reduce", cand, 2, Job{}, true);
+  EvalRun r = eval("all_reduce", cand, 2, Job{}, true);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::correct);
@@ -177,7 +179,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
   CHECK(fs::exists(r.eval_dir + "/verdict.json"));
   check_no_rank_left(r.eval_dir + "/small", 2);
 
-  Run r4 = eval("all_reduce", cand, 4);
+  EvalRun r4 = eval("all_reduce", cand, 4);
   REQUIRE_EVAL(r4);
   INFO(render_text(r4.v));
   CHECK(r4.v.status == sandbox::Status::correct);
@@ -187,7 +189,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
 TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
-  Run r = eval("all_reduce", kernel("wrong_rank"));
+  EvalRun r = eval("all_reduce", kernel("wrong_rank"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::mismatch);
@@ -202,7 +204,7 @@ TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" *
 TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
-  Run r = eval("all_reduce", kernel("spin"));
+  EvalRun r = eval("all_reduce", kernel("spin"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::timeout);
@@ -222,7 +224,7 @@ TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
 
 TEST_CASE("executor: segfault is a crash with signal 11 and the rank" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  Run r = eval("all_reduce", kernel("segfault"));
+  EvalRun r = eval("all_reduce", kernel("segfault"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);
@@ -237,13 +239,13 @@ TEST_CASE("executor: a null store written here is a crash with SIGSEGV" * doctes
   if (!have_rank()) return;
   // The address comes through a volatile, so the compiler must emit a real store to 0.
   std::string src =
-      write_temp("null_store.cpp",
-                 "#include <cstdint>\n#include <kf/kf.h>\n"
-                 "extern \"C\" int kf_run(kf::Comm& comm, kf::Tensors&) {\n"
-                 "  volatile uintptr_t addr = 0;\n"
-                 "  if (comm.rank == 1) *reinterpret_cast<volatile int*>(addr) = 42;\n"
-                 "  return 0;\n}\n");
-  Run r = eval("all_reduce", src);
+      write_temp_file("null_store.cpp",
+                      "#include <cstdint>\n#include <kf/kf.h>\n"
+                      "extern \"C\" int kf_run(kf::Comm& comm, kf::Tensors&) {\n"
+                      "  volatile uintptr_t addr = 0;\n"
+                      "  if (comm.rank == 1) *reinterpret_cast<volatile int*>(addr) = 42;\n"
+                      "  return 0;\n}\n");
+  EvalRun r = eval("all_reduce", src);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);
@@ -258,7 +260,7 @@ TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(30
   if (!have_rank()) return;
   Job job = base_job("all_gather", 2, 4099);
   job.settings.stagger_ms = 50;
-  Run r = eval("all_gather", kernel("stale_flag"), 2, job);
+  EvalRun r = eval("all_gather", kernel("stale_flag"), 2, job);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::unstable);
@@ -266,7 +268,7 @@ TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(30
 
 TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  Run r = eval("all_reduce", kernel("writes_input"));
+  EvalRun r = eval("all_reduce", kernel("writes_input"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::mismatch);
@@ -277,13 +279,13 @@ TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::
 
 TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  Run r = eval("all_reduce", kernel("setup_fail"));
+  EvalRun r = eval("all_reduce", kernel("setup_fail"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::setup_error);
   CHECK(contains(r.v.summary, "3"));
 
-  Run b = eval("all_reduce", kernel("bad_alloc_order"));
+  EvalRun b = eval("all_reduce", kernel("bad_alloc_order"));
   REQUIRE_EVAL(b);
   INFO(render_text(b.v));
   CHECK(b.v.status == sandbox::Status::setup_error);
@@ -292,7 +294,7 @@ TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest:
 
 TEST_CASE("executor: missing_symbol is a load_error" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  Run r = eval("all_reduce", kernel("missing_symbol"));
+  EvalRun r = eval("all_reduce", kernel("missing_symbol"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::load_error);
@@ -303,7 +305,7 @@ TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
   setenv("OPENAI_API_KEY", "sk-test-planted", 1);
-  Run r = eval("all_reduce", kernel("env_probe"));
+  EvalRun r = eval("all_reduce", kernel("env_probe"));
   unsetenv("OPENAI_API_KEY");
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
@@ -324,12 +326,12 @@ TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" *
 TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_error" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
-  std::string bad = write_temp("uses_mpi.cpp",
-                               "#include <kf/kf.h>\n"
-                               "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
-                               "  return MPI_Barrier(0);\n"
-                               "}\n");
-  Run r = eval("all_reduce", bad);
+  std::string bad = write_temp_file("uses_mpi.cpp",
+                                    "#include <kf/kf.h>\n"
+                                    "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
+                                    "  return MPI_Barrier(0);\n"
+                                    "}\n");
+  EvalRun r = eval("all_reduce", bad);
   REQUIRE_EVAL(r);
   CHECK(r.v.status == sandbox::Status::rejected);
   CHECK(contains(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
@@ -337,12 +339,12 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   CHECK(!fs::exists(r.eval_dir + "/small/rank0.json"));
   CHECK(read_rank_status(r.eval_dir + "/small", 0).phase == sandbox::RankPhase::done);
 
-  std::string broken = write_temp("broken.cpp",
-                                  "#include <kf/kf.h>\n"
-                                  "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
-                                  "  return not_declared_anywhere;\n"
-                                  "}\n");
-  Run c = eval("all_reduce", broken);
+  std::string broken = write_temp_file("broken.cpp",
+                                       "#include <kf/kf.h>\n"
+                                       "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
+                                       "  return not_declared_anywhere;\n"
+                                       "}\n");
+  EvalRun c = eval("all_reduce", broken);
   REQUIRE_EVAL(c);
   CHECK(c.v.status == sandbox::Status::compile_error);
   CHECK(contains(c.v.summary, "broken.cpp:3"));
@@ -367,7 +369,7 @@ TEST_CASE("executor: a rank killed from outside is a crash told by its exit reco
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   };
-  Run r = eval("all_reduce", kernel("spin"), 2, Job{}, false, kill_rank1);
+  EvalRun r = eval("all_reduce", kernel("spin"), 2, Job{}, false, kill_rank1);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);

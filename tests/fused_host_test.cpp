@@ -25,12 +25,8 @@ using kforge_run::kforge;
 using kforge_run::Run;
 using kforge_run::status_of;
 
-const std::string kRoot = KF_SOURCE_ROOT;
+using kforge_run::kRoot;
 const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
-
-std::string slurp(const std::string& path) {
-  return sandbox::read_text(path);
-}
 
 // Writes `text` to a fresh file named `name` in a directory of this test's own.
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -57,9 +53,9 @@ TEST_CASE("fused host: both host templates are correct, at the small and at PKB'
   for (const char* p : kFused) {
     const std::string dir = kRoot + "/problems/" + p;
     for (const char* algo : {"pull", "push"}) {
-      const std::string src = write_temp(
-          std::string(p) + "_" + algo + ".cpp",
-          std::string("#define KF_ALGO ") + algo + "\n" + slurp(dir + "/solution_host.cpp"));
+      const std::string src = write_temp(std::string(p) + "_" + algo + ".cpp",
+                                         std::string("#define KF_ALGO ") + algo + "\n" +
+                                             sandbox::read_text(dir + "/solution_host.cpp"));
       for (int w : {2, 4}) {
         Run s = kforge(eval_args(p, src, w));
         CHECK_MESSAGE(status_of(s) == "correct", p, " ", algo, " world ", w, ": ", s.out);

@@ -23,12 +23,12 @@ namespace fs = std::filesystem;
 using kforge_run::Run;
 
 // `kforge ARGS` with `env` in front, its stderr apart (through a file in `dir`).
-Run kforge(const std::string& env, const std::string& args, const std::string& dir) {
+Run kforge_in(const std::string& env, const std::string& args, const std::string& dir) {
   return kforge_run::kforge(args, env, dir + "/stderr");
 }
 
-const std::string kRoot = KF_SOURCE_ROOT;
-const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
+using kforge_run::kRoot;
+const char* const kFusedSearched[] = {"gemm_reduce_scatter", "all_gather_gemm"};
 
 // The headless run's last JSON line with "event": "result" (null when there is none).
 nlohmann::json result_of(const Run& r) {
@@ -45,14 +45,14 @@ nlohmann::json result_of(const Run& r) {
 
 TEST_CASE(
     "solve: --model builtin on the fused problems reaches a correct host kernel from search.json") {
-  for (const char* p : kFused) {
+  for (const char* p : kFusedSearched) {
     suite::test::TempDir dir;
-    Run r = kforge("KFORGE_RUNS=" + dir.path + "/runs",
-                   std::string("solve ") + p +
-                       " --model builtin --backend host --world 2 --size small --headless "
-                       "--max-turns 3 --out " +
-                       dir.path + "/out",
-                   dir.path);
+    Run r = kforge_in("KFORGE_RUNS=" + dir.path + "/runs",
+                      std::string("solve ") + p +
+                          " --model builtin --backend host --world 2 --size small --headless "
+                          "--max-turns 3 --out " +
+                          dir.path + "/out",
+                      dir.path);
     INFO(p << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err);
     CHECK(r.code == 0);
     const nlohmann::json res = result_of(r);
@@ -73,11 +73,11 @@ TEST_CASE(
 TEST_CASE("tune: all_gather_gemm walks its host templates and writes a correct best") {
   suite::test::TempDir dir;
   const std::string best = dir.path + "/best.cpp";
-  Run r = kforge("KFORGE_RUNS=" + dir.path + "/runs",
-                 "tune all_gather_gemm --backend host --world 2 --size small --budget 2 --json "
-                 "--out " +
-                     best,
-                 dir.path);
+  Run r = kforge_in("KFORGE_RUNS=" + dir.path + "/runs",
+                    "tune all_gather_gemm --backend host --world 2 --size small --budget 2 --json "
+                    "--out " +
+                        best,
+                    dir.path);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
   REQUIRE(r.code == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -96,11 +96,11 @@ TEST_CASE(
   fs::copy(kRoot + "/problems/gemm_reduce_scatter", root + "/gemm_reduce_scatter",
            fs::copy_options::recursive);
   fs::remove(root + "/gemm_reduce_scatter/search.json");
-  Run r = kforge("KFORGE_RUNS=" + dir.path + "/runs KFORGE_PROBLEMS=" + root,
-                 "solve gemm_reduce_scatter --model builtin --backend host --world 2 --size "
-                 "small --headless --out " +
-                     dir.path + "/out",
-                 dir.path);
+  Run r = kforge_in("KFORGE_RUNS=" + dir.path + "/runs KFORGE_PROBLEMS=" + root,
+                    "solve gemm_reduce_scatter --model builtin --backend host --world 2 --size "
+                    "small --headless --out " +
+                        dir.path + "/out",
+                    dir.path);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
   CHECK(r.code == 2);  // not the builtin's failure: the problem is one it cannot write
   const std::string all = r.out + r.err;

@@ -18,6 +18,8 @@
 
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
+#include "sandbox/text.h"
+#include "tests/has.h"
 #include "tests/kforge_child.h"
 #include "tests/kforge_run.h"
 #include "tests/solve_harness.h"
@@ -28,7 +30,7 @@ using solve_test::Harness;
 using solve_test::json;
 namespace fs = std::filesystem;
 
-const std::string kRoot = KF_SOURCE_ROOT;
+using kforge_run::kRoot;
 const std::string kPlanted = "/tmp/kforge-escape-planted";
 const std::string kTarget = "/tmp/kforge-escape-target";
 // Every fake secret holds this mark; the probes look for it.
@@ -37,13 +39,6 @@ const std::vector<std::string> kSecrets = {
     "OPENAI_API_KEY=sk-KFTEST-SECRET-openai", "ANTHROPIC_API_KEY=sk-ant-KFTEST-SECRET-anthropic",
     "HF_TOKEN=hf_KFTEST-SECRET-token", "MY_SERVICE_PASSWORD=KFTEST-SECRET-password",
     "AWS_SECRET_ACCESS_KEY=KFTEST-SECRET-aws"};
-
-std::string slurp(const std::string& p) {
-  return solve_test::read_file(p);
-}
-bool has(const std::string& s, const std::string& sub) {
-  return s.find(sub) != std::string::npos;
-}
 
 // A TCP listener on 127.0.0.1 (the machine's loopback); its port.
 struct Listener {
@@ -102,7 +97,7 @@ struct Outside {
 std::string run_file(Harness& h, const std::string& name) {
   std::error_code ec;
   for (auto& p : fs::recursive_directory_iterator(h.dir() + "/runs", ec))
-    if (p.path().filename() == name) return slurp(p.path().string());
+    if (p.path().filename() == name) return sandbox::read_text(p.path().string());
   return "";
 }
 
@@ -111,7 +106,7 @@ std::string escape_source(const Outside& o, int port, bool crash_with_loot) {
   std::string s = "#define KF_VICTIM_PID " + std::to_string(o.victim) + "\n#define KF_PORT " +
                   std::to_string(port) + "\n";
   if (crash_with_loot) s += "#define KF_CRASH_WITH_LOOT 1\n";
-  return s + slurp(kRoot + "/tests/kernels/host/escape.cpp");
+  return s + sandbox::read_text(kRoot + "/tests/kernels/host/escape.cpp");
 }
 
 // `kforge eval all_reduce FILE --json` with the fake secrets in kforge's environment.
@@ -272,13 +267,13 @@ TEST_CASE("isolation: an agent command sees no key, no solution, nothing outside
   CHECK(has(seen, "No such file"));
   // Not one line of the problem's solution or example came back.
   for (const char* f : {"solution_host.cpp", "examples/host.cpp"}) {
-    std::istringstream in(slurp(kRoot + "/problems/all_reduce/" + f));
+    std::istringstream in(sandbox::read_text(kRoot + "/problems/all_reduce/" + f));
     for (std::string line; std::getline(in, line);)
       if (line.size() > 40) CHECK_MESSAGE(!has(seen, line), f << ": " << line);
   }
   CHECK(!has(seen, "-planted-file"));
   for (auto& req : r.requests) CHECK(!has(req["body"].dump(), kMark));
-  CHECK(!has(slurp(r.trajectory_path), kMark));
+  CHECK(!has(sandbox::read_text(r.trajectory_path), kMark));
   CHECK(!has(r.output, kMark));
   CHECK(!fs::exists("/tmp/kforge-escape-written"));
   CHECK(outside.victim_alive());
@@ -328,7 +323,7 @@ TEST_CASE(
     "isolation: the rank's seccomp filter refuses what a kernel never needs, by any spelling" *
     doctest::timeout(300)) {
   Harness h;
-  const std::string probe = slurp(kRoot + "/tests/kernels/host/syscalls.cpp");
+  const std::string probe = sandbox::read_text(kRoot + "/tests/kernels/host/syscalls.cpp");
   for (const char* mode : {"", "none"}) {
     CAPTURE(mode);
     Eval e = run_eval(h, probe, {std::string("KFORGE_ISOLATION=") + mode});
@@ -354,7 +349,8 @@ std::vector<std::string> cgroup_parents() {
     std::string ctrls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
     if (line.rfind("0::", 0) == 0 && fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
       for (fs::path at = "/sys/fs/cgroup" + path; at.string().size() >= 14; at = at.parent_path()) {
-        if (slurp((at / "cgroup.subtree_control").string()).find("memory") != std::string::npos)
+        if (sandbox::read_text((at / "cgroup.subtree_control").string()).find("memory") !=
+            std::string::npos)
           out.push_back(at.string());
         if (at == "/sys/fs/cgroup") break;
       }

@@ -15,6 +15,9 @@
 
 namespace kforge_run {
 
+// The source tree, where the tests find problems/ and the kernels they evaluate.
+inline const std::string kRoot = KF_SOURCE_ROOT;
+
 struct Run {
   int code = -1;
   std::string out;  // stdout (and stderr, unless it went to `err`)

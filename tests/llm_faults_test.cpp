@@ -4,12 +4,13 @@
 #include <doctest/doctest.h>
 
 #include "tests/fake_llm/fixtures.h"
+#include "tests/has.h"
 
 using nlohmann::json;
 
 namespace {
 
-struct Run {
+struct LlmRun {
   fake_llm::Server server;
   fake_llm::Setup st;
   llm::Reply reply;
@@ -20,7 +21,7 @@ struct Run {
 };
 
 // Starts a server on script, makes one call (adjust lets a test change the config).
-void call(Run* run, const std::string& wire, const json& script, bool stream = false,
+void call(LlmRun* run, const std::string& wire, const json& script, bool stream = false,
           const std::function<void(llm::ProviderConfig&)>& adjust = {}) {
   std::string err;
   REQUIRE_MESSAGE(run->server.start(script, &err), err);
@@ -37,14 +38,10 @@ void call(Run* run, const std::string& wire, const json& script, bool stream = f
   run->ok = p->complete(q, &run->reply, &run->error);
 }
 
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("llm: 429 with retry-after: 1, then success (2 attempts, really waiting 1 s)") {
-  Run run;
+  LlmRun run;
   call(&run, "openai",
        json::array({{{"status", 429},
                      {"headers", {{"retry-after", "1"}}},
@@ -60,7 +57,7 @@ TEST_CASE("llm: 429 with retry-after: 1, then success (2 attempts, really waitin
 }
 
 TEST_CASE("llm: 500 twice, then success (3 attempts, back-off 0.5 s then 1 s)") {
-  Run run;
+  LlmRun run;
   json fail = {{"status", 500}, {"body", fake_llm::openai_error("server_error", "boom")}};
   call(&run, "openai", json::array({fail, fail, {{"body", fake_llm::openai_body("third")}}}));
   REQUIRE_MESSAGE(run.ok, run.error.message);
@@ -71,7 +68,7 @@ TEST_CASE("llm: 500 twice, then success (3 attempts, back-off 0.5 s then 1 s)") 
 }
 
 TEST_CASE("llm: anthropic 529 overloaded is retried, then success") {
-  Run run;
+  LlmRun run;
   call(&run, "anthropic",
        json::array({{{"status", 529},
                      {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}},
@@ -82,7 +79,7 @@ TEST_CASE("llm: anthropic 529 overloaded is retried, then success") {
 }
 
 TEST_CASE("llm: 529 on every attempt gives overloaded after 3 attempts") {
-  Run run;
+  LlmRun run;
   json busy = {{"status", 529},
                {"body", fake_llm::anthropic_error("overloaded_error", "Overloaded")}};
   call(&run, "anthropic", json::array({busy, busy, busy}));
@@ -96,7 +93,7 @@ TEST_CASE("llm: 529 on every attempt gives overloaded after 3 attempts") {
 }
 
 TEST_CASE("llm: insufficient_quota is a quota error and is not retried") {
-  Run run;
+  LlmRun run;
   call(
       &run, "openai",
       json::array({{{"status", 429},
@@ -115,11 +112,11 @@ TEST_CASE("llm: insufficient_quota is a quota error and is not retried") {
 TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_limited") {
   json spend = fake_llm::anthropic_error("rate_limit_error", "You have reached your spend limit");
   spend["error"]["details"] = {{"error_code", "enforced_spend_limit_reached"}};
-  Run run;
+  LlmRun run;
   call(&run, "anthropic", json::array({{{"status", 429}, {"body", spend}}}));
   CHECK(run.error.kind == llm::ErrorKind::quota);
   CHECK(run.reply.attempts == 1);
-  Run run2;
+  LlmRun run2;
   call(&run2, "anthropic",
        json::array({{{"status", 429},
                      {"headers", {{"retry-after", "0"}}},
@@ -130,7 +127,7 @@ TEST_CASE("llm: anthropic 429 for a spend limit is quota; a plain 429 is rate_li
 }
 
 TEST_CASE("llm: a stalled stream hits the idle time-out (1 s) as kind timeout") {
-  Run run;
+  LlmRun run;
   std::vector<std::string> pieces = {
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n",
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tial\"}}]}\n\n"};
@@ -146,7 +143,7 @@ TEST_CASE("llm: a stalled stream hits the idle time-out (1 s) as kind timeout") 
 }
 
 TEST_CASE("llm: a truncated JSON body is bad_response showing its first bytes") {
-  Run run;
+  LlmRun run;
   call(&run, "openai",
        json::array({{{"body", fake_llm::openai_body("cut short")}, {"truncate_at", 40}}}), false,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
@@ -157,7 +154,7 @@ TEST_CASE("llm: a truncated JSON body is bad_response showing its first bytes") 
 }
 
 TEST_CASE("llm: a cut connection is retried; so is a whole body that is cut JSON") {
-  Run run;
+  LlmRun run;
   call(&run, "openai",
        json::array({{{"body", fake_llm::openai_body("x")}, {"truncate_at", 10}},
                     {{"close", true}},
@@ -167,7 +164,7 @@ TEST_CASE("llm: a cut connection is retried; so is a whole body that is cut JSON
   CHECK(run.reply.attempts == 3);
   // A body whose Content-Length matched but whose JSON stops short (a proxy's cut, a
   // server's bug): retried with the same policy as a cut stream, not the run's end.
-  Run run2;
+  LlmRun run2;
   call(&run2, "anthropic",
        json::array({{{"body", "{\"id\":\"msg\",\"content\":[{\"ty"}},
                     {{"body", fake_llm::anthropic_body("second")}}}));
@@ -179,7 +176,7 @@ TEST_CASE("llm: a cut connection is retried; so is a whole body that is cut JSON
 }
 
 TEST_CASE("llm: a cut JSON body on every attempt gives up after the retries, naming it") {
-  Run run;
+  LlmRun run;
   json cut = {{"body", "{\"choices\":[{\"message\":{\"content\":\"ha"}};
   call(&run, "openai", json::array({cut, cut, cut}));
   CHECK_FALSE(run.ok);
@@ -189,7 +186,7 @@ TEST_CASE("llm: a cut JSON body on every attempt gives up after the retries, nam
   CHECK(run.reply.attempts == 3);
   // Valid JSON that is no reply is the server breaking its format: asking again will
   // not mend it, so it is not retried.
-  Run run2;
+  LlmRun run2;
   call(&run2, "openai",
        json::array(
            {{{"body", json{{"unexpected", true}}}}, {{"body", fake_llm::openai_body("unused")}}}));
@@ -199,7 +196,7 @@ TEST_CASE("llm: a cut JSON body on every attempt gives up after the retries, nam
 }
 
 TEST_CASE("llm: a 429 while retrying says when the next try comes; only the give-up advises") {
-  Run run;
+  LlmRun run;
   json limited = {{"status", 429},
                   {"headers", {{"retry-after", "2"}}},
                   {"body", fake_llm::openai_error("rate_limit_exceeded", "Rate limit reached")}};
@@ -235,7 +232,7 @@ TEST_CASE("llm: an error event mid-stream (anthropic overloaded) is retried") {
       "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_"
       "tokens\":2}}\n\n",
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"};
-  Run run;
+  LlmRun run;
   call(&run, "anthropic", json::array({{{"stream", failing}}, {{"stream", good}}}), true);
   REQUIRE_MESSAGE(run.ok, run.error.message);
   CHECK(run.reply.text == "ok");
@@ -246,7 +243,7 @@ TEST_CASE("llm: an error event mid-stream (anthropic overloaded) is retried") {
 TEST_CASE("llm: a stream cut before its end is an error, not a short reply") {
   std::vector<std::string> cut = {
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n"};
-  Run run;
+  LlmRun run;
   call(&run, "openai", json::array({{{"stream", cut}}}), true,
        [](llm::ProviderConfig& c) { c.retry.max_retries = 0; });
   CHECK_FALSE(run.ok);

@@ -3,17 +3,12 @@
 // table's rows, and `--model replay:FILE` is built by the table's replay row.
 #include <doctest/doctest.h>
 
+#include "tests/has.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
 
-namespace {
-
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("llm table: solve and sweep refuse an unknown provider listing the table's names") {
   Harness h;

@@ -7,6 +7,7 @@
 
 #include "sweep/ledger.h"
 #include "sweep/outcome.h"
+#include "tests/has.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
@@ -25,17 +26,6 @@ json stream_without_usage(const std::string& text) {
 }
 
 // The messages of a recorded Chat Completions request.
-std::vector<llm::Message> sent_messages(const json& request) {
-  std::vector<llm::Message> out;
-  for (auto& m : request["body"]["messages"])
-    out.push_back({m.value("role", ""), m.value("content", "")});
-  return out;
-}
-
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("llm usage: a stream without usage is counted from the text, marked, and priced") {

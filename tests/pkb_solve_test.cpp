@@ -7,16 +7,13 @@
 #include <sys/stat.h>
 
 #include "pkb/test_util.h"
+#include "tests/has.h"
 #include "tests/solve_harness.h"
 #include "tests/sweep_script.h"
 
 using namespace solve_test;
 
-namespace {
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 

@@ -32,14 +32,14 @@ std::string nvcc_path() {
   return "nvcc";
 }
 
-struct Run {
+struct NvccRun {
   int status;
   std::string output;
 };
 
 // Runs a shell command, returning its exit status and its merged stdout/stderr.
-Run run(const std::string& cmd) {
-  Run r{-1, {}};
+NvccRun run(const std::string& cmd) {
+  NvccRun r{-1, {}};
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
@@ -57,7 +57,7 @@ fs::path scratch_dir() {
 
 // Compiles `src` into a shared library the way the sandbox builds candidates, with host
 // warnings on. Returns nvcc's output; the test asserts success and no warning.
-Run compile(const fs::path& src, const std::string& arch, const std::string& extra = "") {
+NvccRun compile(const fs::path& src, const std::string& arch, const std::string& extra = "") {
   const fs::path root = KF_SOURCE_ROOT;
   const fs::path out =
       scratch_dir() /
@@ -67,7 +67,7 @@ Run compile(const fs::path& src, const std::string& arch, const std::string& ext
   cmd << nvcc_path() << " -O3 -std=c++17 " << arch << " -shared -Xcompiler -fPIC,-Wall,-Wextra"
       << " -cudart shared -I " << (root / "primitives/include") << " " << extra << " -o " << out
       << " " << src;
-  Run r = run(cmd.str());
+  NvccRun r = run(cmd.str());
   fs::remove(out);
   return r;
 }
@@ -248,12 +248,12 @@ TEST_CASE("primitives: every header and template compiles for sm_90 and sm_90a")
     out << kInstantiate;
   }
   for (const std::string arch : {"-arch=sm_90", "-gencode=arch=compute_90a,code=sm_90a"}) {
-    Run r = compile(src, arch);
+    NvccRun r = compile(src, arch);
     INFO(arch << "\n" << r.output);
     CHECK(r.status == 0);
     CHECK_FALSE(has_warning(r.output));
   }
-  Run r = compile(src, "-arch=sm_90", "-DKF_WAIT_TIMEOUT_NS=0");  // deadline disabled
+  NvccRun r = compile(src, "-arch=sm_90", "-DKF_WAIT_TIMEOUT_NS=0");  // deadline disabled
   INFO(r.output);
   CHECK(r.status == 0);
   fs::remove_all(scratch_dir());
@@ -270,7 +270,7 @@ TEST_CASE("primitives: every expert kernel (problems/*/solution*.cu) compiles wi
     }
   }
   CHECK(sources.size() >= 5);  // one per collective at least
-  std::vector<Run> runs(sources.size());
+  std::vector<NvccRun> runs(sources.size());
   kf_test::two_at_a_time(sources.size(),
                          [&](size_t i) { runs[i] = compile(sources[i], "-arch=sm_90"); });
   for (size_t i = 0; i < sources.size(); ++i) {

@@ -36,7 +36,7 @@ using kforge_run::kforge;
 using kforge_run::Run;
 using kforge_run::status_of;
 
-const std::string kRoot = KF_SOURCE_ROOT;
+using kforge_run::kRoot;
 
 // Every problem folder (one with a problem.json), by name; KF_PROBLEMS="a b" keeps only
 // those (a person checking the problem they are writing).

@@ -123,9 +123,7 @@ class Pty {
   bool eof_ = false;
 };
 
-inline std::string read_text(const std::string& path) {
-  return sandbox::read_text(path);
-}
+using sandbox::read_text;
 
 inline std::string fenced(const std::string& path) {
   return "Here is the kernel.\n\n```cpp\n" + read_text(path) + "```\n";

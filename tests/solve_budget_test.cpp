@@ -21,13 +21,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The messages of a recorded Chat Completions request.
-std::vector<llm::Message> sent_messages(const json& request) {
-  std::vector<llm::Message> out;
-  for (auto& m : request["body"]["messages"])
-    out.push_back({m.value("role", ""), m.value("content", "")});
-  return out;
-}
-
 // A reply with a kernel that does not compile (fast to judge), and the given usage.
 json broken_reply(int k, int in, int out) {
   std::string src =

@@ -8,15 +8,12 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include "tests/has.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
 
 namespace {
-
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
 
 // A price file for the test model, Anthropic's shape: cache reads 0.1x, writes 1.25x.
 json priced(Harness& h) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kf_build_paths.h"
+#include "llm/provider.h"
 #include "sandbox/process.h"
 #include "sandbox/text.h"
 #include "tests/fake_llm/fixtures.h"
@@ -23,6 +24,14 @@ namespace solve_test {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+// The conversation a recorded request sent (the fake server's log), as messages.
+inline std::vector<llm::Message> sent_messages(const nlohmann::json& request) {
+  std::vector<llm::Message> out;
+  for (auto& m : request["body"]["messages"])
+    out.push_back({m.value("role", ""), m.value("content", "")});
+  return out;
+}
 
 inline std::string read_file(const std::string& p) {
   return sandbox::read_text(p);

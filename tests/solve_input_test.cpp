@@ -5,15 +5,12 @@
 
 #include <chrono>
 
+#include "tests/has.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
 
-namespace {
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("solve input: a missing API key exits 2 and names --api-key-env none and key_env") {
   Harness h;

@@ -9,16 +9,13 @@
 #include <thread>
 
 #include "kf_build_paths.h"
+#include "tests/has.h"
 #include "tests/kforge_child.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
 
 namespace {
-
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
 
 // A price for test-model, so that the runs cost something to add up.
 json priced(Harness& h) {

@@ -4,15 +4,12 @@
 #include <doctest/doctest.h>
 
 #include "sandbox/verdict_read.h"
+#include "tests/has.h"
 #include "tests/solve_harness.h"
 
 using namespace solve_test;
 
-namespace {
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("solve: a model that answers right the first time (openai)") {
   Harness h;

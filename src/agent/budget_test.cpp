@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 using agent::BudgetEnd;
-using agent::Limits;
+
 using agent::Spent;
 
 TEST_CASE("budget: the prompt estimate is one token per 3 bytes, rounded up") {
@@ -14,7 +14,7 @@ TEST_CASE("budget: the prompt estimate is one token per 3 bytes, rounded up") {
 }
 
 TEST_CASE("budget: --max-tokens caps the reply at what is left after the prompt") {
-  Limits lim;
+  agent::Limits lim;
   lim.max_tokens = 6000;
   int64_t cap = -1;
   BudgetEnd end;
@@ -25,12 +25,13 @@ TEST_CASE("budget: --max-tokens caps the reply at what is left after the prompt"
   CHECK(end.text().find("4,000 tokens of --max-tokens 6,000") != std::string::npos);
   CHECK(end.text().find("would not fit") != std::string::npos);
   // No budget: no cap.
-  REQUIRE(agent::next_call_cap(Limits{}, Spent{1 << 20, 99, 99}, 1 << 20, nullptr, &cap, &end));
+  REQUIRE(
+      agent::next_call_cap(agent::Limits{}, Spent{1 << 20, 99, 99}, 1 << 20, nullptr, &cap, &end));
   CHECK(cap == 0);
 }
 
 TEST_CASE("budget: --max-cost caps the reply at the output price; no price, no cap") {
-  Limits lim;
+  agent::Limits lim;
   lim.max_cost_usd = 0.015;
   llm::Price p{1.0, 10.0, -1, -1};  // USD per million tokens
   int64_t cap = -1;
@@ -56,7 +57,7 @@ TEST_CASE("budget: --max-cost caps the reply at the output price; no price, no c
 }
 
 TEST_CASE("budget: --max-wall spent ends the run before a call") {
-  Limits lim;
+  agent::Limits lim;
   lim.max_wall_s = 4;
   int64_t cap = 0;
   BudgetEnd end;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "agent/template.h"
+#include "tests/has.h"
 
 namespace {
 
@@ -21,10 +22,6 @@ std::string render(const sandbox::Verdict& v, double target = 1.0) {
   REQUIRE_MESSAGE(agent::render_feedback(agent::default_prompts_dir(), v, 3, target, &out, &err),
                   err);
   return out;
-}
-
-bool has(const std::string& s, const std::string& w) {
-  return s.find(w) != std::string::npos;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "agent/template.h"
 #include "suite/paths.h"
+#include "tests/has.h"
 
 namespace {
 
@@ -20,10 +21,6 @@ agent::PromptInputs inputs(const std::string& backend) {
   in.baseline_time = "BASELINE-TIME-SENTENCE";
   in.target = 1.25;
   return in;
-}
-
-bool has(const std::string& s, const std::string& w) {
-  return s.find(w) != std::string::npos;
 }
 
 }  // namespace

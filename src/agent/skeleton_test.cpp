@@ -10,14 +10,11 @@
 #include "eval/eval.h"
 #include "sandbox/build.h"
 #include "suite/paths.h"
+#include "tests/has.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-bool has(const std::string& s, const std::string& w) {
-  return s.find(w) != std::string::npos;
-}
 
 std::vector<suite::Problem> problems() {
   std::vector<suite::Problem> ps;

@@ -16,17 +16,18 @@
 #include "cli/live.h"
 #include "cli/term_text.h"
 #include "sandbox/interrupt.h"
+#include "tests/has.h"
 
 namespace {
 
-struct Term {
+struct MenuTerm {
   FILE* in = tmpfile();
   FILE* out = tmpfile();
-  explicit Term(const std::string& typed) {
+  explicit MenuTerm(const std::string& typed) {
     fputs(typed.c_str(), in);
     rewind(in);
   }
-  ~Term() {
+  ~MenuTerm() {
     fclose(in);
     fclose(out);
   }
@@ -38,10 +39,6 @@ struct Term {
     return s;
   }
 };
-
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
 
 // Every line of the text (escape codes and \r aside) fits in `cols` columns.
 bool fits(const std::string& s, size_t cols) {
@@ -92,7 +89,7 @@ TEST_CASE("live menu: parse_menu reads b, g N, back N and ?") {
 }
 
 TEST_CASE("live menu: b diffs against the best so far; g N goes back to a turn that has a kernel") {
-  Term t("b\n?\ng 5\ng 1\n");
+  MenuTerm t("b\n?\ng 5\ng 1\n");
   cli::LiveView view(t.in, t.out, false);
   agent::TurnEvent ev = event(1, "verdict", "");
   sandbox::Verdict v;
@@ -114,14 +111,14 @@ TEST_CASE("live menu: b diffs against the best so far; g N goes back to a turn t
   CHECK(fits(cli::kMenuHelp, 60));
   CHECK(cli::display_width(cli::kMenu3) <= 60);
   // No correct kernel yet: b says so.
-  Term none("b\nq\n");
+  MenuTerm none("b\nq\n");
   cli::LiveView fresh(none.in, none.out, false);
   CHECK(fresh.between_turns("k\n", "", "", v).action == agent::Action::quit);
   CHECK(has(none.text(), "(no correct kernel yet to compare with)"));
 }
 
 TEST_CASE("live menu: accept with no kernel evaluated says so and stays in the menu") {
-  Term t("a\nq\n");
+  MenuTerm t("a\nq\n");
   cli::LiveView view(t.in, t.out, false);
   // Ctrl-C stopped turn 1's model call: no kernel exists.
   CHECK(view.interrupted(1, "model call", "", "").action == agent::Action::quit);
@@ -129,17 +126,17 @@ TEST_CASE("live menu: accept with no kernel evaluated says so and stays in the m
   CHECK(has(s, "nothing to accept: no kernel was evaluated yet"));
   CHECK_FALSE(has(s, "accepted"));
   // With a kernel evaluated before, accept keeps it.
-  Term k("a\n");
+  MenuTerm k("a\n");
   cli::LiveView view2(k.in, k.out, false);
   CHECK(view2.interrupted(2, "model call", "", "int a;\n").action == agent::Action::accept);
-  Term m("a\nq\n");
+  MenuTerm m("a\nq\n");
   cli::LiveView view3(m.in, m.out, false);
   CHECK(view3.menu_between_steps(2, "", "").action == agent::Action::quit);
   CHECK(has(m.text(), "nothing to accept"));
 }
 
 TEST_CASE("live menu: a retry's turn is drawn as a retry") {
-  Term t("r\n");
+  MenuTerm t("r\n");
   cli::LiveView view(t.in, t.out, false);
   view.on_event(event(1, "waiting_model", "openai:m"));
   sandbox::Verdict v;
@@ -153,7 +150,7 @@ TEST_CASE("live menu: a retry's turn is drawn as a retry") {
 }
 
 TEST_CASE("live menu: long retry advice, replies and commands wrap at word ends, never cut") {
-  Term t("v\n\n");
+  MenuTerm t("v\n\n");
   cli::LiveView view(t.in, t.out, false);
   view.set_model("openai:m");
   std::string advice =
@@ -167,7 +164,7 @@ TEST_CASE("live menu: long retry advice, replies and commands wrap at word ends,
   sandbox::Verdict v;
   // `v` shows the reply, then `s` the kernel: one long line of it.
   std::string kernel = "int main() {\n  float x[] = {" + reply + "};\n}\n";
-  Term t2("s\n\n");
+  MenuTerm t2("s\n\n");
   cli::LiveView view2(t2.in, t2.out, true);  // in colour: the codes take no width
   CHECK(view2.between_turns(kernel, "", "", v).action == agent::Action::next);
   CHECK(fits(t2.text(), 80));

@@ -8,14 +8,11 @@
 #include "cli/cmd_show.h"
 #include "cli/solve_model.h"
 #include "cli/solve_resume.h"
+#include "tests/has.h"
 
 namespace {
 
-bool has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-
-std::string joined(const std::vector<std::string>& lines) {
+std::string joined_text(const std::vector<std::string>& lines) {
   std::string s;
   for (auto& l : lines) s += l + "\n";
   return s;
@@ -31,17 +28,17 @@ TEST_CASE("solve text: the next step goes on with the run through --resume") {
   r.exit_reason = agent::ExitReason::max_turns;
   r.turns = 3;
   cli::KeptKernels k{"", "", "/x/runs/all_reduce/20261206-a.jsonl"};
-  std::string s = joined(cli::solve_end_lines(cfg, r, k));
+  std::string s = joined_text(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s,
             "next: `kforge solve --resume /x/runs/all_reduce/20261206-a --max-turns 3` goes "
             "on for 3 more turns"));
   r.exit_reason = agent::ExitReason::quit;
-  s = joined(cli::solve_end_lines(cfg, r, k));
+  s = joined_text(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s, "`kforge solve --resume /x/runs/all_reduce/20261206-a` goes on with this run"));
   CHECK_FALSE(has(s, "`kforge solve all_reduce`"));  // a new run would lose the flags
   r.exit_reason = agent::ExitReason::max_cost;
   r.budget = {"max_cost", 0.02, 0.02, ""};
-  s = joined(cli::solve_end_lines(cfg, r, k));
+  s = joined_text(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s, "--resume /x/runs/all_reduce/20261206-a --max-cost N` goes on with a new budget"));
   // A resumed run: this part's spend, then the whole run's.
   r = {};
@@ -50,7 +47,7 @@ TEST_CASE("solve text: the next step goes on with the run through --resume") {
   r.turns = 5, r.tokens_in = 300, r.tokens_out = 200, r.cost_usd = 0.5, r.seconds = 40;
   r.prior.turns = 2, r.prior.tokens_in = 100, r.prior.tokens_out = 100, r.prior.cost_usd = 0.2,
   r.prior.seconds = 10;
-  s = joined(cli::solve_end_lines(cfg, r, k));
+  s = joined_text(cli::solve_end_lines(cfg, r, k));
   CHECK(has(s,
             "this part (the run's part 2): 3 turns, 300 tokens, $0.3000, 30 s; the whole run: "
             "5 turns, 500 tokens, $0.5000, 40 s"));

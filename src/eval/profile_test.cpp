@@ -11,14 +11,11 @@
 #include "kf_build_paths.h"
 #include "suite/paths.h"
 #include "suite/test_util.h"
+#include "tests/has.h"
 
 using namespace eval;
 
 namespace {
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // Sets an environment variable for the test's scope, and puts back what it was (PATH
 // unset for the rest of the process broke every later test that runs a compiler).

@@ -10,6 +10,7 @@
 #include "eval/ncu_csv.h"
 #include "eval/sanitizer_log.h"
 #include "kf_build_paths.h"
+#include "tests/has.h"
 
 using namespace eval;
 
@@ -27,10 +28,6 @@ std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (auto& l : v) s += l + "\n";
   return s;
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -6,39 +6,18 @@
 
 #include "kf_build_paths.h"
 #include "suite/analysis.h"
+#include "suite/shipped_test_util.h"
 
-namespace {
-
-suite::Problem load(const std::string& name) {
-  suite::Problem p;
-  std::string err;
-  REQUIRE_MESSAGE(suite::load_problem(std::string(KF_SOURCE_ROOT) + "/problems/" + name, &p, &err),
-                  err);
-  return p;
-}
-
-suite::Instance inst_of(const suite::Problem& p, int world, std::vector<std::string> over = {}) {
-  suite::Instance inst;
-  std::string err;
-  REQUIRE_MESSAGE(suite::resolve_instance(p, world, "full", over, &inst, &err), err);
-  return inst;
-}
-
-suite::Template find(const std::vector<suite::Template>& space, const std::string& name) {
-  for (const auto& t : space)
-    if (t.name() == name) return t;
-  FAIL("no template " << name);
-  return {};
-}
-
-}  // namespace
+using suite::test::full_instance;
+using suite::test::shipped_problem;
+using suite::test::template_named;
 
 TEST_CASE("suite: gemm_reduce_scatter's intra-SM template at world 8, full size, by hand") {
-  suite::Problem p = load("gemm_reduce_scatter");
-  suite::Instance inst = inst_of(p, 8);
+  suite::Problem p = shipped_problem("gemm_reduce_scatter");
+  suite::Instance inst = full_instance(p, 8);
   const auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   CHECK(space.size() == 8);  // bm 64|128 x bn 64|128 x stages 2|3
-  const suite::Template t = find(space, "tma/intra_sm bm=64 bn=128 stages=3");
+  const suite::Template t = template_named(space, "tma/intra_sm bm=64 bn=128 stages=3");
   const suite::Prediction r = suite::predict(t, inst, suite::default_h200());
   REQUIRE(r.error.empty());
   // c is [1024/8, 1024] bf16 = 262144 B; a and b are 1024 x 64 and 64 x 1024 bf16.
@@ -54,21 +33,22 @@ TEST_CASE("suite: gemm_reduce_scatter's intra-SM template at world 8, full size,
   CHECK(r.ms == doctest::Approx(0.005 + 0.00325 + 0.0052427302));
   CHECK(r.bound == "latency");
   // A deep K makes the same template compute-bound: 2 * 1024^2 * 32768 flops per rank.
-  suite::Instance deep = inst_of(p, 2, {"K=65536"});
-  const suite::Prediction d =
-      suite::predict(find(suite::template_space(p, deep, sandbox::Backend::cuda), t.name()), deep,
-                     suite::default_h200());
+  suite::Instance deep = full_instance(p, 2, {"K=65536"});
+  const suite::Prediction d = suite::predict(
+      template_named(suite::template_space(p, deep, sandbox::Backend::cuda), t.name()), deep,
+      suite::default_h200());
   CHECK(d.bound == "compute");
   CHECK(d.ms == doctest::Approx(0.00825 + 68719476736.0 / (989e12 * 128 / 132) * 1e3));
 }
 
 TEST_CASE("suite: all_gather_gemm's inter-SM template at world 8, full size, by hand") {
-  suite::Problem p = load("all_gather_gemm");
-  suite::Instance inst = inst_of(p, 8);
+  suite::Problem p = shipped_problem("all_gather_gemm");
+  suite::Instance inst = full_instance(p, 8);
   const auto space = suite::template_space(p, inst, sandbox::Backend::cuda);
   // bm 64|128 x comm_blocks 4|8|16 x TMA chunks 4|8|16 KB (a is 128 KB: all fit)
   CHECK(space.size() == 18);
-  const suite::Template t = find(space, "tma/inter_sm bm=64 comm_blocks=8 chunk_bytes=16384");
+  const suite::Template t =
+      template_named(space, "tma/inter_sm bm=64 comm_blocks=8 chunk_bytes=16384");
   const suite::Prediction r = suite::predict(t, inst, suite::default_h200());
   REQUIRE(r.error.empty());
   // a is [1024, 64] bf16 = 131072 B, b [512, 1024] = 1 MiB, c [1024, 1024] = 2 MiB.
@@ -86,12 +66,12 @@ TEST_CASE("suite: all_gather_gemm's inter-SM template at world 8, full size, by 
 }
 
 TEST_CASE("suite: the unfused host twin adds the GEMM to the exchange") {
-  suite::Problem p = load("gemm_reduce_scatter");
-  suite::Instance inst = inst_of(p, 2);
+  suite::Problem p = shipped_problem("gemm_reduce_scatter");
+  suite::Instance inst = full_instance(p, 2);
   const auto space = suite::template_space(p, inst, sandbox::Backend::host);
   CHECK(space.size() == 4);  // pull|push x chunk_elems 1000|65536
-  const suite::Prediction r =
-      suite::predict(find(space, "host/pull chunk_elems=65536"), inst, suite::default_h200());
+  const suite::Prediction r = suite::predict(template_named(space, "host/pull chunk_elems=65536"),
+                                             inst, suite::default_h200());
   REQUIRE(r.error.empty());
   // 2 * 1024^2 * 256 flops; c is [512, 1024] bf16 = 1 MiB: one peer's slot; 128 tiles over 128
   // blocks of register ops (342.68 GB/s past 76 SMs); two kernels, two barriers, two hops for a
@@ -103,8 +83,8 @@ TEST_CASE("suite: the unfused host twin adds the GEMM to the exchange") {
 
 TEST_CASE("suite: the fused problems' analysis carries the compute term and their advice") {
   for (const char* name : {"gemm_reduce_scatter", "all_gather_gemm"}) {
-    suite::Problem p = load(name);
-    const std::string text = suite::analysis_text(p, inst_of(p, 8), suite::default_h200());
+    suite::Problem p = shipped_problem(name);
+    const std::string text = suite::analysis_text(p, full_instance(p, 8), suite::default_h200());
     INFO(text);
     CHECK(text.find("max(T_comm, T_mem, T_compute)") != std::string::npos);
     CHECK(text.find("- Algorithm: fuse ") != std::string::npos);

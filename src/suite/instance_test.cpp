@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "suite/test_util.h"
+#include "tests/has.h"
 
 using suite::test::all_reduce_json;
 using suite::test::TempDir;
@@ -17,14 +18,6 @@ suite::Problem load(const TempDir& tmp, const ojson& j) {
   std::string err;
   REQUIRE_MESSAGE(suite::load_problem(dir, &p, &err), err);
   return p;
-}
-
-bool has(const std::string& s, const std::string& part) {
-  INFO("message: ", s);
-  INFO("expected to contain: ", part);
-  bool ok = s.find(part) != std::string::npos;
-  CHECK(ok);
-  return ok;
 }
 
 // A problem whose shapes depend on the rank: rank r holds r + 1 rows of n.
@@ -106,19 +99,19 @@ TEST_CASE("suite: resolve_instance overrides") {
   CHECK(inst.compute_dtype == kf::DType::bf16);
 
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"m=3"}, &inst, &err));
-  has(err, "no parameter 'm'; the parameters are: n, dtype");
+  check_has(err, "no parameter 'm'; the parameters are: n, dtype");
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"dtype=fp16"}, &inst, &err));
-  has(err, "fp16 is not a choice of dtype; the choices are: fp32, bf16");
+  check_has(err, "fp16 is not a choice of dtype; the choices are: fp32, bf16");
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"dtype=fp99"}, &inst, &err));
-  has(err, "'fp99' is not a dtype");
+  check_has(err, "'fp99' is not a dtype");
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"n=4.5"}, &inst, &err));
-  has(err, "n is int but 4.5 is not an integer");
+  check_has(err, "n is int but 4.5 is not an integer");
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"n=lots"}, &inst, &err));
-  has(err, "override 'n=lots'");
+  check_has(err, "override 'n=lots'");
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"n"}, &inst, &err));
-  has(err, "not PARAM=VALUE");
+  check_has(err, "not PARAM=VALUE");
   CHECK_FALSE(suite::resolve_instance(p, 2, "medium", {}, &inst, &err));
-  has(err, "no size 'medium'; the sizes are: small, full");
+  check_has(err, "no size 'medium'; the sizes are: small, full");
 }
 
 TEST_CASE("suite: resolve_instance with rank-dependent shapes") {
@@ -160,14 +153,14 @@ TEST_CASE("suite: resolve_instance reports constraint and world failures") {
   bool unsat = false;
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"n=5"}, &inst, &err, &unsat));
   CHECK(unsat);
-  has(err, "constraint \"n % 2 == 0\" fails for n=5");
-  has(err, "constraints[0]");
+  check_has(err, "constraint \"n % 2 == 0\" fails for n=5");
+  check_has(err, "constraints[0]");
   CHECK_FALSE(suite::resolve_instance(p, 8, "small", {}, &inst, &err, &unsat));
   CHECK(unsat);
-  has(err, "constraint \"n >= world\" fails for n=4, world=8");
+  check_has(err, "constraint \"n >= world\" fails for n=4, world=8");
   CHECK_FALSE(suite::resolve_instance(p, 9, "small", {}, &inst, &err, &unsat));
   CHECK(unsat);
-  has(err, "world 9 is outside the world sizes the problem supports, 1..8");
+  check_has(err, "world 9 is outside the world sizes the problem supports, 1..8");
   CHECK_FALSE(suite::resolve_instance(p, 2, "small", {"n=x"}, &inst, &err, &unsat));
   CHECK_FALSE(unsat);  // a bad override is not an unsatisfied constraint
 }

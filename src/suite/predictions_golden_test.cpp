@@ -16,6 +16,9 @@
 
 #include "kf_build_paths.h"
 #include "suite/analysis.h"
+#include "suite/shipped_test_util.h"
+
+using suite::test::shipped_problem;
 
 namespace {
 
@@ -62,13 +65,6 @@ std::string section(const suite::Problem& p, const Header& h) {
                      r.ce_calls, r.hops);
   }
   return o;
-}
-
-suite::Problem load(const std::string& name) {
-  suite::Problem p;
-  std::string err;
-  REQUIRE_MESSAGE(suite::load_problem(KF_SOURCE_ROOT "/problems/" + name, &p, &err), err);
-  return p;
 }
 
 // The grid recorded: every problem at worlds 1, 2 and 8, both sizes, a large n for the
@@ -125,7 +121,7 @@ TEST_CASE("suite: every template's prediction and the analysis text equal the re
   REQUIRE(sections.size() > 50);
   std::map<std::string, suite::Problem> loaded;
   for (const auto& [h, want] : sections) {
-    if (!loaded.count(h.problem)) loaded[h.problem] = load(h.problem);
+    if (!loaded.count(h.problem)) loaded[h.problem] = shipped_problem(h.problem);
     INFO(h.text());
     CHECK(section(loaded[h.problem], h) == want);
   }

@@ -7,6 +7,7 @@
 
 #include "kf_build_paths.h"
 #include "suite/test_util.h"
+#include "tests/has.h"
 
 using suite::test::all_reduce_json;
 using suite::test::TempDir;
@@ -14,14 +15,6 @@ using suite::test::write_problem;
 using ojson = nlohmann::ordered_json;
 
 namespace {
-
-bool has(const std::string& s, const std::string& part) {
-  INFO("message: ", s);
-  INFO("expected to contain: ", part);
-  bool ok = s.find(part) != std::string::npos;
-  CHECK(ok);
-  return ok;
-}
 
 // Loads `j` written as <tmp>/<folder>/problem.json; expects failure and returns the error,
 // which must name the file.
@@ -31,7 +24,7 @@ std::string load_err(const ojson& j, const std::string& folder = "all_reduce") {
   suite::Problem p;
   std::string err;
   CHECK_FALSE(suite::load_problem(dir, &p, &err));
-  has(err, dir + "/problem.json");
+  check_has(err, dir + "/problem.json");
   return err;
 }
 
@@ -88,145 +81,145 @@ TEST_CASE("suite: load_problem rejects missing and unknown keys") {
   ojson j = all_reduce_json();
   j.erase("category");
   std::string e = load_err(j);
-  has(e, "missing required key 'category'");
+  check_has(e, "missing required key 'category'");
 
   j = all_reduce_json();
   j["tensor"] = j["tensors"];  // a typo of a top-level key
   e = load_err(j);
-  has(e, "tensor: unknown key 'tensor'");
-  has(e, "tensors");  // the list of allowed keys
-  has(e, "workspace_bytes");
+  check_has(e, "tensor: unknown key 'tensor'");
+  check_has(e, "tensors");  // the list of allowed keys
+  check_has(e, "workspace_bytes");
 
   j = all_reduce_json();
   j["tensors"][0]["shpe"] = j["tensors"][0]["shape"];
   e = load_err(j);
-  has(e, "tensors[0].shpe: unknown key 'shpe'");
-  has(e, "name, role, dtype, shape, init");
+  check_has(e, "tensors[0].shpe: unknown key 'shpe'");
+  check_has(e, "name, role, dtype, shape, init");
 
   j = all_reduce_json();
   j["params"]["n"]["defualt"] = 3;
   e = load_err(j);
-  has(e, "params.n.defualt: unknown key");
+  check_has(e, "params.n.defualt: unknown key");
 
   j = all_reduce_json();
   j["tensors"][1].erase("role");
   e = load_err(j);
-  has(e, "tensors[1]: missing required key 'role'");
+  check_has(e, "tensors[1]: missing required key 'role'");
 
   j = all_reduce_json();
   j["cost"].erase("flops");
   e = load_err(j);
-  has(e, "cost: missing required key 'flops'");
+  check_has(e, "cost: missing required key 'flops'");
 
   j = all_reduce_json();
   j["tensors"][0].erase("init");
   e = load_err(j);
-  has(e, "tensors[0]: an input needs \"init\"");
+  check_has(e, "tensors[0]: an input needs \"init\"");
 
   j = all_reduce_json();
   j["tensors"][0]["init"]["std"] = 1;
   e = load_err(j);
-  has(e, "tensors[0].init.std: unknown key 'std'");
+  check_has(e, "tensors[0].init.std: unknown key 'std'");
 }
 
 TEST_CASE("suite: load_problem rejects bad values") {
   ojson j = all_reduce_json();
   j["tensors"][0]["dtype"] = "fp33";
   std::string e = load_err(j);
-  has(e, "tensors[0].dtype: \"fp33\" is not a dtype");
+  check_has(e, "tensors[0].dtype: \"fp33\" is not a dtype");
 
   j = all_reduce_json();
   j["tensors"][0]["dtype"] = "$dt";
   e = load_err(j);
-  has(e, "tensors[0].dtype: \"$dt\" names no dtype parameter");
-  has(e, "$dtype");
+  check_has(e, "tensors[0].dtype: \"$dt\" names no dtype parameter");
+  check_has(e, "$dtype");
 
   j = all_reduce_json();
   j["category"] = "collectives";
   e = load_err(j);
-  has(e, "category: \"collectives\" is not a category");
-  has(e, "tensor-parallel");
+  check_has(e, "category: \"collectives\" is not a category");
+  check_has(e, "tensor-parallel");
 
   j = all_reduce_json();
   j["tensors"][1]["role"] = "output";
   e = load_err(j);
-  has(e, "tensors[1].role: \"output\" is not a role");
+  check_has(e, "tensors[1].role: \"output\" is not a role");
 
   j = all_reduce_json();
   j["tensors"][0]["init"]["dist"] = "gaussian";
   e = load_err(j);
-  has(e, "tensors[0].init.dist: \"gaussian\" is not a distribution");
+  check_has(e, "tensors[0].init.dist: \"gaussian\" is not a distribution");
 
   j = all_reduce_json();
   j["params"]["n"]["default"] = 4.5;
   e = load_err(j);
-  has(e, "params.n.default: n is int but 4.5 is not an integer");
+  check_has(e, "params.n.default: n is int but 4.5 is not an integer");
 
   j = all_reduce_json();
   j["params"]["dtype"]["default"] = "fp16";
   e = load_err(j);
-  has(e, "params.dtype.default: fp16 is not one of the choices of dtype: fp32, bf16");
+  check_has(e, "params.dtype.default: fp16 is not one of the choices of dtype: fp32, bf16");
 
   j = all_reduce_json();
   j["params"]["world"] = {{"type", "int"}, {"default", 2}};
   e = load_err(j);
-  has(e, "params.world: 'world' is reserved");
+  check_has(e, "params.world: 'world' is reserved");
 
   j = all_reduce_json();
   j["world"]["max"] = 65;
   e = load_err(j);
-  has(e, "world.max: must be at most 64");
+  check_has(e, "world.max: must be at most 64");
 
   j = all_reduce_json();
   j["name"] = 7;
   e = load_err(j);
-  has(e, "name: expected a string, got number");
+  check_has(e, "name: expected a string, got number");
 }
 
 TEST_CASE("suite: load_problem checks expressions and the names they use") {
   ojson j = all_reduce_json();
   j["tensors"][0]["shape"][0] = "n /";
   std::string e = load_err(j);
-  has(e, "tensors[0].shape[0]: column 4 of \"n /\"");
+  check_has(e, "tensors[0].shape[0]: column 4 of \"n /\"");
 
   j = all_reduce_json();
   j["tensors"][1]["shape"][0] = "nn";
   e = load_err(j);
-  has(e, "tensors[1].shape[0]: \"nn\" uses unknown name 'nn'");
-  has(e, "n, rank, world");
+  check_has(e, "tensors[1].shape[0]: \"nn\" uses unknown name 'nn'");
+  check_has(e, "n, rank, world");
 
   j = all_reduce_json();
   j["cost"]["hbm_bytes"] = "(world + 1) * z_bytes";
   e = load_err(j);
-  has(e, "cost.hbm_bytes");
-  has(e, "'z_bytes'");
-  has(e, "x_bytes");
+  check_has(e, "cost.hbm_bytes");
+  check_has(e, "'z_bytes'");
+  check_has(e, "x_bytes");
 
   j = all_reduce_json();
   j["constraints"] = {"rank < world"};
   e = load_err(j);
-  has(e, "constraints[0]");
-  has(e, "`rank` may only be used in tensor shapes");
+  check_has(e, "constraints[0]");
+  check_has(e, "`rank` may only be used in tensor shapes");
 
   j = all_reduce_json();
   j["tensors"][0]["shape"][0] = "x_numel";
   e = load_err(j);
-  has(e, "tensors[0].shape[0]");
-  has(e, "only be used in cost and busbw");
+  check_has(e, "tensors[0].shape[0]");
+  check_has(e, "only be used in cost and busbw");
 
   j = all_reduce_json();
   j["busbw"]["factor"] = "2 * (world - 1) / wrld";
   e = load_err(j);
-  has(e, "busbw.factor");
+  check_has(e, "busbw.factor");
 
   // Parses, but the dry run finds a shape that is not an integer at world 2.
   j = all_reduce_json();
   j["tensors"][0]["shape"][0] = "n / world";
   e = load_err(j);
-  has(e, "tensors[0].shape[0]");
-  has(e, "not a non-negative integer");
-  has(e, "size small");
-  has(e, "world 2");
+  check_has(e, "tensors[0].shape[0]");
+  check_has(e, "not a non-negative integer");
+  check_has(e, "size small");
+  check_has(e, "world 2");
 
   // The same shape passes once a constraint rules odd splits out.
   j["constraints"] = {"n % world == 0"};
@@ -242,32 +235,32 @@ TEST_CASE("suite: load_problem checks sizes, tolerances, names and files") {
   ojson j = all_reduce_json();
   j["sizes"]["small"]["m"] = 4;
   std::string e = load_err(j);
-  has(e, "sizes.small.m: 'm' is not a declared parameter (declared: n, dtype)");
+  check_has(e, "sizes.small.m: 'm' is not a declared parameter (declared: n, dtype)");
 
   j = all_reduce_json();
   j["sizes"].erase("full");
   e = load_err(j);
-  has(e, "sizes: missing the required size 'full'");
+  check_has(e, "sizes: missing the required size 'full'");
 
   j = all_reduce_json();
   j["sizes"]["full"]["dtype"] = "fp16";
   e = load_err(j);
-  has(e, "sizes.full.dtype: fp16 is not one of the choices");
+  check_has(e, "sizes.full.dtype: fp16 is not one of the choices");
 
   j = all_reduce_json();
   j["tolerance"].erase("bf16");
   e = load_err(j);
-  has(e, "tolerance: output 'y' can be bf16 (params.dtype.choices[1])");
-  has(e, "has: fp32");
+  check_has(e, "tolerance: output 'y' can be bf16 (params.dtype.choices[1])");
+  check_has(e, "has: fp32");
 
   j = all_reduce_json();
   j["tolerance"]["fp8"] = {{"atol", 0}, {"rtol", 0}};
   e = load_err(j);
-  has(e, "tolerance.fp8: \"fp8\" is not a dtype name");
+  check_has(e, "tolerance.fp8: \"fp8\" is not a dtype name");
 
   // name must equal the folder's name
   e = load_err(all_reduce_json(), "allreduce");
-  has(e, "name: is \"all_reduce\" but the folder is \"allreduce\"");
+  check_has(e, "name: is \"all_reduce\" but the folder is \"allreduce\"");
 
   // baseline.cu and oracle.cpp must exist
   {
@@ -275,15 +268,15 @@ TEST_CASE("suite: load_problem checks sizes, tolerances, names and files") {
     std::string dir = write_problem(tmp.path, "all_reduce", all_reduce_json().dump(), false);
     suite::Problem p;
     CHECK_FALSE(suite::load_problem(dir, &p, &e));
-    has(e, dir + "/problem.json");
-    has(e, "baseline.cu");
+    check_has(e, dir + "/problem.json");
+    check_has(e, "baseline.cu");
   }
   // a folder without problem.json
   {
     TempDir tmp;
     suite::Problem p;
     CHECK_FALSE(suite::load_problem(tmp.path + "/nothing", &p, &e));
-    has(e, tmp.path + "/nothing/problem.json: cannot open");
+    check_has(e, tmp.path + "/nothing/problem.json: cannot open");
   }
 }
 
@@ -294,8 +287,8 @@ TEST_CASE("suite: load_problem names the line and column of a JSON syntax error"
   suite::Problem p;
   std::string err;
   CHECK_FALSE(suite::load_problem(dir, &p, &err));
-  has(err, dir + "/problem.json:3:");
-  has(err, "not valid JSON");
+  check_has(err, dir + "/problem.json:3:");
+  check_has(err, "not valid JSON");
   CHECK(err.find("[json.exception") == std::string::npos);
 }
 
@@ -307,7 +300,7 @@ TEST_CASE("suite: load_problem rejects a key given twice") {
   suite::Problem p;
   std::string err;
   CHECK_FALSE(suite::load_problem(dir, &p, &err));
-  has(err, dir + "/problem.json: the key 'n' appears twice");
+  check_has(err, dir + "/problem.json: the key 'n' appears twice");
 }
 
 TEST_CASE("suite: load_all_problems sorts, skips and reports") {
@@ -332,7 +325,7 @@ TEST_CASE("suite: load_all_problems sorts, skips and reports") {
   write_problem(tmp.path, "c_problem", c.dump());
   CHECK_FALSE(suite::load_all_problems(tmp.path, &ps, &err));
   CHECK(ps.size() == 2);  // the valid ones are still returned
-  has(err, "c_problem/problem.json: bogus: unknown key");
+  check_has(err, "c_problem/problem.json: bogus: unknown key");
 }
 
 TEST_CASE("suite: the default problem is the one that says so, else the first by name") {
@@ -356,12 +349,12 @@ TEST_CASE("suite: the default problem is the one that says so, else the first by
   c["default"] = true;
   write_problem(tmp.path, "c_problem", c.dump());
   CHECK_FALSE(suite::default_problem(tmp.path, &name, &err));
-  has(err, "b_problem/problem.json, " + tmp.path + "/c_problem/problem.json all say");
+  check_has(err, "b_problem/problem.json, " + tmp.path + "/c_problem/problem.json all say");
   c["default"] = "yes";
   write_problem(tmp.path, "c_problem", c.dump());
   suite::Problem p;
   CHECK_FALSE(suite::load_problem(tmp.path + "/c_problem", &p, &err));
-  has(err, "c_problem/problem.json: default: expected true or false");
+  check_has(err, "c_problem/problem.json: default: expected true or false");
   REQUIRE_MESSAGE(suite::default_problem(KF_SOURCE_ROOT "/problems", &name, &err), err);
   CHECK(name == "all_reduce");  // what README.md's `./kforge solve` promises
 }

@@ -94,7 +94,10 @@ TEST_CASE("sweep status: fast_p and the geometric mean over problems with speeds
   CHECK(all.fast[2].count == 2);
   // Geomean per problem (a: sqrt(2 * 0.5) = 1, b: 4), then geometric over problems: 2.
   CHECK(*all.geomean_speedup == doctest::Approx(2.0));
-  std::string csv = status_csv({"d", 0, 0, 0, 0, 0, 0, rows, {}});
+  sweep::Status st;
+  st.dir = "d";
+  st.rows = rows;
+  std::string csv = status_csv(st);
   CHECK(csv.find("fast_1.5@2") != std::string::npos);
   CHECK(csv.find("\nm,a,1,2,2,true,1,1,0.5,1,0.5,1,0.5,1,1,") != std::string::npos);
 }
