@@ -1,8 +1,9 @@
 # cmake/build_speed.cmake: what makes a first build quick on a 2-core machine (issue 36).
 # Measured per source file (CPU seconds, g++ 12, no ccache): -g cost 30-40% of each compile
 # (cmd_solve.cpp 29.7 s with it, 17.8 s without); -O3 costs the same as -O2; the test files
-# at -O1 cost up to a quarter less than at -O2; nlohmann/json, CLI11, fmt and the standard
-# headers are 5-8 s of front end in a typical source, which a precompiled header parses once.
+# at -O1 cost up to a quarter less than at -O2 (they are at -O0 now, in unity batches: see
+# kf_unity below); nlohmann/json, CLI11, fmt and the standard headers are 5-8 s of front
+# end in a typical source, which a precompiled header parses once.
 
 # No debug info unless asked: Release. KF_DEBUG=1 ./kforge (scripts/setup.sh) or
 # -DCMAKE_BUILD_TYPE=RelWithDebInfo gives -O2 -g back.
