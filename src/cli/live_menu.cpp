@@ -37,7 +37,7 @@ int tty_byte(int fd, char* c) {
     if (r <= 0) continue;
     ssize_t n = read(fd, c, 1);
     if (n == 1) return 1;
-    if (n == 0 || errno != EINTR) return 0;
+    if (n == 0 || (errno != EINTR && errno != EAGAIN)) return 0;
   }
 }
 
