@@ -23,6 +23,7 @@
 #include "sandbox/process.h"
 #include "tests/fake_llm/fixtures.h"
 #include "tests/fake_llm/harness.h"
+#include "tests/live_solve.h"
 #include "tests/pty.h"
 
 namespace fs = std::filesystem;
@@ -75,24 +76,10 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   std::string err;
   REQUIRE_MESSAGE(server.start(script, &err), err);
 
-  std::string dir =
-      fs::temp_directory_path().string() + "/kf_interactive_" + std::to_string(getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir + "/runs");
+  kf_live::TestDir scratch("interactive");
+  const std::string& dir = scratch.path;
   Pty term;
-  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge",
-                                   "solve",
-                                   "all_reduce",
-                                   "--backend",
-                                   "host",
-                                   "--world",
-                                   "2",
-                                   "--model",
-                                   "openai:test-model",
-                                   "--base-url",
-                                   server.url() + "/v1",
-                                   "--max-turns",
-                                   "2"};
+  std::vector<std::string> args = kf_live::solve_args(server, {"--max-turns", "2"});
   REQUIRE_MESSAGE(term.spawn(args, child_env(dir + "/runs"), dir, &err), err);
 
   // Turn 1: the wrong kernel, its verdict, then the menu.
@@ -136,7 +123,6 @@ TEST_CASE("interactive: a hint typed at the menu reaches the next prompt") {
   INFO("runs: " << dir + "/runs");
   REQUIRE_FALSE(trajectory.empty());
   CHECK(read_text(trajectory).find(hint) != std::string::npos);
-  fs::remove_all(dir);
 }
 
 namespace {
@@ -188,27 +174,10 @@ TEST_CASE(
   fake_llm::Server server;
   std::string err;
   REQUIRE_MESSAGE(server.start(script, &err), err);
-  std::string dir =
-      fs::temp_directory_path().string() + "/kf_interrupt_" + std::to_string(getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir + "/runs");
+  kf_live::TestDir scratch("interrupt");
+  const std::string& dir = scratch.path;
   Pty term;
-  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge",
-                                   "solve",
-                                   "all_reduce",
-                                   "--backend",
-                                   "host",
-                                   "--world",
-                                   "2",
-                                   "--size",
-                                   "small",
-                                   "--no-time",
-                                   "--call-limit",
-                                   "60",
-                                   "--model",
-                                   "openai:test-model",
-                                   "--base-url",
-                                   server.url() + "/v1"};
+  std::vector<std::string> args = kf_live::solve_args(server, {"--call-limit", "60"});
   REQUIRE_MESSAGE(term.spawn(args, child_env(dir + "/runs"), dir, &err), err);
 
   // The eval is under way once its ranks run (the status line says so).
@@ -238,7 +207,6 @@ TEST_CASE(
   CHECK(inter[0]["phase"] == "eval");
   CHECK(inter[1]["phase"] == "menu");
   CHECK(events_of(traj, "verdict").empty());
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
@@ -250,26 +218,10 @@ TEST_CASE(
   fake_llm::Server server;
   std::string err;
   REQUIRE_MESSAGE(server.start(script, &err), err);
-  std::string dir = fs::temp_directory_path().string() + "/kf_accept_" + std::to_string(getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir + "/runs");
+  kf_live::TestDir scratch("accept");
+  const std::string& dir = scratch.path;
   Pty term;
-  std::vector<std::string> args = {std::string(KF_BINARY_DIR) + "/kforge",
-                                   "solve",
-                                   "all_reduce",
-                                   "--backend",
-                                   "host",
-                                   "--world",
-                                   "2",
-                                   "--size",
-                                   "small",
-                                   "--no-time",
-                                   "--out",
-                                   dir + "/out",
-                                   "--model",
-                                   "openai:test-model",
-                                   "--base-url",
-                                   server.url() + "/v1"};
+  std::vector<std::string> args = kf_live::solve_args(server, {"--out", dir + "/out"});
   REQUIRE_MESSAGE(term.spawn(args, child_env(dir + "/runs"), dir, &err), err);
   bool menu = term.wait_for(cli::kMenu, 0, 300);
   INFO("terminal:\n" << term.seen);
@@ -286,5 +238,4 @@ TEST_CASE(
   auto v = nlohmann::json::parse(read_text(dir + "/out/verdict.json"));
   CHECK(v["solve"]["accepted"]["file"] == accepted);
   CHECK(v["solve"]["accepted"]["status"] == "mismatch");
-  fs::remove_all(dir);
 }

@@ -54,6 +54,7 @@ TEST_CASE("bash_env: echo, exit codes, cwd is the workspace, stderr joins stdout
   env.run("echo x > file.txt; export FOO=1; cd /");
   CHECK(env.run("echo \"[$FOO]\"; cat file.txt").output == "[]\nx\n");
   CHECK(env.run("cat").output == "");  // stdin is /dev/null, so this ends at once
+  fs::remove_all(env.workspace());
 }
 
 TEST_CASE("bash_env: the time limit kills the command and its grandchildren") {
