@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
@@ -16,10 +17,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The folders fresh_dir made, removed when the test binary exits (the environments that
+// use them are returned by value, so no one case owns its folder's end).
+struct BashDirs {
+  std::vector<std::string> made;
+  ~BashDirs() {
+    std::error_code ec;
+    for (const std::string& d : made) fs::remove_all(d, ec);
+  }
+};
+BashDirs& bash_dirs() {
+  static BashDirs dirs;
+  return dirs;
+}
+
 std::string fresh_dir(const std::string& name) {
   std::string d =
       fs::temp_directory_path().string() + "/kf_bash_" + name + "_" + std::to_string(getpid());
   fs::remove_all(d);
+  bash_dirs().made.push_back(d);
   return d;
 }
 
@@ -54,7 +70,6 @@ TEST_CASE("bash_env: echo, exit codes, cwd is the workspace, stderr joins stdout
   env.run("echo x > file.txt; export FOO=1; cd /");
   CHECK(env.run("echo \"[$FOO]\"; cat file.txt").output == "[]\nx\n");
   CHECK(env.run("cat").output == "");  // stdin is /dev/null, so this ends at once
-  fs::remove_all(env.workspace());
 }
 
 TEST_CASE("bash_env: the time limit kills the command and its grandchildren") {
