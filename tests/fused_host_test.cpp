@@ -16,6 +16,7 @@
 #include "kf_build_paths.h"
 #include "sandbox/text.h"
 #include "sandbox/verdict_read.h"
+#include "suite/test_util.h"
 #include "tests/kforge_run.h"
 
 namespace {
@@ -28,14 +29,12 @@ using kforge_run::status_of;
 using kforge_run::kRoot;
 const char* const kFused[] = {"gemm_reduce_scatter", "all_gather_gemm"};
 
-// Writes `text` to a fresh file named `name` in a directory of this test's own.
+// Writes `text` to a fresh file named `name` in a directory of this test's own, removed
+// when the test binary exits.
 std::string write_temp(const std::string& name, const std::string& text) {
-  static const fs::path dir = [] {
-    std::string t = (fs::temp_directory_path() / "kf-fused-XXXXXX").string();
-    REQUIRE(mkdtemp(t.data()) != nullptr);
-    return fs::path(t);
-  }();
-  const std::string p = (dir / name).string();
+  static const suite::test::TempDir dir;
+  REQUIRE_FALSE(dir.path.empty());
+  const std::string p = dir.path + "/" + name;
   std::ofstream(p) << text;
   return p;
 }
