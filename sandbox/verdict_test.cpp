@@ -6,8 +6,6 @@
 
 using namespace sandbox;
 
-namespace {}  // namespace
-
 TEST_CASE("verdict: mismatch names rank, tensor, first bad elements, errors and tolerance") {
   Verdict v;
   v.status = Status::mismatch;

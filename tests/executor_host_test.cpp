@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "process.h"
 #include "rank_process.h"
+#include "tests/has.h"
 #include "tests/kforge_run.h"
 
 using namespace sandbox;
@@ -146,10 +147,6 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   return p;
 }
 
-bool contains(const std::string& s, const std::string& sub) {
-  return s.find(sub) != std::string::npos;
-}
-
 // Every rank reported, and no process that names the run directory is left.
 void check_no_rank_left(const std::string& run_dir, int world) {
   for (int r = 0; r < world; ++r) CHECK(read_rank_status(run_dir, r).present);
@@ -175,7 +172,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
   CHECK(r.v.status == sandbox::Status::correct);
   CHECK(r.v.timed);
   CHECK(r.v.speedup == 0);  // host times are no speed measurement
-  CHECK(contains(r.v.summary, "not a speed measurement"));
+  CHECK(has(r.v.summary, "not a speed measurement"));
   CHECK(fs::exists(r.eval_dir + "/verdict.json"));
   check_no_rank_left(r.eval_dir + "/small", 2);
 
@@ -196,9 +193,9 @@ TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" *
   REQUIRE(!r.v.failures.empty());
   CHECK(r.v.failures[0].tensor == "y");
   CHECK(!r.v.failures[0].first_bad.empty());
-  CHECK(contains(r.v.summary, "rank "));
-  CHECK(contains(r.v.summary, "tensor y"));
-  CHECK(contains(r.v.summary, "y[0]"));
+  CHECK(has(r.v.summary, "rank "));
+  CHECK(has(r.v.summary, "tensor y"));
+  CHECK(has(r.v.summary, "y[0]"));
 }
 
 TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
@@ -214,10 +211,10 @@ TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
     CHECK(s.seconds >= 3);
   }
   CHECK(r.v.limit_s == 3);  // the call limit fired, not the job's total
-  CHECK(contains(r.v.summary, "stuck in"));
+  CHECK(has(r.v.summary, "stuck in"));
   double run_s = 0;
   for (auto& [k, s] : r.v.seconds)
-    if (contains(k, "small")) run_s = s;
+    if (has(k, "small")) run_s = s;
   CHECK(run_s < 90);
   check_no_rank_left(r.eval_dir + "/small", 2);
 }
@@ -229,9 +226,9 @@ TEST_CASE("executor: segfault is a crash with signal 11 and the rank" * doctest:
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);
   REQUIRE(!r.v.crashes.empty());
-  CHECK(contains(r.v.crashes[0].what, "signal 11"));
-  CHECK(contains(r.v.crashes[0].what, "SIGSEGV"));
-  CHECK(contains(r.v.summary, "rank " + std::to_string(r.v.crashes[0].rank)));
+  CHECK(has(r.v.crashes[0].what, "signal 11"));
+  CHECK(has(r.v.crashes[0].what, "SIGSEGV"));
+  CHECK(has(r.v.summary, "rank " + std::to_string(r.v.crashes[0].rank)));
   check_no_rank_left(r.eval_dir + "/small", 2);
 }
 
@@ -251,8 +248,8 @@ TEST_CASE("executor: a null store written here is a crash with SIGSEGV" * doctes
   CHECK(r.v.status == sandbox::Status::crash);
   REQUIRE(!r.v.crashes.empty());
   CHECK(r.v.crashes[0].rank == 1);
-  CHECK(contains(r.v.crashes[0].what, "signal 11 (SIGSEGV)"));
-  CHECK(contains(r.v.summary, "crash: rank 1 died with signal 11 (SIGSEGV) in check"));
+  CHECK(has(r.v.crashes[0].what, "signal 11 (SIGSEGV)"));
+  CHECK(has(r.v.summary, "crash: rank 1 died with signal 11 (SIGSEGV) in check"));
   check_no_rank_left(r.eval_dir + "/small", 2);
 }
 
@@ -283,13 +280,13 @@ TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest:
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::setup_error);
-  CHECK(contains(r.v.summary, "3"));
+  CHECK(has(r.v.summary, "3"));
 
   EvalRun b = eval("all_reduce", kernel("bad_alloc_order"));
   REQUIRE_EVAL(b);
   INFO(render_text(b.v));
   CHECK(b.v.status == sandbox::Status::setup_error);
-  CHECK(contains(b.v.summary, "comm.alloc"));
+  CHECK(has(b.v.summary, "comm.alloc"));
 }
 
 TEST_CASE("executor: missing_symbol is a load_error" * doctest::timeout(300)) {
@@ -298,7 +295,7 @@ TEST_CASE("executor: missing_symbol is a load_error" * doctest::timeout(300)) {
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::load_error);
-  CHECK(contains(r.v.summary, "kf_run"));
+  CHECK(has(r.v.summary, "kf_run"));
 }
 
 TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" *
@@ -316,11 +313,11 @@ TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" *
   std::stringstream ss;
   ss << in.rdbuf();
   std::string env = ss.str();
-  CHECK(!contains(env, "OPENAI_API_KEY"));
-  CHECK(!contains(env, "sk-test-planted"));
-  CHECK(contains(env, "HOME=" + scratch + "\n"));
-  CHECK(contains(env, "TMPDIR=" + scratch + "\n"));
-  CHECK(contains(env, "NCCL_NVLS_ENABLE=0"));
+  CHECK(!has(env, "OPENAI_API_KEY"));
+  CHECK(!has(env, "sk-test-planted"));
+  CHECK(has(env, "HOME=" + scratch + "\n"));
+  CHECK(has(env, "TMPDIR=" + scratch + "\n"));
+  CHECK(has(env, "NCCL_NVLS_ENABLE=0"));
 }
 
 TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_error" *
@@ -334,7 +331,7 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   EvalRun r = eval("all_reduce", bad);
   REQUIRE_EVAL(r);
   CHECK(r.v.status == sandbox::Status::rejected);
-  CHECK(contains(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
+  CHECK(has(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
   // The ranks started beside the build and went home at its gate: nothing was loaded.
   CHECK(!fs::exists(r.eval_dir + "/small/rank0.json"));
   CHECK(read_rank_status(r.eval_dir + "/small", 0).phase == sandbox::RankPhase::done);
@@ -347,8 +344,8 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
   EvalRun c = eval("all_reduce", broken);
   REQUIRE_EVAL(c);
   CHECK(c.v.status == sandbox::Status::compile_error);
-  CHECK(contains(c.v.summary, "broken.cpp:3"));
-  CHECK(contains(c.v.log, "not_declared_anywhere"));
+  CHECK(has(c.v.summary, "broken.cpp:3"));
+  CHECK(has(c.v.log, "not_declared_anywhere"));
 }
 
 TEST_CASE("executor: a rank killed from outside is a crash told by its exit record" *
@@ -376,8 +373,8 @@ TEST_CASE("executor: a rank killed from outside is a crash told by its exit reco
   REQUIRE(!r.v.crashes.empty());
   // The first to end is the cause; the others were ended by mpirun after it.
   CHECK(r.v.crashes[0].rank == 1);
-  CHECK(contains(r.v.crashes[0].what, "signal 9 (SIGKILL) without a report"));
-  CHECK(contains(r.v.crashes[0].what, "last in check"));
+  CHECK(has(r.v.crashes[0].what, "signal 9 (SIGKILL) without a report"));
+  CHECK(has(r.v.crashes[0].what, "last in check"));
   CHECK(fs::exists(r.eval_dir + "/small/status/rank1.exit"));
   check_no_rank_left(r.eval_dir + "/small", 2);
 }

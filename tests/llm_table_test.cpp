@@ -8,8 +8,6 @@
 
 using namespace solve_test;
 
-namespace {}  // namespace
-
 TEST_CASE("llm table: solve and sweep refuse an unknown provider listing the table's names") {
   Harness h;
   const std::string names = "(providers: " + llm::provider_names_text() + ")";

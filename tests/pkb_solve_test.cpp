@@ -13,8 +13,6 @@
 
 using namespace solve_test;
 
-namespace {}  // namespace
-
 namespace {
 
 const char* kStandInPython =

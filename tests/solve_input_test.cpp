@@ -10,8 +10,6 @@
 
 using namespace solve_test;
 
-namespace {}  // namespace
-
 TEST_CASE("solve input: a missing API key exits 2 and names --api-key-env none and key_env") {
   Harness h;
   std::string out;

@@ -9,8 +9,6 @@
 
 using namespace solve_test;
 
-namespace {}  // namespace
-
 TEST_CASE("solve: a model that answers right the first time (openai)") {
   Harness h;
   Result r = h.solve(json::array({openai_ok(fenced("cpp", right_kernel()))}), "openai", false);
