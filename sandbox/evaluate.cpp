@@ -116,6 +116,16 @@ bool build_both(const EvalRequest& req, BuildResult* b, BuildResult* cb, BuildRe
   return cand_built;
 }
 
+}  // namespace
+
+void prebuild(const EvalRequest& req) {
+  BuildResult b, cb, ob;
+  std::string err;
+  build_both(req, &b, &cb, &ob, &err);
+}
+
+namespace {
+
 // A built library into the launch's lib folder: a hard link to the cache's copy, or a copy
 // where the two are on different file systems.
 bool place_library(const std::string& built, const std::string& to, std::string* err) {

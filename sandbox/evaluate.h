@@ -44,6 +44,12 @@ struct EvalRequest {
 // Creates <root>/<yyyymmdd-hhmmss>-<pid>-<random> (and root); "" when it cannot.
 std::string make_eval_dir(const std::string& root);
 
+// Builds what evaluate() will need (the candidate, the baseline, the oracle) into the build
+// cache and nothing else, so that evaluate() finds them cached. Under a sweep, whose evals
+// queue for the GPU (eval/eval_slot.h), this lets one sample compile while another runs.
+// Every failure is left for evaluate() to report.
+void prebuild(const EvalRequest& req);
+
 // Fills *out (and writes <eval_dir>/verdict.json). False (with *err) only for internal
 // failures: the baseline does not build or fails, the sandbox itself broke, a file
 // cannot be written. A bad candidate is a verdict, never an error.

@@ -97,9 +97,9 @@ struct EvalRun {
 
 // `beside`, when given, runs on a thread of its own during the evaluation, given its
 // directory.
-EvalRun eval(const std::string& problem, const std::string& candidate, int world = 2,
-             Job job = Job{}, bool timed = false,
-             std::function<void(const std::string&)> beside = {}) {
+EvalRun eval_kernel(const std::string& problem, const std::string& candidate, int world = 2,
+                    Job job = Job{}, bool timed = false,
+                    std::function<void(const std::string&)> beside = {}) {
   EvalRun r;
   EvalRequest req;
   req.candidate_path = candidate;
@@ -166,7 +166,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
   std::string cand = kRoot + "/problems/all_reduce/examples/host.cpp";
-  EvalRun r = eval("all_reduce", cand, 2, Job{}, true);
+  EvalRun r = eval_kernel("all_reduce", cand, 2, Job{}, true);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::correct);
@@ -176,7 +176,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
   CHECK(fs::exists(r.eval_dir + "/verdict.json"));
   check_no_rank_left(r.eval_dir + "/small", 2);
 
-  EvalRun r4 = eval("all_reduce", cand, 4);
+  EvalRun r4 = eval_kernel("all_reduce", cand, 4);
   REQUIRE_EVAL(r4);
   INFO(render_text(r4.v));
   CHECK(r4.v.status == sandbox::Status::correct);
@@ -186,7 +186,7 @@ TEST_CASE("executor: the example all_reduce is correct, world 2 and world 4" *
 TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
-  EvalRun r = eval("all_reduce", kernel("wrong_rank"));
+  EvalRun r = eval_kernel("all_reduce", kernel("wrong_rank"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::mismatch);
@@ -201,7 +201,7 @@ TEST_CASE("executor: wrong_rank is a mismatch naming the rank and indices" *
 TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
-  EvalRun r = eval("all_reduce", kernel("spin"));
+  EvalRun r = eval_kernel("all_reduce", kernel("spin"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::timeout);
@@ -221,7 +221,7 @@ TEST_CASE("executor: spin is a timeout naming the ranks, and no rank is left" *
 
 TEST_CASE("executor: segfault is a crash with signal 11 and the rank" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  EvalRun r = eval("all_reduce", kernel("segfault"));
+  EvalRun r = eval_kernel("all_reduce", kernel("segfault"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);
@@ -242,7 +242,7 @@ TEST_CASE("executor: a null store written here is a crash with SIGSEGV" * doctes
                       "  volatile uintptr_t addr = 0;\n"
                       "  if (comm.rank == 1) *reinterpret_cast<volatile int*>(addr) = 42;\n"
                       "  return 0;\n}\n");
-  EvalRun r = eval("all_reduce", src);
+  EvalRun r = eval_kernel("all_reduce", src);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);
@@ -257,7 +257,7 @@ TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(30
   if (!have_rank()) return;
   Job job = base_job("all_gather", 2, 4099);
   job.settings.stagger_ms = 50;
-  EvalRun r = eval("all_gather", kernel("stale_flag"), 2, job);
+  EvalRun r = eval_kernel("all_gather", kernel("stale_flag"), 2, job);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::unstable);
@@ -265,7 +265,7 @@ TEST_CASE("executor: stale_flag on all_gather is unstable" * doctest::timeout(30
 
 TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  EvalRun r = eval("all_reduce", kernel("writes_input"));
+  EvalRun r = eval_kernel("all_reduce", kernel("writes_input"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::mismatch);
@@ -276,13 +276,13 @@ TEST_CASE("executor: writes_input is a mismatch with input_modified" * doctest::
 
 TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  EvalRun r = eval("all_reduce", kernel("setup_fail"));
+  EvalRun r = eval_kernel("all_reduce", kernel("setup_fail"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::setup_error);
   CHECK(has(r.v.summary, "3"));
 
-  EvalRun b = eval("all_reduce", kernel("bad_alloc_order"));
+  EvalRun b = eval_kernel("all_reduce", kernel("bad_alloc_order"));
   REQUIRE_EVAL(b);
   INFO(render_text(b.v));
   CHECK(b.v.status == sandbox::Status::setup_error);
@@ -291,7 +291,7 @@ TEST_CASE("executor: setup_fail and bad_alloc_order are setup errors" * doctest:
 
 TEST_CASE("executor: missing_symbol is a load_error" * doctest::timeout(300)) {
   if (!have_rank()) return;
-  EvalRun r = eval("all_reduce", kernel("missing_symbol"));
+  EvalRun r = eval_kernel("all_reduce", kernel("missing_symbol"));
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::load_error);
@@ -302,7 +302,7 @@ TEST_CASE("executor: env_probe is correct and sees a scrubbed environment" *
           doctest::timeout(300)) {
   if (!have_rank()) return;
   setenv("OPENAI_API_KEY", "sk-test-planted", 1);
-  EvalRun r = eval("all_reduce", kernel("env_probe"));
+  EvalRun r = eval_kernel("all_reduce", kernel("env_probe"));
   unsetenv("OPENAI_API_KEY");
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
@@ -328,7 +328,7 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
                                     "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
                                     "  return MPI_Barrier(0);\n"
                                     "}\n");
-  EvalRun r = eval("all_reduce", bad);
+  EvalRun r = eval_kernel("all_reduce", bad);
   REQUIRE_EVAL(r);
   CHECK(r.v.status == sandbox::Status::rejected);
   CHECK(has(r.v.summary, "uses_mpi.cpp:3: uses MPI_Barrier"));
@@ -341,7 +341,7 @@ TEST_CASE("executor: a banned call is rejected and a syntax error is a compile_e
                                        "extern \"C\" int kf_run(kf::Comm&, kf::Tensors&) {\n"
                                        "  return not_declared_anywhere;\n"
                                        "}\n");
-  EvalRun c = eval("all_reduce", broken);
+  EvalRun c = eval_kernel("all_reduce", broken);
   REQUIRE_EVAL(c);
   CHECK(c.v.status == sandbox::Status::compile_error);
   CHECK(has(c.v.summary, "broken.cpp:3"));
@@ -366,7 +366,7 @@ TEST_CASE("executor: a rank killed from outside is a crash told by its exit reco
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   };
-  EvalRun r = eval("all_reduce", kernel("spin"), 2, Job{}, false, kill_rank1);
+  EvalRun r = eval_kernel("all_reduce", kernel("spin"), 2, Job{}, false, kill_rank1);
   REQUIRE_EVAL(r);
   INFO(render_text(r.v));
   CHECK(r.v.status == sandbox::Status::crash);

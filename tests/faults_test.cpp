@@ -112,8 +112,8 @@ std::vector<Fault> all_faults() {
 }
 
 // `kforge eval` of `source` on the host backend; the verdict's JSON (empty on no JSON).
-json eval(Harness& h, const std::string& problem, const std::string& source, int world, bool timed,
-          const std::vector<std::string>& extra, std::string* output) {
+json eval_case(Harness& h, const std::string& problem, const std::string& source, int world,
+               bool timed, const std::vector<std::string>& extra, std::string* output) {
   std::string file = h.dir() + "/cand.cpp";
   std::ofstream(file) << source;
   std::vector<std::string> args = {
@@ -158,7 +158,7 @@ TEST_CASE(
       CAPTURE(world);
       std::string out;
       h.extra_env = f.env;
-      json v = eval(h, f.problem, f.source, world, f.timed, f.args, &out);
+      json v = eval_case(h, f.problem, f.source, world, f.timed, f.args, &out);
       h.extra_env.clear();
       INFO(out);
       CHECK(kforge_run::status_of(out) == f.expect);
@@ -172,7 +172,7 @@ TEST_CASE(
         for (const std::string& l : seen) CHECK_MESSAGE(l.find("repeat") == std::string::npos, l);
       }
       fs::remove_all(h.dir() + "/runs");
-      eval(h, "all_reduce", honest, world, false, {}, &out);
+      eval_case(h, "all_reduce", honest, world, false, {}, &out);
       CHECK_MESSAGE(kforge_run::status_of(out) == "correct", "the eval after " << f.name);
       fs::remove_all(h.dir() + "/runs");
     }
@@ -187,7 +187,7 @@ TEST_CASE("faults: --no-race-pass lets no_exit_wait pass, and the verdict says i
   Fault f;
   std::string err, out;
   REQUIRE_MESSAGE(parse_fault(kFaults + "/no_exit_wait.cpp", &f, &err), err);
-  json v = eval(h, f.problem, f.source, 2, false, {"--no-race-pass"}, &out);
+  json v = eval_case(h, f.problem, f.source, 2, false, {"--no-race-pass"}, &out);
   INFO(out);
   CHECK(kforge_run::status_of(out) == "correct");
   CHECK(v.dump().find("race pass: skipped (--no-race-pass)") != std::string::npos);

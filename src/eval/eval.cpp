@@ -79,10 +79,15 @@ bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Ro
                    sandbox::Verdict* v, std::string* err) {
   sandbox::EvalRequest req;
   if (!make_request(cfg, kernel, role, &req, err)) return false;
-  // Under a sweep, wait for this eval's slot (its GPU set, or a share of the cores).
+  // Under a sweep, wait for this eval's slot (its GPU set, or a share of the cores), with
+  // the libraries built first: the compile, seconds of one core, then overlaps the eval
+  // that holds the slot instead of keeping the GPU idle once the slot is ours.
   EvalSlot slot;
   SlotSpec spec = slot_spec(cfg.settings.backend, cfg.settings.world);
-  if (spec.count > 0 && !slot.acquire(spec, err)) return false;
+  if (spec.count > 0) {
+    sandbox::prebuild(req);
+    if (!slot.acquire(spec, err)) return false;
+  }
   req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
   if (req.eval_dir.empty()) {
     *err = "cannot create a run directory under " + cfg.paths.runs_dir + "/evals";
