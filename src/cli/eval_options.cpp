@@ -42,6 +42,12 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                 "faster, but a kernel that does not wait for its peers may then pass; the "
                 "verdict says it was skipped")
       ->group(g);
+  app->add_flag("--cold", o->cold,
+                "solve, tune, sweep: start and end the ranks with every eval (default: warm "
+                "ranks, started once and kept for the evals of the same problem and sizes; "
+                "each candidate still gets fresh processes of its own); eval and baseline are "
+                "always cold")
+      ->group(g);
   app->add_option("--call-limit", o->call_limit_s,
                   "seconds one checked kf_run may take before it counts as a hang (default 10)")
       ->group(g);
@@ -91,6 +97,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   if (o.seed != d.seed) a.insert(a.end(), {"--seed", std::to_string(o.seed)});
   if (o.no_time) a.push_back("--no-time");
   if (o.no_race_pass) a.push_back("--no-race-pass");
+  if (o.cold) a.push_back("--cold");
   if (o.call_limit_s != d.call_limit_s) a.insert(a.end(), {"--call-limit", num(o.call_limit_s)});
   if (!o.machine_file.empty()) a.insert(a.end(), {"--machine", o.machine_file});
   if (is_pkb_suite(o.suite))  // the children may not share this folder

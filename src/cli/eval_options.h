@@ -27,6 +27,9 @@ struct EvalOptions {
   double call_limit_s = 0;         // 0: the default (10 s)
   bool no_time = false;
   bool no_race_pass = false;
+  // solve, tune, sweep: every eval on ranks of its own (default: warm ranks, kept between
+  // the evals of one problem: sandbox/warm.h). eval and baseline are always cold.
+  bool cold = false;
   std::string machine_file;
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
   std::string suite;
