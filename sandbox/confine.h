@@ -57,6 +57,8 @@ class Confined {
   // False (with *err naming the fix) when confinement was asked for and cannot be had.
   bool prepare(const Confinement& c, ProcessSpec* spec, std::string* err);
   ConfinedRun finish();
+  // How the run is confined, once prepared (what finish() will say in `how`).
+  const std::string& how() const { return run_.how; }
 
  private:
   std::vector<std::string> cgroups_;  // the cgroup directories made for this run

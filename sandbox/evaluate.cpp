@@ -137,9 +137,9 @@ bool place_library(const std::string& built, const std::string& to, std::string*
 }
 
 // Where the seconds went inside the ranks (rank 0's clock), and what is left over of the
-// launch: mpirun's start-up and shut-down.
+// launch: mpirun's start-up and shut-down (on warm ranks: the request and its reply).
 void record_phases(const EvalRequest& req, const std::vector<RunResult>& runs, double launched,
-                   Verdict* v) {
+                   bool warm, Verdict* v) {
   double inside = 0;
   for (size_t k = 0; k < runs.size(); ++k)
     if (runs[k].result)
@@ -147,7 +147,21 @@ void record_phases(const EvalRequest& req, const std::vector<RunResult>& runs, d
         v->seconds.push_back({req.instances[k].label + "/" + phase, s});
         inside += s;
       }
-  v->seconds.push_back({"mpirun start+exit", launched - inside});
+  v->seconds.push_back({warm ? "warm request+reply" : "mpirun start+exit", launched - inside});
+}
+
+// What the verdict says of warm ranks: whether the eval ran on a set, and how.
+void note_warm(const WarmUse& w, Verdict* v) {
+  if (w.used)
+    v->harness_notes.push_back(
+        w.reused ? fmt::format("warm ranks: eval {} of the set at {}; MPI, the device context, "
+                               "the heap and NCCL were up already (no bootstrap), the runners "
+                               "and the inputs' secret are this eval's own",
+                               w.eval, w.root)
+                 : fmt::format("warm ranks: this eval started the set at {}", w.root));
+  else if (!w.fallback.empty())
+    v->harness_notes.push_back("warm ranks: not used (" + w.fallback +
+                               "); the eval ran on ranks of its own");
 }
 
 // The verdict of each instance the ranks reached, in order; the first that is not correct
@@ -207,8 +221,12 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   const auto t_launch = Clock::now();
   std::vector<RunResult> runs;
   std::string launch_err;
-  std::future<bool> launch = std::async(
-      std::launch::async, [&] { return run_jobs(jobs, req.launch, &runs, &launch_err); });
+  WarmUse warm;
+  std::future<bool> launch = std::async(std::launch::async, [&] {
+    if (req.warm && req.warm->run(jobs, req.launch, &runs, &warm, &launch_err)) return true;
+    if (req.warm) warm.fallback = launch_err;  // nothing ran on the set: cold instead
+    return run_jobs(jobs, req.launch, &runs, &launch_err);
+  });
   auto open_gate = [&](bool go, std::string* e) {
     return write_json_file(jobs[0].build_gate, nlohmann::json{{"ok", go}}, e);
   };
@@ -248,8 +266,10 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   // The launch overlapped the build: its seconds count from its own start.
   const double launched = since(t_launch);
   v.seconds.push_back({timed ? "launch+check+time" : "launch+check", launched});
-  record_phases(req, runs, launched, &v);
-  return take_verdicts(req, jobs, runs, &v, err) && finish();
+  record_phases(req, runs, launched, warm.reused, &v);
+  if (!take_verdicts(req, jobs, runs, &v, err)) return false;
+  note_warm(warm, &v);
+  return finish();
 }
 
 }  // namespace sandbox

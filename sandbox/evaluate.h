@@ -13,6 +13,7 @@
 #include "job.h"
 #include "launch.h"
 #include "verdict.h"
+#include "warm.h"
 
 namespace sandbox {
 
@@ -36,6 +37,9 @@ struct EvalRequest {
   Toolchain toolchain;
   LaunchOptions launch;
   std::string eval_dir;  // fresh and unique per evaluation (see make_eval_dir)
+  // Warm ranks (warm.h): the set to run on, or null for a launch of the eval's own. With
+  // a set, eval_dir must be beneath its root.
+  std::shared_ptr<WarmSet> warm;
   // Called as each stage starts ("compiling", "running 4 ranks: small", ...), for live
   // views; may be empty.
   std::function<void(const std::string& stage)> on_stage;

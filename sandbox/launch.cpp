@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "confine.h"
+#include "launch_parts.h"
 #include "process.h"
 #include "rank_status.h"
 #include "secrets.h"
@@ -104,15 +105,15 @@ std::vector<std::string> mpirun_argv(const std::vector<Job>& jobs, const LaunchO
     a.insert(a.end(), {"-np", std::to_string(n)});
     if (wrapped(r)) a.insert(a.end(), opt.rank_wrapper.begin(), opt.rank_wrapper.end());
     a.push_back(opt.rank_binary);
+    a.insert(a.end(), opt.rank_args.begin(), opt.rank_args.end());
     for (const Job& job : jobs) a.push_back(job.dir + "/job.json");
     r += n;
   }
   return a;
 }
 
-namespace {
+namespace detail {
 
-// Checks the jobs and makes their folders (status/, scratch/, job.json).
 bool prepare_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::string* err) {
   if (jobs.empty()) {
     *err = "run_jobs: no job to run";
@@ -143,6 +144,8 @@ bool prepare_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::s
   return true;
 }
 
+namespace {
+
 // Reads a JSON report of type T into *out, or says in notes why it could not.
 template <typename T>
 void read_report(const std::string& path, std::optional<T>* out, std::vector<std::string>* notes) {
@@ -160,7 +163,8 @@ void read_report(const std::string& path, std::optional<T>* out, std::vector<std
   }
 }
 
-// What the ranks left in one job's folder; the pids they named go into *pids.
+}  // namespace
+
 void collect(const Job& job, RunResult* out, std::vector<int>* pids) {
   for (int r = 0; r < job.settings.world; ++r) {
     RankStatus s = read_rank_status(job.dir, r);
@@ -175,11 +179,10 @@ void collect(const Job& job, RunResult* out, std::vector<int>* pids) {
   read_report(job.dir + "/result.json", &out->result, &out->notes);
 }
 
-// How each rank's process ended, from the records its reaper left (rank/reaper.h).
-void collect_exits(const Job& first, RunResult* out) {
-  for (int r = 0; r < first.settings.world; ++r) {
+void collect_exits(const std::string& dir, int world, RunResult* out) {
+  for (int r = 0; r < world; ++r) {
     std::optional<RankExit> e;
-    read_report(first.dir + "/status/rank" + std::to_string(r) + ".exit", &e, &out->notes);
+    read_report(dir + "/status/rank" + std::to_string(r) + ".exit", &e, &out->notes);
     out->exits.push_back(e);
   }
 }
@@ -227,9 +230,8 @@ void clean_up(const std::vector<int>& pids, const std::string& binary_name,
   }
 }
 
-// The process spec of the launch, confined (confine.h).
 bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog* dog,
-                 ProcessSpec* spec, Confined* confined, std::string* err) {
+                 ProcessSpec* spec, Confined* confined, std::string* err, const std::string& root) {
   const Job& job = jobs[0];
   spec->argv = mpirun_argv(jobs, o);
   spec->env = scrubbed_env(job.dir + "/scratch", o.allow_multicast, o.extra_env);
@@ -243,21 +245,48 @@ bool launch_spec(const std::vector<Job>& jobs, const LaunchOptions& o, Watchdog*
       o.rank_binary.substr(0, o.rank_binary.rfind('/') + 1) + "kforge-runner";
   jail.read_only = {o.rank_binary, runner_binary};
   jail.read_only.insert(jail.read_only.end(), o.read_only.begin(), o.read_only.end());
-  if (!job.build_gate.empty()) {
-    // The libraries are not built yet: their folder, which kforge fills from outside.
-    jail.read_only.push_back(fs::path(job.build_gate).parent_path().string());
+  if (!root.empty()) {
+    // A warm set (warm.h): every eval's folder, libraries included, is beneath its root,
+    // bound whole, since the later evals' folders are made after the jail is.
+    jail.writable.push_back(root);
   } else {
-    jail.read_only.push_back(job.candidate_lib);
-    if (!job.baseline_lib.empty()) jail.read_only.push_back(job.baseline_lib);
+    if (!job.build_gate.empty())  // the libraries are not built yet: kforge fills their folder
+      jail.read_only.push_back(fs::path(job.build_gate).parent_path().string());
+    else
+      jail.read_only.insert(jail.read_only.end(), {job.candidate_lib, job.baseline_lib});
+    for (const Job& j : jobs) jail.writable.push_back(j.dir);
   }
-  for (const Job& j : jobs) jail.writable.push_back(j.dir);
   jail.gpu = job.settings.backend == Backend::cuda;
   jail.memory_bytes = o.memory_bytes;
   jail.max_pids = o.max_pids;
   return confined->prepare(jail, spec, err);
 }
 
-}  // namespace
+void gather(const std::vector<Job>& jobs, const RunResult& last, const LaunchOptions& opt,
+            const std::string& isolation, const std::string& exits_dir, std::vector<RunResult>* out,
+            std::vector<int>* pids) {
+  // Every job a rank reached has results; those before the last passed on every rank
+  // (the ranks go on only then), so they ended as a launch of their own would have: 0.
+  std::vector<std::string> dirs;
+  for (const Job& j : jobs) dirs.push_back(j.dir);
+  int reached = 0;
+  for (int r = 0; r < jobs[0].settings.world; ++r)
+    reached = std::max(reached, current_job(dirs, r));
+  for (int k = 0; k <= reached; ++k) {
+    RunResult rr = k == reached ? last : RunResult{};
+    if (k < reached) rr.exit_code = 0;
+    rr.memory_bytes = opt.memory_bytes;
+    rr.isolation = isolation;
+    collect(jobs[k], &rr, pids);
+    // The launch's ranks record their ends in one folder; they are the reached job's.
+    if (k == reached && !exits_dir.empty()) collect_exits(exits_dir, jobs[0].settings.world, &rr);
+    out->push_back(std::move(rr));
+  }
+}
+
+}  // namespace detail
+
+using namespace detail;
 
 bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vector<RunResult>* out,
               std::string* err) {
@@ -281,7 +310,7 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   const std::string shm_name = place_mpi_segments(jobs[0], private_shm, &o);
   ProcessSpec spec;
   Confined confined;
-  if (!launch_spec(jobs, o, &dog, &spec, &confined, err)) return false;
+  if (!launch_spec(jobs, o, &dog, &spec, &confined, err, "")) return false;
   ProcessResult pr;
   if (!run_process(spec, &pr, err)) return false;
   // A rank killed inside a kernel exits only once the driver has torn its GPU context
@@ -306,22 +335,8 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
     last.kill_reason = fmt::format("mpirun ran past the job's total limit of {} s", dog.total_s);
   }
 
-  // Every job a rank reached has results; those before the last passed on every rank
-  // (the ranks go on only then), so they ended as a launch of their own would have: 0.
-  int reached = 0;
-  for (int r = 0; r < jobs[0].settings.world; ++r)
-    reached = std::max(reached, current_job(dog.dirs, r));
   std::vector<int> pids;
-  for (int k = 0; k <= reached; ++k) {
-    RunResult rr = k == reached ? last : RunResult{};
-    if (k < reached) rr.exit_code = 0;
-    rr.memory_bytes = opt.memory_bytes;
-    rr.isolation = cr.how;
-    collect(jobs[k], &rr, &pids);
-    // The launch's ranks record their ends in its first folder; they are the reached job's.
-    if (k == reached) collect_exits(jobs[0], &rr);
-    out->push_back(std::move(rr));
-  }
+  gather(jobs, last, opt, cr.how, jobs[0].dir, out, &pids);
   // Confined, the pids in the status files are the sandbox's own, not ours: its PID
   // namespace and cgroup ended every process in it.
   if (private_shm) pids.clear();

@@ -19,6 +19,8 @@ namespace sandbox {
 struct LaunchOptions {
   std::string mpirun = "mpirun";
   std::string rank_binary;  // the kforge-rank executable (absolute)
+  // Its arguments before the job files (a warm set's `--serve <root>/ctl`: warm.h).
+  std::vector<std::string> rank_args;
   // MCA parameters: measured on OpenMPI 4.1 in a container, these start 2 ranks in
   // about 0.4 s instead of 0.7 s and print nothing: shared memory and self only, no
   // CMA single-copy (needs ptrace rights a container may lack), no UCX/OFI probing.

@@ -42,6 +42,9 @@ struct Place {
   // bootstrap for all), and the one being run.
   std::vector<Job> jobs;
   size_t job_index = 0;
+  // Serve mode (rank/serve.h): which request of the warm set these jobs are (0: the
+  // jobs on the command line, which the bootstrap set up).
+  size_t request = 0;
   Job job;
   int rank = 0, world = 1, local_rank = 0, local_size = 1;
 

@@ -152,13 +152,34 @@ void harden_process(const std::string& scratch, double cpu_s,
     notes->push_back("isolation: seccomp unavailable (" + why + ")");
 }
 
-void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes) {
-  std::vector<std::string> writable = {"/dev"};
+double cpu_budget_s(const std::vector<Job>& jobs) {
   double cpu_s = 60;
-  for (const Job& job : jobs) {
-    writable.push_back(job.dir);
+  for (const Job& job : jobs)
     cpu_s += job.settings.limits.total_s > 0 ? job.settings.limits.total_s : 600;
-  }
+  return cpu_s;
+}
+
+void set_cpu_budget(double more_s) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double used = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1;
+  struct rlimit rl {};
+  if (getrlimit(RLIMIT_CPU, &rl) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(used + more_s);
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max ? want : rl.rlim_max;
+  setrlimit(RLIMIT_CPU, &rl);
+}
+
+void harden(const std::vector<Job>& jobs, const std::string& serve_root,
+            std::vector<std::string>* notes) {
+  std::vector<std::string> writable = {"/dev"};
+  // A warm set's later evals have folders of their own, beneath its root; nothing else is
+  // there. Its CPU backstop is set per request (set_cpu_budget) under a hard limit far off.
+  double cpu_s = serve_root.empty() ? cpu_budget_s(jobs) : 30 * 24 * 3600.0;
+  if (serve_root.empty())
+    for (const Job& job : jobs) writable.push_back(job.dir);
+  else
+    writable.push_back(serve_root);
   // OpenMPI's session directory (where its shared-memory files and PMIx store live):
   // the most precise variable that is set. The launcher points TMPDIR into <dir>.
   for (const char* var : {"OMPI_MCA_orte_jobfam_session_dir", "OMPI_MCA_orte_top_session_dir",
@@ -173,6 +194,7 @@ void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes) {
   // files in the sandbox's private /tmp.
   if (jobs.at(0).settings.under_tool) writable.push_back("/tmp");
   harden_process(jobs.at(0).dir + "/scratch", cpu_s, writable, false, notes);
+  if (!serve_root.empty()) set_cpu_budget(cpu_budget_s(jobs));
 }
 
 }  // namespace sandbox::rank

@@ -22,7 +22,18 @@ namespace sandbox::rank {
 //    process's memory, no mount, namespace, module, BPF, keyring or io_uring calls. The
 //    calls fail with EPERM: whatever the spelling (a symbol, a raw instruction).
 // Appends one "isolation: ..." note (and notes on anything that failed) to *notes.
-void harden(const std::vector<Job>& jobs, std::vector<std::string>* notes);
+// A warm rank (rank/serve.h) names its set's root: writes beneath it instead of beneath
+// each job's <dir> (its later evals' folders are there), and RLIMIT_CPU per request
+// (set_cpu_budget).
+void harden(const std::vector<Job>& jobs, const std::string& serve_root,
+            std::vector<std::string>* notes);
+
+// The CPU seconds `jobs` may take: their limits.total_s (600 where none) and 60 s more.
+double cpu_budget_s(const std::vector<Job>& jobs);
+
+// Sets RLIMIT_CPU's soft limit (SIGXCPU) to the CPU time used so far and `more_s`
+// seconds, under the hard limit harden set.
+void set_cpu_budget(double more_s);
 
 // What harden() does, with the scratch folder, the CPU-time limit (seconds), the folders
 // Landlock leaves writable and the seccomp variant given: the runner (sandbox/runner/)

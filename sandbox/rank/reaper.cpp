@@ -27,9 +27,12 @@ void forward(int sig) {
   if (g_child > 0) kill(g_child, sig);
 }
 
-// <dir of the first job.json>/status/rank<R>.exit, or "" when argv names no job.
+// <dir of the first job.json>/status/rank<R>.exit, or "" when argv names no job. A warm
+// set's ranks (--serve CTL) outlive their first job: CTL/status/rank<R>.exit.
 std::string exit_path(int argc, char** argv, const char* rank) {
   if (argc < 2) return "";
+  if (std::strcmp(argv[1], "--serve") == 0)
+    return argc > 2 ? std::string(argv[2]) + "/status/rank" + rank + ".exit" : "";
   std::string job = argv[1];
   size_t slash = job.rfind('/');
   std::string dir = slash == std::string::npos ? "." : job.substr(0, slash);

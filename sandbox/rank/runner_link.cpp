@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "context.h"
+#include "spawner.h"
 
 extern char** environ;
 
@@ -61,11 +62,18 @@ pid_t wait_for(pid_t pid, int* st, int wait_ms) {
 // How the runner ended, once it has (*signal: the signal that killed it). Never blocks
 // for long: once the judge's own seccomp filter is on it cannot signal the runner, which
 // then ends with the rank (PR_SET_PDEATHSIG, and the job's cgroup).
+// In serve mode the runner is the spawner's child (rank/spawner.h), which reaps it.
 std::string reap(RunnerLink& l, int wait_ms, int* signal = nullptr) {
   if (l.pid <= 0) return "it was never started";
   int st = 0;
-  pid_t r = wait_for(l.pid, &st, wait_ms);
-  if (r == 0 && kill(l.pid, SIGKILL) == 0) r = wait_for(l.pid, &st, 1000);
+  pid_t r = 0;
+  if (spawner_active()) {
+    int state = spawner_reap(l.pid, wait_ms, &st);
+    r = state > 0 ? l.pid : state;
+  } else {
+    r = wait_for(l.pid, &st, wait_ms);
+    if (r == 0 && kill(l.pid, SIGKILL) == 0) r = wait_for(l.pid, &st, 1000);
+  }
   if (r == 0) return "it is still running, and ends with this rank";
   l.pid = -1;
   if (r < 0) return "it was lost";
@@ -93,9 +101,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
-
-bool spawn_runner(const Place& at, RunnerLink* link, std::string* err) {
+// Starts the runner through the spawner (serve mode: this process may be hardened
+// already), else itself; *pid and the judge's end *fd.
+bool spawn_process(const std::vector<std::string>& args, pid_t* pid, int* fd, std::string* err) {
+  std::vector<std::string> env = runner_env();
+  if (spawner_active()) return spawner_spawn(args, env, runner::kRunnerFd, pid, fd, err);
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     *err = std::string("socketpair: ") + strerror(errno);
@@ -111,27 +121,37 @@ bool spawn_runner(const Place& at, RunnerLink* link, std::string* err) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
-  std::string path = runner_path();
-  std::vector<std::string> args = {path, std::to_string(at.local_rank),
-                                   backend_name(at.job.settings.backend), std::to_string(getpid())};
-  std::vector<std::string> env = runner_env();
   std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
+  std::vector<std::string> a = args;
+  for (auto& s : a) argv.push_back(s.data());
   for (auto& e : env) envp.push_back(e.data());
   argv.push_back(nullptr);
   envp.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, path.c_str(), &fa, nullptr, argv.data(), envp.data());
+  int rc = posix_spawn(pid, a[0].c_str(), &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   close(sv[1]);
   if (rc != 0) {
     close(sv[0]);
-    *err = "cannot start " + path + ": " + strerror(rc);
+    *err = "cannot start " + a[0] + ": " + strerror(rc);
     return false;
   }
+  *fd = sv[0];
+  return true;
+}
+
+}  // namespace
+
+bool spawn_runner(const Place& at, RunnerLink* link, std::string* err) {
+  // The runner checks that its parent is the process named here: it dies with it.
+  const pid_t parent = spawner_active() ? spawner_pid() : getpid();
+  std::vector<std::string> args = {runner_path(), std::to_string(at.local_rank),
+                                   backend_name(at.job.settings.backend), std::to_string(parent)};
+  pid_t pid = -1;
+  int fd = -1;
+  if (!spawn_process(args, &pid, &fd, err)) return false;
   *link = RunnerLink{};
   link->pid = pid;
-  link->fd = sv[0];
+  link->fd = fd;
   link->spin_ms = at.job.settings.backend == sandbox::Backend::cuda ? 50 : 0;
   return true;
 }

@@ -42,6 +42,14 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
                 "faster, but a kernel that does not wait for its peers may then pass; the "
                 "verdict says it was skipped")
       ->group(g);
+  app->add_option("--ranks", o->ranks,
+                  "solve, tune, sweep: warm (start the ranks once and keep them for the evals of "
+                  "the same problem and sizes; each candidate still gets fresh processes of its "
+                  "own) or cold (ranks of its own for every eval). Default: warm on the host "
+                  "backend; cold on cuda until warm ranks are measured on a GPU. eval and "
+                  "baseline are always cold")
+      ->check(CLI::IsMember({"warm", "cold"}))
+      ->group(g);
   app->add_option("--call-limit", o->call_limit_s,
                   "seconds one checked kf_run may take before it counts as a hang (default 10)")
       ->group(g);
@@ -77,6 +85,10 @@ bool is_pkb_suite(const std::string& suite) {
   return suite.rfind("pkb:", 0) == 0 && suite.size() > 4;
 }
 
+bool warm_ranks_wanted(const EvalOptions& o, sandbox::Backend backend) {
+  return o.ranks.empty() ? backend == sandbox::Backend::host : o.ranks == "warm";
+}
+
 std::vector<std::string> eval_option_args(const EvalOptions& o) {
   const EvalOptions d;
   std::vector<std::string> a;
@@ -91,6 +103,7 @@ std::vector<std::string> eval_option_args(const EvalOptions& o) {
   if (o.seed != d.seed) a.insert(a.end(), {"--seed", std::to_string(o.seed)});
   if (o.no_time) a.push_back("--no-time");
   if (o.no_race_pass) a.push_back("--no-race-pass");
+  if (!o.ranks.empty()) a.insert(a.end(), {"--ranks", o.ranks});
   if (o.call_limit_s != d.call_limit_s) a.insert(a.end(), {"--call-limit", num(o.call_limit_s)});
   if (!o.machine_file.empty()) a.insert(a.end(), {"--machine", o.machine_file});
   if (is_pkb_suite(o.suite))  // the children may not share this folder

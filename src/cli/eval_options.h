@@ -27,6 +27,10 @@ struct EvalOptions {
   double call_limit_s = 0;         // 0: the default (10 s)
   bool no_time = false;
   bool no_race_pass = false;
+  // solve, tune, sweep: "warm" keeps the ranks between the evals of one problem
+  // (sandbox/warm.h), "cold" starts them for every eval; "" is the backend's default
+  // (warm_ranks_wanted). eval and baseline are always cold.
+  std::string ranks;
   std::string machine_file;
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
   std::string suite;
@@ -46,6 +50,10 @@ void add_eval_options(CLI::App* app, EvalOptions* o);
 // The command-line words that give another command the same options (a sweep's
 // `kforge solve` children): only what differs from the defaults.
 std::vector<std::string> eval_option_args(const EvalOptions& o);
+
+// Whether solve, tune and sweep keep warm ranks (--ranks) on `backend`: as asked, else on
+// the host backend only. Warm ranks on cuda are the same code, not yet run on a GPU.
+bool warm_ranks_wanted(const EvalOptions& o, sandbox::Backend backend);
 
 // The one option reader: fills cfg->settings (the backend's defaults, then what `o` gives)
 // and cfg->machine from `o` and `params` (the PARAM=V words after the problem and kernel):

@@ -88,12 +88,19 @@ bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Ro
     sandbox::prebuild(req);
     if (!slot.acquire(spec, err)) return false;
   }
-  req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
+  // On warm ranks the eval's folder is beneath its set's root: the set's jail binds that.
+  if (cfg.warm) req.warm = cfg.warm->set_for(req);
+  const std::string under = req.warm ? req.warm->root() : cfg.paths.runs_dir + "/evals";
+  req.eval_dir = sandbox::make_eval_dir(under);
   if (req.eval_dir.empty()) {
-    *err = "cannot create a run directory under " + cfg.paths.runs_dir + "/evals";
+    *err = "cannot create a run directory under " + under;
     return false;
   }
   return sandbox::evaluate(req, v, err);
+}
+
+void use_warm_ranks(EvalConfig* cfg) {
+  cfg->warm = std::make_shared<sandbox::WarmPool>(cfg->paths.runs_dir + "/evals");
 }
 
 }  // namespace eval

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,13 @@ struct EvalConfig {
   suite::Machine machine;
   // Progress of each evaluation ("compiling", "running 2 ranks: full"), for live views.
   std::function<void(const std::string& stage)> on_stage;
+  // Warm ranks (sandbox/warm.h), shared by the copies of this config: solve, tune and
+  // sweep keep them between evals unless --cold; null runs every eval cold.
+  std::shared_ptr<sandbox::WarmPool> warm;
 };
+
+// Gives cfg a pool of warm ranks (its sets' folders under <runs>/evals/warm).
+void use_warm_ranks(EvalConfig* cfg);
 
 // The language a candidate is written in on a backend: ".cu" (cuda) or ".cpp" (host).
 std::string kernel_extension(sandbox::Backend backend);
