@@ -11,7 +11,8 @@
 # 3. variants: the whole nvcc with other flags; "SASS" says whether `cuobjdump -sass` of the
 #              library equals the baseline's (same device code) and "cubin" whether the
 #              kernels' ELF images are the same bytes.
-# Env: NVCC (default /usr/local/cuda/bin/nvcc), CUOBJDUMP, SECTIONS ("passes headers variants").
+# Env: NVCC (default /usr/local/cuda/bin/nvcc), CUOBJDUMP, SECTIONS ("passes headers variants"),
+# VARIANTS (names, comma-separated: only those and the baseline), FLAGS (before | now).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 reps="${1:-3}"
@@ -31,7 +32,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The flags of sandbox/build.cpp's compile_flags() for a candidate (sm_90a where the
-# source asks for it, as wants_sm90a() decides).
+# source asks for it, as wants_sm90a() decides): FLAGS=before (the default), kforge's
+# before issue 34's change, the baseline of every table; FLAGS=now, kforge's since.
 arch_flag() {
   if head -n1 "$1" | grep -q '// kf: sm_90a' || grep -q 'wgmma\|setmaxnreg' "$1"; then
     echo "-gencode=arch=compute_90a,code=sm_90a"
@@ -40,8 +42,13 @@ arch_flag() {
   fi
 }
 kforge_flags() {  # SOURCE -> the flags, one a line
-  printf '%s\n' -O3 -std=c++17 "$(arch_flag "$1")" -shared -Xcompiler -fPIC -cudart shared \
-    -lineinfo "-I$inc"
+  if [ "${FLAGS:-before}" = now ]; then
+    printf '%s\n' -O2 -std=c++17 "$(arch_flag "$1")" -shared -nodlink -Xcompiler -fPIC \
+      -cudart shared -lineinfo "-I$inc"
+  else
+    printf '%s\n' -O3 -std=c++17 "$(arch_flag "$1")" -shared -Xcompiler -fPIC -cudart shared \
+      -lineinfo "-I$inc"
+  fi
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
@@ -238,7 +245,7 @@ variants=(
   "nvcc -c + g++ -shared|add:SPLIT"
   "-nodlink|add:-nodlink"
   "-Xcompiler -fuse-ld=gold|add:-Xcompiler -fuse-ld=gold"
-  "host -O2 -nodlink|swap:-O3:-O2;add:-nodlink"
+  "kforge now: host -O2, -nodlink|swap:-O3:-O2;add:-nodlink"
 )
 # VARIANTS="baseline,-nodlink": only those (the baseline always runs).
 if [ -n "${VARIANTS:-}" ]; then
