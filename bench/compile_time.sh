@@ -105,8 +105,8 @@ passes_of() {
       pass_name "$line" >"$d/cmd$i.name"
     fi
   done <"$d/dryrun"
-  local r k
-  for r in $(seq "$reps"); do
+  local k
+  for _ in $(seq "$reps"); do
     for k in $(seq "$i"); do (cd "$d" && timed "$d/cmd$k.times" bash "$d/cmd$k.sh"); done
     timed "$d/total.times" "$nvcc" "$@" -o "$d/lib.so" "$src"
   done
@@ -182,7 +182,6 @@ if [[ " $sections " == *" headers "* ]]; then
   printf '%s\n%s\nextern "C" int kf_run(kf::Comm& c, kf::Tensors&) {\n%s\n}\n' \
     '#include <kf/kf.cuh>' "$body" \
     '  k<<<1, 32, 0, c.stream()>>>(nullptr, nullptr, 0); return 0;' >"$work/kf_cuh.cu"
-  src_uva="${sources[0]}"
   mapfile_flags "$work/bare.cu"
   passes_of bare "$work/bare.cu" "${flags[@]}"
   passes_of kf_cuh "$work/kf_cuh.cu" "${flags[@]}"
@@ -287,7 +286,7 @@ if [[ " $sections " == *" variants "* ]]; then
       rm -rf "$work/v/$i" && mkdir -p "$work/v/$i"
       apply_change "${variants[$i]#*|}" "${flags[@]}" | grep -v '^$' >"$work/v/$i/flags" || true
     done
-    for r in $(seq "$reps"); do
+    for _ in $(seq "$reps"); do
       for i in "${!variants[@]}"; do
         mapfile -t f <"$work/v/$i/flags"
         build_once "$work/v/$i" "$s" "${f[@]}"
