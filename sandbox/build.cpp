@@ -130,7 +130,11 @@ bool wants_sm90a(const std::string& src) {
 std::vector<std::string> compile_flags(const Toolchain& tc, const std::string& source, Role role) {
   std::vector<std::string> f;
   if (tc.backend == Backend::cuda) {
-    f = {"-O3", "-std=c++17"};
+    // nvcc's -O is the host compiler's alone (cicc and ptxas optimize the device code at
+    // their defaults whatever it says: the same SASS at -O2 as at -O3), and the host side
+    // of a library here is launch glue: -O3 only made gcc slower (bench/RESULTS.md,
+    // issue 34).
+    f = {"-O2", "-std=c++17"};
     if (wants_sm90a(source))
       f.push_back("-gencode=arch=compute_90a,code=sm_90a");
     else

@@ -199,6 +199,9 @@ TEST_CASE("build: flags follow the backend, the role and sm_90a markers") {
   };
   auto c = compile_flags(tc, "int kf_run;", Role::candidate);
   CHECK(has(c, "-arch=sm_90"));
+  // The host pass at -O2 and no device link: nvcc's time, not the device code (issue 34).
+  CHECK(has(c, "-O2"));
+  CHECK(!has(c, "-O3"));
   CHECK(has(c, "-I/inc"));
   CHECK(!has(c, "-lnccl"));
   // /nccl/lib has no libnccl.so (the -dev symlink): link the runtime's soname.

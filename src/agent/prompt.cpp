@@ -176,7 +176,7 @@ bool build_system_prompt(const PromptInputs& in, std::string* out, std::string* 
                                 "(kf/*.cuh) are not available."
                               : "Write CUDA C++ for sm_90 (H100/H200): one .cu file that includes "
                                 "<kf/kf.cuh>, compiled with "
-                                "nvcc -O3 -arch=sm_90 -shared. kf_run launches its kernels on "
+                                "nvcc -O2 -arch=sm_90 -shared. kf_run launches its kernels on "
                                 "comm.stream() and returns without "
                                 "synchronizing; the primitives in <kf/*.cuh> (documented below) "
                                 "give signals, transfers, TMA, the copy "
