@@ -46,7 +46,7 @@ std::string read_line(int fd, std::string* pending) {
   }
 }
 
-// Waits for the broadcast `req` without spinning a core, or for kforge to be gone (then
+// Waits for the MPI_Ibcast `req` without spinning a core, or for kforge to be gone (then
 // the request is not answered and the process is left to end: the launcher goes too).
 bool wait_request(MPI_Request* req) {
   for (int done = 0, n = 0;; ++n) {
@@ -65,7 +65,7 @@ bool next_request(const Place& at, int fifo, std::string* pending,
     std::string line = fifo >= 0 ? read_line(fifo, pending) : "";
     if (line.size() < buf.size()) std::memcpy(buf.data(), line.data(), line.size());
   }
-  // Non-blocking and polled with sleeps: a blocking broadcast would spin a core per rank
+  // Non-blocking and polled with sleeps: a blocking MPI_Bcast would spin a core per rank
   // for as long as the set waits for its next eval.
   MPI_Request req;
   MPI_Ibcast(buf.data(), static_cast<int>(buf.size()), MPI_CHAR, 0, MPI_COMM_WORLD, &req);
