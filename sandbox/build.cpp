@@ -291,7 +291,7 @@ bool compile_into(const Toolchain& tc, const std::string& compiler,
 bool check_library(Role role, LibraryKind kind, BuildResult* out, std::string* err) {
   auto t2 = Clock::now();
   SymbolReport syms;
-  if (!read_symbols(out->lib_path, &syms, err)) return false;
+  if (!read_symbols_cached(out->lib_path, &syms, err)) return false;
   bool clean = check_symbols(syms, role, out->file_name, &out->findings);
   out->symbols_s = since(t2);
   if (!clean) {

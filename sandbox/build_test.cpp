@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "job.h"
 #include "kf_build_paths.h"
 #include "process.h"
 #include "symbols.h"
@@ -80,8 +81,37 @@ TEST_CASE("build: a host candidate builds, then hits the cache; a change makes a
   // No temporary files are left in the key's directory.
   for (auto& e : fs::directory_iterator(tc.cache_dir + "/" + changed.key)) {
     std::string n = e.path().filename().string();
-    CHECK((n == "lib.so" || n == "source.cpp"));
+    CHECK((n == "lib.so" || n == "source.cpp" || n == "symbols.json"));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("build: a cached library's symbols are read from the cache, not the library again") {
+  std::string dir = temp_dir();
+  Toolchain tc = host_tc(dir);
+  std::string src = write(dir, "host.cpp", kHostOk);
+  BuildResult b;
+  std::string err;
+  REQUIRE(build_library(tc, src, Role::candidate, &b, &err));
+  REQUIRE(b.ok);
+  const std::string kept = tc.cache_dir + "/" + b.key + "/symbols.json";
+  REQUIRE(fs::exists(kept));
+  // What the first build kept is what the next one checks: made to say the library
+  // imports system(), the cached build is rejected for it.
+  nlohmann::json j;
+  REQUIRE(read_json_file(kept, &j, &err));
+  j["undefined"].push_back("system");
+  REQUIRE(write_json_file(kept, j, &err));
+  BuildResult again;
+  REQUIRE(build_library(tc, src, Role::candidate, &again, &err));
+  CHECK(again.cached);
+  CHECK_FALSE(again.ok);
+  CHECK(again.stage == "symbols");
+  // A file that does not read as a report is read from the library again.
+  std::ofstream(kept) << "not json";
+  BuildResult third;
+  REQUIRE(build_library(tc, src, Role::candidate, &third, &err));
+  CHECK(third.ok);
   fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "job.h"
 #include "process.h"
 
 namespace sandbox {
@@ -68,6 +69,22 @@ bool read_symbols(const std::string& lib, SymbolReport* out, std::string* err) {
     if (a != std::string::npos && b != std::string::npos && b > a)
       out->needed.push_back(line.substr(a + 1, b - a - 1));
   }
+  return true;
+}
+
+bool read_symbols_cached(const std::string& lib, SymbolReport* out, std::string* err) {
+  const std::string kept = lib.substr(0, lib.rfind('/') + 1) + "symbols.json";
+  nlohmann::json j;
+  std::string ignored;
+  if (read_json_file(kept, &j, &ignored)) {
+    try {
+      *out = j.get<SymbolReport>();
+      return true;
+    } catch (const nlohmann::json::exception&) {  // not ours, or older: read the library
+    }
+  }
+  if (!read_symbols(lib, out, err)) return false;
+  write_json_file(kept, *out, &ignored);  // a cache that cannot keep it reads again next time
   return true;
 }
 
