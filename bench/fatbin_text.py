@@ -29,15 +29,9 @@ def sections(data):
 
 
 def fatbin_section(path):
-    data = open(path, "rb").read()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    heads = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    strtab = heads[shstrndx]
-    names = data[strtab[4]:strtab[4] + strtab[5]]
-    for h in heads:
-        if names[h[0]:names.index(b"\0", h[0])] == b".nv_fatbin":
-            return data[h[4]:h[4] + h[5]]
+    for name, body in sections(open(path, "rb").read()):
+        if name == ".nv_fatbin":
+            return body
     return b""
 
 

@@ -209,6 +209,24 @@ std::string place_mpi_segments(const Job& job, bool private_shm, LaunchOptions* 
   return shm_name;
 }
 
+void wait_killed(const ProcessResult& pr, RunResult* last) {
+  if (!wait_gone(pr.killed_pids, 15.0))
+    last->notes.push_back(
+        "a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
+}
+
+void record_end(const ProcessResult& pr, const ConfinedRun& cr, RunResult* last) {
+  if (cr.leftovers_killed > 0)
+    last->notes.push_back(
+        fmt::format("{} process(es) of the job were still running after it and were killed",
+                    cr.leftovers_killed));
+  last->oom_killed = cr.oom_killed;
+  last->exit_code = pr.exit_code;
+  last->signal = pr.signal;
+  last->killed_by_watchdog = pr.killed;
+  last->kill_reason = pr.kill_reason;
+}
+
 // No rank may outlive its launch, nor its POSIX shared memory (the host backend's heaps
 // and OpenMPI's segments: a killed rank cannot unlink them).
 void clean_up(const std::vector<int>& pids, const std::string& binary_name,
@@ -313,22 +331,10 @@ bool run_jobs(const std::vector<Job>& jobs, const LaunchOptions& opt, std::vecto
   if (!launch_spec(jobs, o, &dog, &spec, &confined, err, "")) return false;
   ProcessResult pr;
   if (!run_process(spec, &pr, err)) return false;
-  // A rank killed inside a kernel exits only once the driver has torn its GPU context
-  // down, which can take seconds; the next job should not start beside it.
-  if (!wait_gone(pr.killed_pids, 15.0))
-    last.notes.push_back(
-        "a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
+  wait_killed(pr, &last);
   ConfinedRun cr = confined.finish();
-  if (cr.leftovers_killed > 0)
-    last.notes.push_back(
-        fmt::format("{} process(es) of the job were still running after it and were killed",
-                    cr.leftovers_killed));
-  last.oom_killed = cr.oom_killed;
-  last.exit_code = pr.exit_code;
-  last.signal = pr.signal;
+  record_end(pr, cr, &last);
   last.output = pr.output;
-  last.killed_by_watchdog = pr.killed;
-  last.kill_reason = pr.kill_reason;
   last.seconds = pr.seconds;
   if (pr.timed_out && last.stuck.empty()) {
     last.limit_s = dog.total_s;

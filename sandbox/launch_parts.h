@@ -26,6 +26,15 @@ void collect_exits(const std::string& dir, int world, RunResult* out);
 // to clean up afterwards ("" for none).
 std::string place_mpi_segments(const Job& job, bool private_shm, LaunchOptions* o);
 
+// Waits for the ranks the watchdog killed: one killed inside a kernel exits only once the
+// driver has torn its GPU context down, which can take seconds, and the next job should
+// not start beside it. A note in *last when one is still exiting after 15 s.
+void wait_killed(const ProcessResult& pr, RunResult* last);
+
+// How mpirun ended (its exit, the watchdog's kill) and what the confinement found left
+// over (leftover processes, the OOM killer), into *last.
+void record_end(const ProcessResult& pr, const ConfinedRun& cr, RunResult* last);
+
 // No rank may outlive its launch, nor its POSIX shared memory.
 void clean_up(const std::vector<int>& pids, const std::string& binary_name,
               const std::string& shm_name, std::vector<std::string>* notes);

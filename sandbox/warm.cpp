@@ -169,18 +169,8 @@ std::string WarmSet::finish_eval(const std::vector<Job>& jobs, const LaunchOptio
     pr = pr_;
     cr = cr_;
   }
-  if (!wait_gone(pr.killed_pids, 15.0))
-    last.notes.push_back(
-        "a rank was still exiting 15 s after the job was killed (its GPU context being torn down)");
-  if (cr.leftovers_killed > 0)
-    last.notes.push_back(
-        fmt::format("{} process(es) of the job were still running after it and were killed",
-                    cr.leftovers_killed));
-  last.oom_killed = cr.oom_killed;
-  last.exit_code = pr.exit_code;
-  last.signal = pr.signal;
-  last.killed_by_watchdog = pr.killed;
-  last.kill_reason = pr.kill_reason;
+  detail::wait_killed(pr, &last);
+  detail::record_end(pr, cr, &last);
   detail::gather(jobs, last, opt, isolation_, root_ + "/ctl", out, &pids);
   if (private_shm_) pids.clear();  // the sandbox's PID namespace ended them all
   detail::clean_up(pids, binary_name_, shm_name_, &out->back().notes);

@@ -18,6 +18,7 @@
 #include "rank_process.h"
 #include "tests/has.h"
 #include "tests/kforge_run.h"
+#include "tests/process_root.h"
 
 using namespace sandbox;
 namespace fs = std::filesystem;
@@ -27,23 +28,9 @@ namespace {
 using kforge_run::kRoot;
 const std::string kRank = std::string(KF_BINARY_DIR) + "/kforge-rank";
 
-// One scratch root per test process: eval dirs and the compile cache.
-// Removed at exit unless KF_KEEP_TEST_DIRS is set (to look at the run directories).
-struct TestRoot {
-  std::string path;
-  TestRoot() {
-    char tmpl[] = "/tmp/kf-executor-test-XXXXXX";
-    path = mkdtemp(tmpl) ? tmpl : "/tmp/kf-executor-test";
-  }
-  ~TestRoot() {
-    std::error_code ec;
-    if (!getenv("KF_KEEP_TEST_DIRS")) fs::remove_all(path, ec);
-  }
-};
-
 const std::string& test_root() {
-  static TestRoot root;
-  return root.path;
+  static ProcessRoot r("kf-executor-test");
+  return r.path;
 }
 
 bool have_rank() {

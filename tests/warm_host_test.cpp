@@ -17,6 +17,7 @@
 #include "tests/has.h"
 #include "tests/kforge_child.h"
 #include "tests/kforge_run.h"
+#include "tests/process_root.h"
 #include "tests/solve_harness.h"
 #include "warm.h"
 
@@ -28,21 +29,8 @@ using kforge_run::kRoot;
 using sandbox::Job;
 const std::string kRank = std::string(KF_BINARY_DIR) + "/kforge-rank";
 
-// The test process's folder: its warm sets, evals and compile cache.
-struct Root {
-  std::string path;
-  Root() {
-    char tmpl[] = "/tmp/kf-warm-test-XXXXXX";
-    path = mkdtemp(tmpl) ? tmpl : "/tmp/kf-warm-test";
-  }
-  ~Root() {
-    std::error_code ec;
-    if (!getenv("KF_KEEP_TEST_DIRS")) fs::remove_all(path, ec);
-  }
-};
-
 const std::string& root() {
-  static Root r;
+  static ProcessRoot r("kf-warm-test");
   return r.path;
 }
 

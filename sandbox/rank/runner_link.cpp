@@ -1,11 +1,9 @@
 // sandbox/rank/runner_link.cpp: see runner_link.h.
 #include "runner_link.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <mpi.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,14 +49,6 @@ std::string runner_path() {
   return (s == std::string::npos ? std::string(".") : self.substr(0, s)) + "/kforge-runner";
 }
 
-// Polls for the runner's end for up to `wait_ms`.
-pid_t wait_for(pid_t pid, int* st, int wait_ms) {
-  pid_t r = 0;
-  for (int waited = 0; (r = waitpid(pid, st, WNOHANG)) == 0 && waited < wait_ms; waited += 5)
-    usleep(5000);
-  return r;
-}
-
 // How the runner ended, once it has (*signal: the signal that killed it). Never blocks
 // for long: once the judge's own seccomp filter is on it cannot signal the runner, which
 // then ends with the rank (PR_SET_PDEATHSIG, and the job's cgroup).
@@ -71,8 +61,7 @@ std::string reap(RunnerLink& l, int wait_ms, int* signal = nullptr) {
     int state = spawner_reap(l.pid, wait_ms, &st);
     r = state > 0 ? l.pid : state;
   } else {
-    r = wait_for(l.pid, &st, wait_ms);
-    if (r == 0 && kill(l.pid, SIGKILL) == 0) r = wait_for(l.pid, &st, 1000);
+    r = wait_or_kill(l.pid, wait_ms, &st);
   }
   if (r == 0) return "it is still running, and ends with this rank";
   l.pid = -1;
@@ -106,37 +95,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 bool spawn_process(const std::vector<std::string>& args, pid_t* pid, int* fd, std::string* err) {
   std::vector<std::string> env = runner_env();
   if (spawner_active()) return spawner_spawn(args, env, runner::kRunnerFd, pid, fd, err);
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    *err = std::string("socketpair: ") + strerror(errno);
-    return false;
-  }
-  // The child's end must not already be descriptor kRunnerFd (dup2 onto itself would
-  // keep close-on-exec).
-  if (sv[1] == runner::kRunnerFd) {
-    int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
-    close(sv[1]);
-    sv[1] = moved;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], runner::kRunnerFd);
-  std::vector<char*> argv, envp;
-  std::vector<std::string> a = args;
-  for (auto& s : a) argv.push_back(s.data());
-  for (auto& e : env) envp.push_back(e.data());
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-  int rc = posix_spawn(pid, a[0].c_str(), &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(sv[1]);
-  if (rc != 0) {
-    close(sv[0]);
-    *err = "cannot start " + a[0] + ": " + strerror(rc);
-    return false;
-  }
-  *fd = sv[0];
-  return true;
+  return spawn_with_socket(args, env, runner::kRunnerFd, pid, fd, err);
 }
 
 }  // namespace

@@ -76,57 +76,25 @@ bool recv_msg(int fd, nlohmann::json* j, int* got_fd) {
 
 // Starts one runner; its socket's other end goes back to the judge.
 void serve_spawn(int fd, const nlohmann::json& q, std::set<pid_t>* kids) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    send_msg(fd, {{"error", std::string("socketpair: ") + strerror(errno)}}, -1);
-    return;
-  }
-  const int child_fd = q.value("child_fd", 3);
-  // dup2 onto itself would keep close-on-exec: move the child's end out of the way.
-  if (sv[1] == child_fd) {
-    int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, child_fd + 1);
-    close(sv[1]);
-    sv[1] = moved;
-  }
-  std::vector<std::string> args = q.value("argv", std::vector<std::string>{});
-  std::vector<std::string> env = q.value("env", std::vector<std::string>{});
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  for (auto& e : env) envp.push_back(e.data());
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], child_fd);
   pid_t pid = -1;
-  int rc =
-      args.empty() ? EINVAL : posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(sv[1]);
-  if (rc != 0) {
-    close(sv[0]);
-    send_msg(fd, {{"error", "cannot start " + (args.empty() ? "" : args[0]) + ": " + strerror(rc)}},
-             -1);
+  int judge_end = -1;
+  std::string err;
+  if (!spawn_with_socket(q.value("argv", std::vector<std::string>{}),
+                         q.value("env", std::vector<std::string>{}), q.value("child_fd", 3), &pid,
+                         &judge_end, &err)) {
+    send_msg(fd, {{"error", err}}, -1);
     return;
   }
   kids->insert(pid);
-  send_msg(fd, {{"pid", pid}}, sv[0]);
-  close(sv[0]);
-}
-
-pid_t wait_for(pid_t pid, int* st, int wait_ms) {
-  pid_t r = 0;
-  for (int waited = 0; (r = waitpid(pid, st, WNOHANG)) == 0 && waited < wait_ms; waited += 5)
-    usleep(5000);
-  return r;
+  send_msg(fd, {{"pid", pid}}, judge_end);
+  close(judge_end);
 }
 
 void serve_reap(int fd, const nlohmann::json& q, std::set<pid_t>* kids) {
   const pid_t pid = q.value("pid", -1);
   int st = 0, state = -1;
   if (kids->count(pid)) {
-    pid_t r = wait_for(pid, &st, q.value("wait_ms", 0));
-    if (r == 0 && kill(pid, SIGKILL) == 0) r = wait_for(pid, &st, 1000);
+    pid_t r = wait_or_kill(pid, q.value("wait_ms", 0), &st);
     state = r == pid ? 1 : r == 0 ? 0 : -1;
     if (state != 0) kids->erase(pid);
   }
@@ -156,6 +124,53 @@ void serve_reap(int fd, const nlohmann::json& q, std::set<pid_t>* kids) {
 }
 
 }  // namespace
+
+bool spawn_with_socket(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                       int child_fd, pid_t* pid, int* fd, std::string* err) {
+  if (args.empty()) return (*err = "nothing to start", false);
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    *err = std::string("socketpair: ") + strerror(errno);
+    return false;
+  }
+  // dup2 onto itself would keep close-on-exec: move the child's end out of the way.
+  if (sv[1] == child_fd) {
+    int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, child_fd + 1);
+    close(sv[1]);
+    sv[1] = moved;
+  }
+  std::vector<std::string> a = args, e = env;
+  std::vector<char*> argv, envp;
+  for (auto& s : a) argv.push_back(s.data());
+  for (auto& s : e) envp.push_back(s.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], child_fd);
+  int rc = posix_spawn(pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(sv[1]);
+  if (rc != 0) {
+    close(sv[0]);
+    *err = "cannot start " + args[0] + ": " + strerror(rc);
+    return false;
+  }
+  *fd = sv[0];
+  return true;
+}
+
+pid_t wait_or_kill(pid_t pid, int wait_ms, int* status) {
+  auto poll_end = [&](int ms) {
+    pid_t r = 0;
+    for (int waited = 0; (r = waitpid(pid, status, WNOHANG)) == 0 && waited < ms; waited += 5)
+      usleep(5000);
+    return r;
+  };
+  pid_t r = poll_end(wait_ms);
+  if (r == 0 && kill(pid, SIGKILL) == 0) r = poll_end(1000);
+  return r;
+}
 
 bool start_spawner(std::string* err) {
   int sv[2];

@@ -31,6 +31,16 @@ pid_t spawner_pid();
 bool spawner_spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                    int child_fd, pid_t* pid, int* fd, std::string* err);
 
+// Starts `argv` (argv[0] the program) with `env` in this process, holding the child's end
+// of a fresh SOCK_SEQPACKET pair as descriptor `child_fd`; *pid and this process's end *fd.
+// What the helper does for spawner_spawn, and a cold judge for itself (runner_link.cpp).
+bool spawn_with_socket(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                       int child_fd, pid_t* pid, int* fd, std::string* err);
+
+// Waits up to wait_ms for this process's child `pid` to end, then SIGKILLs it and waits 1 s
+// more: `pid` when it ended (its wait status in *status), 0 when it still runs, -1 on error.
+pid_t wait_or_kill(pid_t pid, int wait_ms, int* status);
+
 // Waits up to wait_ms for the runner `pid` to end, then SIGKILLs it and waits 1 s more.
 // Returns 1 with its wait status in *status when it ended, 0 when it still runs, -1 when
 // it is lost (not the helper's, or the helper is gone).
