@@ -7,6 +7,7 @@
 # the same half-millisecond of GPU work per call by different routes (comm.stream(),
 # streams of their own, the per-thread and legacy streams by handle, a graph) and end in
 # a table of the times the timer gave them: none may be faster than the honest route.
+# RANKS=warm runs each case through warm ranks instead (warm_case below).
 # On the lent machine:  bash bench/gpu_deps.sh .debs && bash bench/gpu_faults.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -57,6 +58,35 @@ print(v.get("status", "?"), f'{t.get("median_ms", 0):.4f}', f'{t.get("p10_ms", 0
 PY
 }
 
+# warm_case PROBLEM WORLD LABEL CASE EXPECT [ARGS...] (RANKS=warm): the case and then the
+# problem's shipped kernel as the two turns of one `kforge solve --ranks warm`
+# (bench/replay_of.py), so that the next eval runs on the warm set the fault hit, or on the
+# one that replaced it. Their verdicts go where the cold route puts them. A case expected
+# correct is timed here even when the cold route does not time it: an untimed correct
+# verdict meets the solve's target, and the solve would end before the next eval.
+warm_case() {
+  local problem=$1 w=$2 label=$3 case=$4 expect=$5; shift 5
+  local targs=(--no-time)
+  { [ "$expect" = correct ] || [ "$timed" = yes ]; } && targs=()
+  python3 bench/replay_of.py "$out/f/$label.replay.jsonl" "$case" "problems/$problem/examples/uva.cu"
+  "$K" solve "$problem" --model "replay:$out/f/$label.replay.jsonl" --headless --world "$w" \
+    --max-turns 2 --target 1e9 --ranks warm "${targs[@]}" "$@" --out "$out/f/$label.solve" \
+    >"$out/f/$label.out" 2>"$out/f/$label.err"
+  python3 - "$out/f/$label.out" "$out/f/$label.json" "$out/f/$label-next.json" <<'PY'
+import json, sys
+traj = ""
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "result":
+        traj = e.get("trajectory", "")
+verdicts = [e["verdict"] for e in map(json.loads, open(traj)) if e.get("type") == "verdict"] if traj else []
+for path, v in zip(sys.argv[2:], verdicts):
+    json.dump(v, open(path, "w"))
+PY
+}
+
+ranks="${RANKS:-cold}"
+[ "$ranks" = warm ] && echo "== through warm ranks: each case and then the shipped kernel, one solve --ranks warm"
 pass=0; fail=0; table=""
 echo "== the CUDA fault cases ($(ls $cases/*.cu | wc -l) files)"
 for f in $cases/*.cu; do
@@ -77,13 +107,19 @@ for f in $cases/*.cu; do
     label="$name-w$w"
     time_args=(--no-time); [ "$timed" = yes ] && time_args=()
     t0=$(date +%s.%N)
-    "$K" eval "$problem" "$src/$name.cu" --world "$w" "${time_args[@]}" "${args[@]}" --json \
-      >"$out/f/$label.json" 2>"$out/f/$label.err"
+    if [ "$ranks" = warm ]; then
+      warm_case "$problem" "$w" "$label" "$src/$name.cu" "$expect" "${args[@]}"
+    else
+      "$K" eval "$problem" "$src/$name.cu" --world "$w" "${time_args[@]}" "${args[@]}" --json \
+        >"$out/f/$label.json" 2>"$out/f/$label.err"
+    fi
     secs=$(python3 -c "import sys; print(f'{float(sys.argv[2])-float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
     read -r st med p10 off slack flags bmed <<<"$(verdict "$out/f/$label.json")"
     left=$(pgrep -c kforge-rank || true)
-    "$K" eval all_reduce problems/all_reduce/examples/uva.cu --world "$w" --no-time --json \
-      >"$out/f/$label-next.json" 2>/dev/null
+    if [ "$ranks" != warm ]; then
+      "$K" eval all_reduce problems/all_reduce/examples/uva.cu --world "$w" --no-time --json \
+        >"$out/f/$label-next.json" 2>/dev/null
+    fi
     read -r next _ <<<"$(verdict "$out/f/$label-next.json")"
     ok=ok; { [ "$st" = "$expect" ] && [ "$left" = 0 ] && [ "$next" = correct ]; } || ok=BAD
     [ "$ok" = ok ] && pass=$((pass + 1)) || fail=$((fail + 1))
