@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 #include "evaluate.h"
 #include "kf_build_paths.h"
@@ -19,6 +21,7 @@
 #include "tests/kforge_run.h"
 #include "tests/process_root.h"
 #include "tests/solve_harness.h"
+#include "text.h"
 #include "warm.h"
 
 namespace fs = std::filesystem;
@@ -119,6 +122,35 @@ bool has_note(const sandbox::Verdict& v, const std::string& part) {
   return false;
 }
 
+bool wait_for(const std::function<bool()>& done, double timeout_s) {
+  for (double waited = 0; waited < timeout_s; waited += 0.1) {
+    if (done()) return true;
+    usleep(100000);
+  }
+  return done();
+}
+
+// The runners waiting under a set: kforge-runner processes whose parent is one of the
+// set's (the spawner, rank/spawner.h, carries its rank's command line).
+std::vector<int> runners_under(const std::string& root) {
+  const std::vector<int> set = set_processes(root);
+  std::vector<int> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec2;
+    if (fs::read_symlink(e.path() / "exe", ec2).filename() != "kforge-runner") continue;
+    std::string stat = sandbox::read_text(e.path().string() + "/stat");
+    // pid (comm) state ppid ...: comm may hold spaces, so read after its last ')'.
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = std::atoi(stat.c_str() + close + 4);
+    if (std::find(set.begin(), set.end(), ppid) != set.end()) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
 bool has_phase(const sandbox::Verdict& v, const std::string& name) {
   for (const auto& [phase, s] : v.seconds)
     if (phase == name) return true;
@@ -131,8 +163,8 @@ using namespace warm_test;
 
 TEST_CASE("warm ranks: a second eval runs on the first one's ranks, without their bootstrap" *
           doctest::timeout(300)) {
-  sandbox::WarmPool pool(root() + "/evals");
-  Eval first = eval_on(&pool, example());
+  auto pool = std::make_unique<sandbox::WarmPool>(root() + "/evals");
+  Eval first = eval_on(pool.get(), example());
   REQUIRE_MESSAGE(first.ok, first.err);
   CHECK(first.v.status == sandbox::Status::correct);
   CHECK(has_note(first.v, "warm ranks: this eval started the set"));
@@ -140,8 +172,12 @@ TEST_CASE("warm ranks: a second eval runs on the first one's ranks, without thei
 
   const std::vector<int> up = set_processes(set_root(first));
   CHECK(!up.empty());  // the ranks wait for the next eval
+  // ... with the next eval's runners started: one a job (two) a rank (two), none loaded.
+  auto four_spares = [&] { return runners_under(set_root(first)).size() == 4; };
+  CHECK(wait_for(four_spares, 30));
+  const std::vector<int> spares = runners_under(set_root(first));
 
-  Eval second = eval_on(&pool, example());
+  Eval second = eval_on(pool.get(), example());
   REQUIRE_MESSAGE(second.ok, second.err);
   INFO(sandbox::render_text(second.v));
   CHECK(second.v.status == sandbox::Status::correct);
@@ -157,6 +193,17 @@ TEST_CASE("warm ranks: a second eval runs on the first one's ranks, without thei
   // Each eval's folder holds its own reports; the isolation is the same as a launch's.
   CHECK(fs::exists(second.dir + "/full/result.json"));
   CHECK(has_note(second.v, "isolation: landlock"));
+  // The second eval ran in the spares (each runner serves one job, then ends), and the
+  // third's are up; when the pool goes, so do they.
+  CHECK(wait_for(four_spares, 30));
+  for (int pid : runners_under(set_root(first)))
+    CHECK(std::find(spares.begin(), spares.end(), pid) == spares.end());
+  pool.reset();
+  CHECK(wait_for(
+      [&] {
+        return runners_under(set_root(first)).empty() && set_processes(set_root(first)).empty();
+      },
+      30));
 }
 
 TEST_CASE("warm ranks: a crash or a hang ends the set, and the next eval is correct on a new one" *

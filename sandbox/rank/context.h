@@ -73,6 +73,11 @@ struct Libraries {
   // One runner per job, all started before bootstrap (a fresh process per job keeps a
   // candidate's static state from one job to the next); runner is the current job's.
   std::vector<RunnerLink> runners;
+  // Serve mode (rank/serve.h): runners started when a request ends, for the next one, so
+  // that their start (a process, a device context: about 0.25 s on an H100) happens
+  // while the set waits rather than in the next eval. Nothing of a candidate's exists
+  // in them until a job's start_runner; each still serves one job only.
+  std::vector<RunnerLink> spares;
 };
 
 // What a call receives (built by rank/setup.h build_views), and how the next one is made.

@@ -72,6 +72,7 @@ int run(int argc, char** argv, const std::string& ctl) {
   o = run_launch_jobs(c, o, go, boot);
   if (!ctl.empty()) o = serve(c, ctl, o, boot);
   for (RunnerLink& l : c.libs.runners) stop_runner(l);  // before the heaps go: they map them
+  for (RunnerLink& l : c.libs.spares) stop_runner(l);
   mark(c.out, "teardown/runners");
   if (c.dev.heap_ready) c.dev.be->shutdown();
   // A warm set's last eval was read already: its result.json stays as it was.

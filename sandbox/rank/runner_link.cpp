@@ -115,6 +115,22 @@ bool spawn_runner(const Place& at, RunnerLink* link, std::string* err) {
   return true;
 }
 
+bool take_spare(std::vector<RunnerLink>& spares, RunnerLink* link) {
+  while (!spares.empty()) {
+    RunnerLink l = spares.back();
+    spares.pop_back();
+    // A runner waiting for its Init has written nothing: readable (EOF) or hung up means
+    // its process is gone.
+    pollfd p{l.fd, POLLIN, 0};
+    if (l.fd >= 0 && poll(&p, 1, 0) == 0) {
+      *link = l;
+      return true;
+    }
+    stop_runner(l);
+  }
+  return false;
+}
+
 bool start_runner(const Place& at, const Device& dev, RunnerLink& l, std::string* load_err,
                   std::string* err) {
   runner::Init in;

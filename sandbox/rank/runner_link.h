@@ -62,6 +62,10 @@ struct RunnerLink {
 // started.
 bool spawn_runner(const Place& at, RunnerLink* link, std::string* err);
 
+// Moves the last of `spares` (runners spawned ahead, rank/context.h) into *link and true,
+// when one is left whose process is still there; a dead one is stopped and dropped.
+bool take_spare(std::vector<RunnerLink>& spares, RunnerLink* link);
+
 // Sends the heaps and the current job's tensors to the runner `l`, calibrates the round
 // trip (when the job is timed), then has it load the candidate. False with *err when the
 // runner failed (the sandbox's fault); a load error of the candidate's is *load_err, with

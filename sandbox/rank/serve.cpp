@@ -157,6 +157,21 @@ void end_request(Ctx& c, const std::string& first_dir, Outcome o, const std::str
     std::fprintf(stderr, "kforge-rank 0: %s\n", err.c_str());
 }
 
+// Runners for the next request, as many as this one had jobs (rank/context.h: spares).
+// One that cannot be started is left for the next request to start.
+void spawn_spares(Ctx& c) {
+  if (c.at.jobs.empty() || c.at.job.candidate_is_baseline) return;
+  std::string err;
+  while (c.libs.spares.size() < c.at.jobs.size()) {
+    RunnerLink l;
+    if (!spawn_runner(c.at, &l, &err)) {
+      std::fprintf(stderr, "kforge-rank %d: a spare runner: %s\n", c.at.rank, err.c_str());
+      return;
+    }
+    c.libs.spares.push_back(l);
+  }
+}
+
 }  // namespace
 
 void watch_kforge(const std::string& ctl) {
@@ -176,6 +191,7 @@ std::string serve_root(const std::string& ctl) {
 Outcome serve(Ctx& c, const std::string& ctl, Outcome o, const RankReport& boot) {
   end_request(c, c.at.jobs.empty() ? "" : c.at.jobs[0].dir, o, "");
   if ((o != kOk && o != kFailed) || !c.dev.heap_ready) return o;
+  spawn_spares(c);
   int fifo = -1;
   if (c.at.rank == 0) {
     fifo = open((ctl + "/requests").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -195,6 +211,7 @@ Outcome serve(Ctx& c, const std::string& ctl, Outcome o, const RankReport& boot)
     }
     end_request(c, dirname_of(paths[0]), o, refused);
     if (o != kOk && o != kFailed) break;
+    spawn_spares(c);
   }
   if (fifo >= 0) close(fifo);
   return o;

@@ -2,10 +2,11 @@
 // <job.json>...` runs the jobs on its command line as any launch does, then stays: rank 0
 // reads the next request from <root>/ctl/requests (a FIFO kforge holds open), every rank
 // gets it by MPI, reads its job.json files and runs them exactly as the jobs of one launch
-// (a fresh runner per job, through the spawner: rank/spawner.h; a fresh secret; the heap
-// zeroed; the libraries loaded from copies), writes its reports and status files into the
-// new jobs' folders and waits again. The MPI world, the device context, the symmetric
-// heap and NCCL are the bootstrap's, kept.
+// (a fresh runner per job, through the spawner: rank/spawner.h, started as the previous
+// request ended so that its start is off the eval's path; a fresh secret; the heap zeroed; the
+// libraries loaded from copies), writes its reports and status files into the new jobs' folders and
+// waits again. The MPI world, the device context, the symmetric heap and NCCL are the bootstrap's,
+// kept.
 //
 // The protocol, one JSON line per request:
 //   {"jobs": ["<dir>/job.json", ...]}   the next eval's jobs (folders beneath <root>)

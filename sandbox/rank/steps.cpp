@@ -296,8 +296,10 @@ Outcome spawn_runners(Ctx& c) {
   if (c.at.job.candidate_is_baseline) return kOk;
   std::string err;
   c.libs.runners.resize(c.at.jobs.size());
-  for (RunnerLink& l : c.libs.runners)
+  for (RunnerLink& l : c.libs.runners) {
+    if (take_spare(c.libs.spares, &l)) continue;
     if (!spawn_runner(c.at, &l, &err)) return internal(c.at, c.out, err);
+  }
   c.libs.runner = c.libs.runners[0];
   return kOk;
 }

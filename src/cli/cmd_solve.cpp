@@ -317,7 +317,7 @@ int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& 
   std::string err;
   const bool pkb = !a.opt.suite.empty();
   if (!pkb && !native_problem(a, paths, &e, &err)) return fail(kBadInput, "bad_input", err);
-  if (!pkb && warm_ranks_wanted(a.opt, e.settings.backend)) eval::use_warm_ranks(&e);
+  if (!pkb && warm_ranks_wanted(a.opt)) eval::use_warm_ranks(&e);
 
   if (a.confirm && a.mode != "agent")
     return fail(kBadInput, "bad_input",

@@ -134,7 +134,7 @@ int cmd_tune(const TuneArgs& a) {
     return fmt::print(stderr, "kforge tune: {}\n", err), kBadInput;
 
   if (a.predict_only) return print_predictions(cfg, a.json);
-  if (warm_ranks_wanted(a.opt, cfg.settings.backend)) eval::use_warm_ranks(&cfg);
+  if (warm_ranks_wanted(a.opt)) eval::use_warm_ranks(&cfg);
 
   const std::string ext = eval::kernel_extension(cfg.settings.backend);
   const std::string work = sandbox::make_eval_dir(cfg.paths.runs_dir + "/tune");

@@ -45,8 +45,7 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
   app->add_option("--ranks", o->ranks,
                   "solve, tune, sweep: warm (start the ranks once and keep them for the evals of "
                   "the same problem and sizes; each candidate still gets fresh processes of its "
-                  "own) or cold (ranks of its own for every eval). Default: warm on the host "
-                  "backend; cold on cuda until warm ranks are measured on a GPU. eval and "
+                  "own) or cold (ranks of its own for every eval). Default: warm. eval and "
                   "baseline are always cold")
       ->check(CLI::IsMember({"warm", "cold"}))
       ->group(g);
@@ -85,8 +84,8 @@ bool is_pkb_suite(const std::string& suite) {
   return suite.rfind("pkb:", 0) == 0 && suite.size() > 4;
 }
 
-bool warm_ranks_wanted(const EvalOptions& o, sandbox::Backend backend) {
-  return o.ranks.empty() ? backend == sandbox::Backend::host : o.ranks == "warm";
+bool warm_ranks_wanted(const EvalOptions& o) {
+  return o.ranks != "cold";
 }
 
 std::vector<std::string> eval_option_args(const EvalOptions& o) {

@@ -28,8 +28,8 @@ struct EvalOptions {
   bool no_time = false;
   bool no_race_pass = false;
   // solve, tune, sweep: "warm" keeps the ranks between the evals of one problem
-  // (sandbox/warm.h), "cold" starts them for every eval; "" is the backend's default
-  // (warm_ranks_wanted). eval and baseline are always cold.
+  // (sandbox/warm.h), "cold" starts them for every eval; "" is warm (warm_ranks_wanted).
+  // eval and baseline are always cold.
   std::string ranks;
   std::string machine_file;
   // "" (the native problems) or pkb:PATH, a ParallelKernelBench checkout (src/pkb/).
@@ -51,9 +51,10 @@ void add_eval_options(CLI::App* app, EvalOptions* o);
 // `kforge solve` children): only what differs from the defaults.
 std::vector<std::string> eval_option_args(const EvalOptions& o);
 
-// Whether solve, tune and sweep keep warm ranks (--ranks) on `backend`: as asked, else on
-// the host backend only. Warm ranks on cuda are the same code, not yet run on a GPU.
-bool warm_ranks_wanted(const EvalOptions& o, sandbox::Backend backend);
+// Whether solve, tune and sweep keep warm ranks (--ranks): unless asked for cold ones, on
+// either backend (on an H100, 2026-12-07: the candidates' times equal to a cold eval's
+// within 2%, the CUDA fault suite 26 of 26 through them; bench/RESULTS.md).
+bool warm_ranks_wanted(const EvalOptions& o);
 
 // The one option reader: fills cfg->settings (the backend's defaults, then what `o` gives)
 // and cfg->machine from `o` and `params` (the PARAM=V words after the problem and kernel):
