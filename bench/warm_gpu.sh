@@ -16,7 +16,8 @@
 #            it every time: the two columns say whether the warm baseline drifts.
 #
 # KERNEL (latency's kernel, default all_reduce's examples/uva.cu), WORLD (default 1),
-# N, REPS, FILES (default every expert kernel), DEADLINE (seconds after which speed starts
+# N, REPS, LAT_RANKS (latency's modes, default "cold warm"), NO_EVAL (latency without the
+# `kforge eval` reference), FILES (default every expert kernel), DEADLINE (seconds after which speed starts
 # no new kernel). Raw trajectories under $OUT/w.
 # On the lent machine: bash bench/gpu_deps.sh .debs && source bench/gpu_build.sh && \
 #   bash bench/warm_gpu.sh
@@ -82,7 +83,7 @@ print(f"{sys.argv[1]:<22} p50 {q(0.5):.3f} s  p90 {q(0.9):.3f} s  (n={len(v)}, {
 latency() {
   local problem; problem=$(echo "$kernel" | cut -d/ -f2)
   echo "== latency: $kernel, world $world, $n evals each (seconds of each eval, compile included)"
-  for ranks in cold warm; do
+  for ranks in ${LAT_RANKS:-cold warm}; do
     local files=() t secs st
     for _ in $(seq 0 "$n"); do files+=("$kernel"); done
     t=$(solve_files "lat-cached-$ranks" "$ranks" "$problem" "${files[@]}")
@@ -95,6 +96,7 @@ latency() {
     echo "    first eval of the edited run: $(verdicts "$t" 0 | head -1 | awk '{print $1 " s"}')"
   done
   local walls=() t0 t1
+  [ -n "${NO_EVAL:-}" ] && return
   for i in $(seq 1 "$n"); do
     t0=$(date +%s.%N)
     "$K" eval "$problem" "$kernel" --world "$world" --json ${ARGS:-} >"$out/w/eval-$i.json" 2>/dev/null
