@@ -85,6 +85,19 @@ for path, v in zip(sys.argv[2:], verdicts):
 PY
 }
 
+# warm_use VERDICT: how the eval used warm ranks: "reused" (a set that was up: the fault
+# left it usable), "started" (a new set: the fault ended the old one), "cold".
+warm_use() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    notes = " ".join(json.load(open(sys.argv[1])).get("harness_notes", []))
+except Exception:
+    notes = ""
+print("reused" if "of the set" in notes else "started" if "started the set" in notes else "cold")
+PY
+}
+
 ranks="${RANKS:-cold}"
 [ "$ranks" = warm ] && echo "== through warm ranks: each case and then the shipped kernel, one solve --ranks warm"
 pass=0; fail=0; table=""
@@ -121,10 +134,15 @@ for f in $cases/*.cu; do
         >"$out/f/$label-next.json" 2>/dev/null
     fi
     read -r next _ <<<"$(verdict "$out/f/$label-next.json")"
-    ok=ok; { [ "$st" = "$expect" ] && [ "$left" = 0 ] && [ "$next" = correct ]; } || ok=BAD
+    [ "$ranks" = warm ] && next="$next/$(warm_use "$out/f/$label-next.json")"
+    ok=ok; { [ "$st" = "$expect" ] && [ "$left" = 0 ] && [ "${next%%/*}" = correct ]; } || ok=BAD
+    if [ "$ranks" = warm ]; then  # a crash or a hang ends the set; any other verdict keeps it
+      want_use=reused; case "$expect" in crash | timeout) want_use=started ;; esac
+      [ "${next#*/}" = "$want_use" ] || ok=BAD
+    fi
     [ "$ok" = ok ] && pass=$((pass + 1)) || fail=$((fail + 1))
     summary=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('summary','')[:110])" "$out/f/$label.json" 2>/dev/null)
-    printf '%s %-28s %-9s (want %-9s) left=%s next=%-8s %5ss  %s\n' "$ok" "$label" "$st" "$expect" "$left" "$next" "$secs" "$summary"
+    printf '%s %-28s %-9s (want %-9s) left=%s next=%-16s %5ss  %s\n' "$ok" "$label" "$st" "$expect" "$left" "$next" "$secs" "$summary"
     [ "$timed" = yes ] && table+=$(printf '%-26s %-8s %9s %9s %8s %9s %9s  %s' "$name" "$st" "$med" "$p10" "$off" "$slack" "$bmed" "$flags")$'\n'
   done
 done

@@ -93,7 +93,7 @@ latency() {
     t=$(solve_files "lat-edited-$ranks" "$ranks" "$problem" --edit "${files[@]}")
     secs=$(verdicts "$t" 0 | awk '{print $1}'); st=$(verdicts "$t" 0 | awk '{print $2 "/" $7}' | sort | uniq -c | xargs)
     pct "solve $ranks edited" $secs; echo "    statuses: $st"
-    echo "    first eval of the edited run: $(verdicts "$t" 0 | head -1 | awk '{print $1 " s"}')"
+    echo "    first eval of the edited run: $(verdicts "$t" 0 | awk 'NR == 1 {print $1 " s"}')"
   done
   local walls=() t0 t1
   [ -n "${NO_EVAL:-}" ] && return
