@@ -7,6 +7,7 @@
 
 #include "profile_range.h"
 #include "status.h"
+#include "steps.h"
 
 namespace sandbox::rank {
 
@@ -72,6 +73,7 @@ Outcome invoke(const Device& dev, CallArgs& args, RunnerLink& runner, Results& o
                bool setup, RankPhase phase, const std::string& detail, double limit_s, bool restart,
                Timed* timed, int calls) {
   if (setup || calls < 1) calls = 1;
+  PartClock clock(lib.who == Role::candidate ? "candidate calls" : "baseline calls");
   if (lib.remote) {
     status_set(phase, detail, true, limit_s, restart);
     Outcome o = invoke_remote(args, runner, out, lib, setup, phase, detail, timed, calls);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "compare.h"
+#include "steps.h"
 
 namespace sandbox::rank {
 
@@ -54,6 +55,7 @@ bool generator_selfcheck(const Place& at, const Device& dev, const CallArgs& arg
 
 bool prepare(const Place& at, const Device& dev, const CallArgs& args, uint64_t seed,
              std::string* err) {
+  PartClock clock("inputs");
   for (size_t i = 0; i < args.pristine.size(); ++i) {
     const kf::Tensor& t = args.pristine[i];
     bool ok = at.jt(i).output ? dev.be->poison(t.data, t.bytes(), err)
@@ -65,6 +67,7 @@ bool prepare(const Place& at, const Device& dev, const CallArgs& args, uint64_t 
 }
 
 bool poison_inputs(const Place& at, const Device& dev, const CallArgs& args, std::string* err) {
+  PartClock clock("inputs");
   for (size_t i = 0; i < args.pristine.size(); ++i) {
     const kf::Tensor& t = args.pristine[i];
     if (!at.jt(i).output && !dev.be->poison(t.data, t.bytes(), err)) return false;
@@ -74,6 +77,7 @@ bool poison_inputs(const Place& at, const Device& dev, const CallArgs& args, std
 
 bool read_outputs(const Place& at, const Device& dev, const CallArgs& args, Values* out,
                   std::string* err) {
+  PartClock clock("outputs");
   out->clear();
   std::vector<uint8_t> raw;
   for (size_t i = 0; i < args.pristine.size(); ++i) {
@@ -90,6 +94,7 @@ bool read_outputs(const Place& at, const Device& dev, const CallArgs& args, Valu
 }
 
 bool gather_inputs(const Place& at, uint64_t seed, AllInputs* all, std::string* err) {
+  PartClock clock("oracle");
   all->clear();
   for (size_t i = 0; i < at.job.tensors.size(); ++i) {
     const JobTensor& t = at.jt(i);
@@ -124,6 +129,7 @@ bool gather_inputs(const Place& at, uint64_t seed, AllInputs* all, std::string* 
 
 bool oracle_expected(const Place& at, const Oracle& oracle, const AllInputs& all, Values* want,
                      std::string* err) {
+  PartClock clock("oracle");
   if (!oracle.loaded()) {
     *err = "no oracle for problem '" + at.job.settings.problem + "'";
     return false;
@@ -181,6 +187,7 @@ bool oracle_expected(const Place& at, const Oracle& oracle, const AllInputs& all
 }
 
 bool compare_outputs(const Place& at, const Values& got, const Values& want, Failure* f) {
+  PartClock clock("outputs");
   for (size_t i = 0; i < at.job.tensors.size(); ++i) {
     const JobTensor& t = at.jt(i);
     if (!t.output) continue;
@@ -198,6 +205,7 @@ bool compare_outputs(const Place& at, const Values& got, const Values& want, Fai
 
 bool inputs_unchanged(const Place& at, const Device& dev, const CallArgs& args, uint64_t seed,
                       Failure* f, bool* same, std::string* err) {
+  PartClock clock("inputs check");
   *same = true;
   std::vector<uint8_t> got, want;
   for (size_t i = 0; i < args.pristine.size(); ++i) {

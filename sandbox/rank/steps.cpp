@@ -26,7 +26,27 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 Clock::time_point g_last;  // the previous mark
+// The current step's parts (PartClock), in first-timed order. Only the outermost clock
+// counts: the audit's calls are the audit's.
+std::vector<std::pair<std::string, double>> g_parts;
+int g_depth = 0;
 }  // namespace
+
+PartClock::PartClock(const char* part)
+    : part_(g_depth++ == 0 ? part : nullptr), t0_(Clock::now()) {}
+
+PartClock::~PartClock() {
+  --g_depth;
+  if (!part_) return;
+  const double s = std::chrono::duration<double>(Clock::now() - t0_).count();
+  for (auto& [name, total] : g_parts) {
+    if (name == part_) {
+      total += s;
+      return;
+    }
+  }
+  g_parts.push_back({part_, s});
+}
 
 void set_start(Clock::time_point t0) {
   g_last = t0;
@@ -34,12 +54,19 @@ void set_start(Clock::time_point t0) {
 
 void mark(Results& out, const char* name) {
   Clock::time_point now = Clock::now();
-  out.run.phase_s.push_back({name, std::chrono::duration<double>(now - g_last).count()});
+  double parts = 0;
+  for (const auto& [part, s] : g_parts) {
+    out.run.phase_s.push_back({std::string(name) + "/" + part, s});
+    parts += s;
+  }
+  g_parts.clear();
+  out.run.phase_s.push_back({name, std::chrono::duration<double>(now - g_last).count() - parts});
   g_last = now;
 }
 
 void mark_restart() {
   g_last = Clock::now();
+  g_parts.clear();
 }
 
 Outcome internal(const Place& at, Results& out, const std::string& msg) {

@@ -21,6 +21,23 @@ void mark(Results& out, const char* name);
 // The next mark counts from now (a warm rank's request: its idle wait is no phase).
 void mark_restart();
 
+// Times a part of the current step while it lives (the candidate's calls, the baseline's,
+// the inputs, the outputs' checks, the audit): the next mark(out, name) records each part
+// as phase "name/part" and only what is left as "name", so that a verdict's seconds say
+// where a check or a timing phase goes and still add up to the eval's. A clock inside
+// another counts for the outer one's part.
+class PartClock {
+ public:
+  explicit PartClock(const char* part);
+  ~PartClock();
+  PartClock(const PartClock&) = delete;
+  PartClock& operator=(const PartClock&) = delete;
+
+ private:
+  const char* part_;  // null inside another clock
+  std::chrono::steady_clock::time_point t0_;
+};
+
 // Says msg on stderr and in the report's sandbox errors: kInternal.
 Outcome internal(const Place& at, Results& out, const std::string& msg);
 

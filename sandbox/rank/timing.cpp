@@ -11,6 +11,7 @@
 #include "data.h"
 #include "stats.h"
 #include "status.h"
+#include "steps.h"
 
 namespace sandbox::rank {
 
@@ -25,10 +26,16 @@ constexpr int kAuditBatches = 3;   // the timing audit's batches (rank/runner_li
 Outcome timed_call(Ctx& c, Lib& lib, uint64_t seed, int calls, const std::string& detail,
                    bool profiled, Timed* timed, bool flush) {
   std::string err;
-  if (!prepare(c.at, c.dev, c.args, seed, &err) || (flush && !c.dev.be->flush_l2(&err)) ||
-      !c.dev.be->synchronize(&err))
-    return device_error(c.out, RankPhase::time, "preparing a timed call", err);
-  MPI_Barrier(MPI_COMM_WORLD);
+  bool ok = prepare(c.at, c.dev, c.args, seed, &err);
+  {
+    PartClock clock("l2 flush");
+    ok = ok && (!flush || c.dev.be->flush_l2(&err)) && c.dev.be->synchronize(&err);
+  }
+  if (!ok) return device_error(c.out, RankPhase::time, "preparing a timed call", err);
+  {
+    PartClock clock("barrier");
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
   c.args.profile_call = profiled;
   Outcome o = invoke(c.dev, c.args, c.libs.runner, c.out, lib, false, RankPhase::time, detail,
                      c.at.job.settings.limits.time_s, false, timed, calls);
@@ -90,6 +97,7 @@ std::vector<bool> verified_samples(uint64_t secret, int iters, int every) {
 // The candidate's outputs of timed sample `it` (inputs of `seed`) against the reference's,
 // worked out now, outside the timing window (which then starts again).
 Outcome verify_sample(Ctx& c, int it, uint64_t seed) {
+  PartClock clock("verify");
   Values got, want;
   std::string err;
   if (!read_outputs(c.at, c.dev, c.args, &got, &err))
@@ -240,6 +248,7 @@ Outcome run_timing(Ctx& c) {
   TimeAudit audit;
   if (c.libs.cand.remote && c.libs.runner.calibrated && iters > 0 && !job.settings.profile &&
       !job.settings.under_tool && !shared) {
+    PartClock clock("audit");
     Outcome o = run_audit(c, cand_s, iters, &audit);
     if (o != kOk) return o;
   }
