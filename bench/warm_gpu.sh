@@ -8,7 +8,8 @@
 #            and starts the warm set (not counted), and "edited", N kernels that differ by a
 #            comment, so each one compiles. --ranks warm and --ranks cold. p50 and p90 of the
 #            evals' seconds as the trajectory records them (each turn's eval, compile
-#            included). `kforge eval` (its own ranks every time) beside them for reference.
+#            included). `kforge eval` beside them: on ranks of its own each time, then
+#            through a `kforge serve` started for it (KFORGE_SERVE), as a script would.
 #   speed    each FILES kernel REPS evals (default 5) through one solve, --ranks warm and
 #            --ranks cold, alternating kernel by kernel: the candidate's and the baseline's
 #            median ms and the speedup, median (min-max) over the evals, and how many the
@@ -95,14 +96,32 @@ latency() {
     pct "solve $ranks edited" $secs; echo "    statuses: $st"
     echo "    first eval of the edited run: $(verdicts "$t" 0 | awk 'NR == 1 {print $1 " s"}')"
   done
-  local walls=() t0 t1
   [ -n "${NO_EVAL:-}" ] && return
+  eval_walls "eval cached (wall)" "$problem" cold
+  # The same through a `kforge serve` started here: its first eval starts the set.
+  "$K" serve --socket "$out/w/serve.sock" 2>"$out/w/serve.err" &
+  local server=$!
+  for _ in $(seq 1 50); do [ -S "$out/w/serve.sock" ] && break; sleep 0.1; done
+  KFORGE_SERVE="$out/w/serve.sock" "$K" eval "$problem" "$kernel" --world "$world" --json \
+    ${ARGS:-} >"$out/w/served-first.json" 2>/dev/null
+  KFORGE_SERVE="$out/w/serve.sock" eval_walls "eval, kforge serve (wall)" "$problem" served
+  kill -INT "$server"; wait "$server" 2>/dev/null
+}
+
+# eval_walls LABEL PROBLEM TAG: N `kforge eval`s of the kernel, their wall times' p50/p90,
+# and how they used warm ranks.
+eval_walls() {
+  local walls=() t0 t1 uses=""
   for i in $(seq 1 "$n"); do
     t0=$(date +%s.%N)
-    "$K" eval "$problem" "$kernel" --world "$world" --json ${ARGS:-} >"$out/w/eval-$i.json" 2>/dev/null
+    "$K" eval "$2" "$kernel" --world "$world" --json ${ARGS:-} >"$out/w/eval-$3-$i.json" 2>/dev/null
     t1=$(date +%s.%N); walls+=("$(python3 -c "print($t1 - $t0)")")
+    uses+=" $(python3 -c 'import json,sys
+v = json.load(open(sys.argv[1])); n = " ".join(v.get("harness_notes", []))
+print(v.get("status", "?") + "/" + ("reused" if "of the set" in n else "started" if "started the set" in n else "cold"))' "$out/w/eval-$3-$i.json" 2>/dev/null)"
   done
-  pct "eval cached (wall)" "${walls[@]}"
+  pct "$1" "${walls[@]}"
+  echo "    statuses: $(echo $uses | tr ' ' '\n' | sort | uniq -c | xargs)"
 }
 
 # row ROWS LABEL RANKS: a table line of the speed part from verdicts' lines.

@@ -267,8 +267,8 @@ std::string warm_key(const EvalRequest& req) {
 
 WarmPool::~WarmPool() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (set_) set_->stop();
-  set_.reset();
+  for (auto& set : sets_) set->stop();
+  sets_.clear();
 }
 
 std::shared_ptr<WarmSet> WarmPool::set_for(const EvalRequest& req) {
@@ -277,14 +277,27 @@ std::shared_ptr<WarmSet> WarmPool::set_for(const EvalRequest& req) {
     return nullptr;
   const std::string key = warm_key(req);
   std::lock_guard<std::mutex> lock(mu_);
-  if (set_ && set_->busy()) return nullptr;  // another eval is on it: this one runs cold
-  if (set_ && set_->key() == key && set_->usable()) return set_;
-  if (set_) set_->stop();
-  set_.reset();
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    std::shared_ptr<WarmSet> set = sets_[i];
+    if (set->key() != key || set->busy() || !set->usable()) continue;
+    sets_.erase(sets_.begin() + static_cast<std::ptrdiff_t>(i));
+    sets_.push_back(set);  // the most recently used now
+    return set;
+  }
+  // Sets that ended go; then, past the limit, the least recently used one not busy.
+  for (size_t i = 0; i < sets_.size();) {
+    if (!sets_[i]->busy() && (!sets_[i]->usable() || sets_.size() >= max_sets_)) {
+      sets_[i]->stop();
+      sets_.erase(sets_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  if (sets_.size() >= max_sets_) return nullptr;  // every set is busy: this eval runs cold
   const std::string root = make_eval_dir(dir_ + "/warm");
   if (root.empty()) return nullptr;
-  set_ = std::make_shared<WarmSet>(key, root);
-  return set_;
+  sets_.push_back(std::make_shared<WarmSet>(key, root));
+  return sets_.back();
 }
 
 }  // namespace sandbox

@@ -92,22 +92,26 @@ class WarmSet {
 // The key of the evals that may share a set (a hash of what the bootstrap depends on).
 std::string warm_key(const EvalRequest& req);
 
-// One process's warm sets: one at a time (a solve or a tune evaluates one problem); a
-// set of another key is stopped when a new one is made. Stops its set when destroyed.
+// One process's warm sets: up to max_sets (a solve or a tune evaluates one problem: one;
+// `kforge serve` keeps a few, for the problems its clients evaluate by turns). A new set
+// past the limit stops the one used least recently that is not busy. Stops its sets when
+// destroyed.
 class WarmPool {
  public:
-  explicit WarmPool(std::string evals_dir) : dir_(std::move(evals_dir)) {}
+  explicit WarmPool(std::string evals_dir, int max_sets = 1)
+      : dir_(std::move(evals_dir)), max_sets_(max_sets < 1 ? 1 : max_sets) {}
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;
   ~WarmPool();
   // The set `req` should run on, or null when it runs cold: a baseline's eval (a problem's
-  // NCCL code as the candidate), one under a tool or wrapper, or its set is busy.
+  // NCCL code as the candidate), one under a tool or wrapper, or every set is busy.
   std::shared_ptr<WarmSet> set_for(const EvalRequest& req);
 
  private:
   std::mutex mu_;
   std::string dir_;
-  std::shared_ptr<WarmSet> set_;
+  size_t max_sets_;
+  std::vector<std::shared_ptr<WarmSet>> sets_;  // the least recently used first
 };
 
 }  // namespace sandbox

@@ -103,14 +103,8 @@ int run_eval(const eval::EvalConfig& cfg, const std::string& kernel, sandbox::Ro
     fmt::print(stderr, "{}: {}\n", cmd, err);
     return kBadInput;
   }
-  req.eval_dir = sandbox::make_eval_dir(cfg.paths.runs_dir + "/evals");
-  if (req.eval_dir.empty()) {
-    fmt::print(stderr, "{}: cannot create a run directory under {}/evals\n", cmd,
-               cfg.paths.runs_dir);
-    return kInternal;
-  }
   sandbox::Verdict v;
-  bool ok = sandbox::evaluate(req, &v, &err);
+  bool ok = eval::evaluate_request(cfg, req, &v, &err);
   if (int sig = sandbox::interrupt_signal()) {
     // The build or the ranks were killed by kforge, not by the kernel: no verdict.
     fmt::print(stderr, "{}: interrupted by {}: the build and the ranks were killed; no verdict\n",

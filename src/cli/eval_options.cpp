@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "eval/serve_client.h"
 #include "suite/machine.h"
 #include "suite/paths.h"
 
@@ -45,8 +46,9 @@ void add_eval_options(CLI::App* app, EvalOptions* o) {
   app->add_option("--ranks", o->ranks,
                   "solve, tune, sweep: warm (start the ranks once and keep them for the evals of "
                   "the same problem and sizes; each candidate still gets fresh processes of its "
-                  "own) or cold (ranks of its own for every eval). Default: warm. eval and "
-                  "baseline are always cold")
+                  "own) or cold (ranks of its own for every eval). Default: warm. eval runs on "
+                  "ranks of its own unless KFORGE_SERVE names a running `kforge serve`; "
+                  "cold keeps every command off it; baseline is always cold")
       ->check(CLI::IsMember({"warm", "cold"}))
       ->group(g);
   app->add_option("--call-limit", o->call_limit_s,
@@ -179,6 +181,8 @@ bool apply_eval_options(const EvalOptions& o, const std::vector<std::string>& pa
   if (o.call_limit_s > 0) s.limits.call_s = o.call_limit_s;
   s.time = !o.no_time;
   s.race_pass = !o.no_race_pass;
+  // A running `kforge serve` (KFORGE_SERVE) serves the evals, unless cold ranks are asked.
+  cfg->server = o.ranks == "cold" ? "" : eval::serve_socket_from_env();
   cfg->machine = suite::default_h200();
   return o.machine_file.empty() || suite::load_machine(o.machine_file, &cfg->machine, err);
 }

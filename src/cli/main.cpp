@@ -14,6 +14,7 @@
 #include "cli/cmd_new_problem.h"
 #include "cli/cmd_profile.h"
 #include "cli/cmd_replay.h"
+#include "cli/cmd_serve.h"
 #include "cli/cmd_show.h"
 #include "cli/cmd_solve.h"
 #include "cli/cmd_sweep.h"
@@ -149,6 +150,8 @@ int dispatch(int argc, char** argv) {
   CLI::App* report = cli::add_report_command(app, &report_args);
   cli::NewProblemArgs new_problem_args;
   CLI::App* new_problem = cli::add_new_problem_command(app, &new_problem_args);
+  cli::ServeArgs serve_args;
+  CLI::App* serve = cli::add_serve_command(app, &serve_args);
   int code = 0;
   if (!parse(app, argc, argv, &code)) return code;
 
@@ -162,6 +165,7 @@ int dispatch(int argc, char** argv) {
   if (sweep.sweep->parsed()) return cli::cmd_sweep(sweep_args);
   if (report->parsed()) return cli::cmd_report(report_args);
   if (new_problem->parsed()) return cli::cmd_new_problem(new_problem_args);
+  if (serve->parsed()) return cli::cmd_serve(serve_args);
   if (eval->parsed()) {
     split_positionals(eval_pos, &eval_args, true);
     return cli::cmd_eval(eval_args);

@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "eval/eval_slot.h"
+#include "eval/serve_client.h"
 #include "kf_build_paths.h"
+#include "sandbox/deadline.h"
 #include "suite/cost.h"
 #include "suite/instance.h"
 
@@ -30,6 +32,15 @@ std::vector<std::string> sizes_to_run(const EvalConfig& cfg, bool baseline) {
   return sizes;
 }
 
+void fill_toolchain(const suite::Paths& paths, sandbox::EvalRequest* req) {
+  req->toolchain.nvcc = KF_NVCC;
+  req->toolchain.include_dir = paths.include_dir;
+  if (req->toolchain.cache_dir.empty()) req->toolchain.cache_dir = paths.cache_dir + "/build";
+  req->toolchain.nccl_include = KF_NCCL_INCLUDE;
+  req->toolchain.nccl_lib_dir = KF_NCCL_LIB_DIR;
+  req->launch.rank_binary = paths.rank_binary;
+}
+
 bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                   sandbox::EvalRequest* req, std::string* err) {
   const bool is_baseline = role == sandbox::Role::baseline;
@@ -42,12 +53,8 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   req->problem_dir = cfg.problem.dir;
   req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, s.backend, true);
   req->toolchain.backend = s.backend;
-  req->toolchain.nvcc = KF_NVCC;
-  req->toolchain.include_dir = cfg.paths.include_dir;
-  req->toolchain.cache_dir = cfg.paths.cache_dir + "/build";
-  req->toolchain.nccl_include = KF_NCCL_INCLUDE;
-  req->toolchain.nccl_lib_dir = KF_NCCL_LIB_DIR;
-  req->launch.rank_binary = cfg.paths.rank_binary;
+  req->toolchain.cache_dir.clear();
+  fill_toolchain(cfg.paths, req);
   req->on_stage = cfg.on_stage;
   req->instances.clear();
 
@@ -75,18 +82,22 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   return true;
 }
 
-bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
-                   sandbox::Verdict* v, std::string* err) {
-  sandbox::EvalRequest req;
-  if (!make_request(cfg, kernel, role, &req, err)) return false;
+bool evaluate_request(const EvalConfig& cfg, sandbox::EvalRequest& req, sandbox::Verdict* v,
+                      std::string* err) {
   // Under a sweep, wait for this eval's slot (its GPU set, or a share of the cores), with
   // the libraries built first: the compile, seconds of one core, then overlaps the eval
-  // that holds the slot instead of keeping the GPU idle once the slot is ours.
+  // that holds the slot instead of keeping the GPU idle once the slot is ours. An eval
+  // for a server is built here too: in this process, while the server runs another.
+  const bool remote = !cfg.server.empty() && req.candidate_role == sandbox::Role::candidate;
   EvalSlot slot;
   SlotSpec spec = slot_spec(cfg.settings.backend, cfg.settings.world);
-  if (spec.count > 0) {
-    sandbox::prebuild(req);
-    if (!slot.acquire(spec, err)) return false;
+  if (spec.count > 0 || remote) sandbox::prebuild(req);
+  if (spec.count > 0 && !slot.acquire(spec, err)) return false;
+  std::string unserved;
+  if (remote) {
+    if (cfg.on_stage) cfg.on_stage("evaluating on kforge serve");
+    if (evaluate_on_server(cfg.server, req, cfg.paths.source_root, v, &unserved)) return true;
+    if (sandbox::stop_requested()) return (*err = unserved, false);
   }
   // On warm ranks the eval's folder is beneath its set's root: the set's jail binds that.
   if (cfg.warm) req.warm = cfg.warm->set_for(req);
@@ -96,7 +107,18 @@ bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Ro
     *err = "cannot create a run directory under " + under;
     return false;
   }
-  return sandbox::evaluate(req, v, err);
+  if (!sandbox::evaluate(req, v, err)) return false;
+  if (!unserved.empty())
+    v->harness_notes.push_back("kforge serve (KFORGE_SERVE) not used: " + unserved +
+                               "; this eval ran on ranks of its own");
+  return true;
+}
+
+bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
+                   sandbox::Verdict* v, std::string* err) {
+  sandbox::EvalRequest req;
+  if (!make_request(cfg, kernel, role, &req, err)) return false;
+  return evaluate_request(cfg, req, v, err);
 }
 
 void use_warm_ranks(EvalConfig* cfg) {

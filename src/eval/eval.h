@@ -30,6 +30,10 @@ struct EvalConfig {
   // Warm ranks (sandbox/warm.h), shared by the copies of this config: solve, tune and
   // sweep keep them between evals unless --cold; null runs every eval cold.
   std::shared_ptr<sandbox::WarmPool> warm;
+  // A running `kforge serve`'s socket (eval/serve_client.h), "" for none: candidates'
+  // evals go there first (its warm sets outlive this process), and run here only when it
+  // cannot serve them.
+  std::string server;
 };
 
 // Gives cfg a pool of warm ranks (its sets' folders under <runs>/evals/warm).
@@ -51,8 +55,20 @@ std::string default_kernel(const suite::Problem& p, sandbox::Backend backend, bo
 bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                   sandbox::EvalRequest* req, std::string* err);
 
-// make_request + a fresh run directory under <runs>/evals + sandbox::evaluate. False only
-// for bad input or an internal failure; a bad candidate is a verdict.
+// What make_request takes from this process rather than from the eval: the programs and
+// folders it runs with (nvcc, the primitives' headers, NCCL, the rank binary), from
+// paths; the build cache too, unless req names one. `kforge serve` fills its requests so.
+void fill_toolchain(const suite::Paths& paths, sandbox::EvalRequest* req);
+
+// req (make_request's) evaluated: on cfg's server, else on a warm set of cfg's pool or
+// ranks of its own, in a fresh run directory (under <runs>/evals, or the set's root),
+// after its eval slot under a sweep. False only for an internal failure or a stop (a
+// signal, the deadline); a bad candidate is a verdict.
+bool evaluate_request(const EvalConfig& cfg, sandbox::EvalRequest& req, sandbox::Verdict* v,
+                      std::string* err);
+
+// make_request + evaluate_request. False only for bad input or an internal failure; a
+// bad candidate is a verdict.
 bool evaluate_file(const EvalConfig& cfg, const std::string& kernel, sandbox::Role role,
                    sandbox::Verdict* v, std::string* err);
 

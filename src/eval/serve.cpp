@@ -1,0 +1,158 @@
+// eval/serve.cpp: see serve.h.
+#include "eval/serve.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "eval/eval.h"
+#include "eval/serve_client.h"
+#include "eval/serve_proto.h"
+#include "sandbox/interrupt.h"
+#include "sandbox/verdict.h"
+#include "sandbox/warm.h"
+
+namespace eval {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The request's eval, on the pool's warm set for it (or cold when every set is busy).
+ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, sandbox::WarmPool* pool) {
+  ServeReply reply;
+  if (r.protocol != kServeProtocol) {
+    reply.error = fmt::format(
+        "protocol {} asked, {} spoken: run a kforge serve of the same "
+        "build as the command",
+        r.protocol, kServeProtocol);
+    return reply;
+  }
+  if (r.source_root != paths.source_root) {
+    reply.error = fmt::format(
+        "this server serves the checkout {}, not {}: start a kforge "
+        "serve from that checkout, or unset KFORGE_SERVE",
+        paths.source_root, r.source_root);
+    return reply;
+  }
+  sandbox::EvalRequest req = eval_request(r);
+  fill_toolchain(paths, &req);
+  req.warm = pool->set_for(req);
+  const std::string under = req.warm ? req.warm->root() : paths.runs_dir + "/evals";
+  req.eval_dir = sandbox::make_eval_dir(under);
+  if (req.eval_dir.empty()) {
+    reply.error = "the server cannot create a run directory under " + under;
+    return reply;
+  }
+  sandbox::Verdict v;
+  if (!sandbox::evaluate(req, &v, &reply.error)) return reply;
+  reply.ok = true;
+  reply.verdict = sandbox::verdict_json(v);
+  return reply;
+}
+
+// One connection: its request line, the eval, the answer.
+void handle(int fd, const suite::Paths& paths, sandbox::WarmPool* pool, std::atomic<int>* active) {
+  std::string line, err;
+  ServeReply reply;
+  if (!receive_line(fd, 30, &line, &err)) {
+    close(fd);
+    --*active;
+    return;
+  }
+  try {
+    reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, pool);
+  } catch (const std::exception& e) {
+    reply.error = std::string("a request that is not an eval: ") + e.what();
+  }
+  send_line(fd, nlohmann::json(reply).dump(), &err);  // a client gone is no error of ours
+  close(fd);
+  --*active;
+}
+
+// Only this user's processes are served.
+bool same_user(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == getuid();
+}
+
+// Listens on path: a stale socket (no server answers it) is replaced, a live one is not.
+int listen_on(const std::string& path, std::string* err) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path)
+    return (*err = fmt::format("--socket {}: a socket's path must be shorter than {} bytes: "
+                               "choose a shorter one",
+                               path, sizeof addr.sun_path),
+            -1);
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(path, ec))) {
+    std::string why;
+    int probe = connect_unix(path, &why);
+    if (probe >= 0) {
+      close(probe);
+      return (*err = path + ": a kforge serve already listens there", -1);
+    }
+    if (!fs::is_socket(fs::symlink_status(path, ec)))
+      return (*err = path + ": exists and is not a socket: choose another --socket", -1);
+    fs::remove(path, ec);
+  }
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const mode_t old = umask(0177);  // the socket is born 0600: no window for another user
+  bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            listen(fd, 64) == 0;
+  umask(old);
+  if (!ok) {
+    *err = path + ": " + std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
+                 const std::function<void()>& on_ready, std::string* err) {
+  int lfd = listen_on(o.socket, err);
+  if (lfd < 0) return false;
+  sandbox::install_interrupt_handlers();
+  auto pool = std::make_unique<sandbox::WarmPool>(paths.runs_dir + "/evals", o.max_sets);
+  std::atomic<int> active{0};  // connections being served
+  if (on_ready) on_ready();
+  while (!sandbox::interrupted()) {
+    pollfd p{lfd, POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    int fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    if (!same_user(fd)) {
+      close(fd);
+      continue;
+    }
+    ++active;
+    std::thread(handle, fd, std::cref(paths), pool.get(), &active).detach();
+  }
+  close(lfd);
+  std::error_code ec;
+  fs::remove(o.socket, ec);
+  // The evals under way saw the same signal (sandbox/process.h kills their ranks): they
+  // end within moments, and answer, before the sets go.
+  while (active > 0) usleep(20000);
+  pool.reset();
+  return true;
+}
+
+}  // namespace eval
