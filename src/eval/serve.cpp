@@ -130,10 +130,11 @@ bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
   int lfd = listen_on(o.socket, err);
   if (lfd < 0) return false;
   sandbox::install_interrupt_handlers();
-  auto pool = std::make_unique<sandbox::WarmPool>(paths.runs_dir + "/evals", o.max_sets);
+  auto pool = std::make_unique<sandbox::WarmPool>(
+      o.evals_dir.empty() ? paths.runs_dir + "/evals" : o.evals_dir, o.max_sets);
   std::atomic<int> active{0};  // connections being served
   if (on_ready) on_ready();
-  while (!sandbox::interrupted()) {
+  while (!sandbox::interrupted() && !(o.stop && *o.stop)) {
     pollfd p{lfd, POLLIN, 0};
     if (poll(&p, 1, 200) <= 0) continue;
     int fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
@@ -148,11 +149,36 @@ bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
   close(lfd);
   std::error_code ec;
   fs::remove(o.socket, ec);
-  // The evals under way saw the same signal (sandbox/process.h kills their ranks): they
-  // end within moments, and answer, before the sets go.
+  // The evals under way end (after a signal, within moments: sandbox/process.h kills
+  // their ranks) and answer before the sets go.
   while (active > 0) usleep(20000);
   pool.reset();
   return true;
+}
+
+ServeThread::~ServeThread() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+bool ServeThread::start(ServeOptions o, const suite::Paths& paths, std::string* err) {
+  o_ = std::move(o);
+  o_.stop = &stop_;
+  paths_ = paths;
+  thread_ = std::thread([this] {
+    std::string e;
+    if (!serve_evals(
+            o_, paths_, [this] { state_ = 1; }, &e)) {
+      why_ = e;
+      state_ = 2;
+    }
+  });
+  for (int i = 0; i < 1000 && state_ == 0; ++i) usleep(10000);
+  if (state_ == 1) return true;
+  stop_ = true;
+  thread_.join();  // it failed, or listens too late to be of use: it ends either way
+  *err = state_ == 2 ? why_ : "kforge serve did not start listening within 10 s";
+  return false;
 }
 
 }  // namespace eval

@@ -7,22 +7,49 @@
 // slot (eval/eval_slot.h), which the client holds, keeps two off one GPU.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "suite/paths.h"
 
 namespace eval {
 
 struct ServeOptions {
-  std::string socket;  // the path to listen on
-  int max_sets = 4;    // warm sets kept at once (each holds its ranks' device contexts)
+  std::string socket;     // the path to listen on
+  int max_sets = 4;       // warm sets kept at once (each holds its ranks' device contexts)
+  std::string evals_dir;  // where the sets' folders go ("": <runs>/evals)
+  // Set by another thread to end the server (a sweep's, in its own process); null: only
+  // a signal ends it.
+  const std::atomic<bool>* stop = nullptr;
 };
 
-// Serves until a signal asks this process to stop (sandbox/interrupt.h), then ends its
-// sets and removes the socket. `on_ready` is called once it listens. False with *err when
-// it cannot listen (the path is taken by a live server, or cannot be made).
+// Serves until a signal asks this process to stop (sandbox/interrupt.h) or o.stop is
+// set, then ends its sets and removes the socket. `on_ready` is called once it listens. False with
+// *err when it cannot listen (the path is taken by a live server, or cannot be made).
 bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
                  const std::function<void()>& on_ready, std::string* err);
+
+// A server on a thread of this process (a sweep's, for its samples): started by start(),
+// which waits until it listens; stopped, its sets ended, when destroyed.
+class ServeThread {
+ public:
+  ServeThread() = default;
+  ServeThread(const ServeThread&) = delete;
+  ServeThread& operator=(const ServeThread&) = delete;
+  ~ServeThread();
+  // False with *err when it could not listen (within 10 s).
+  bool start(ServeOptions o, const suite::Paths& paths, std::string* err);
+  const std::string& socket() const { return o_.socket; }
+
+ private:
+  ServeOptions o_;
+  suite::Paths paths_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> state_{0};  // 1: listening; 2: could not (why_)
+  std::string why_;
+  std::thread thread_;
+};
 
 }  // namespace eval

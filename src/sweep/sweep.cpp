@@ -23,7 +23,7 @@ namespace {
 
 // The child's environment: this process's, the keys it took back in (the child is
 // kforge, which takes them out again), the sample's own runs folder, the eval slots,
-// and death with us.
+// the sweep's server (when it runs one), and death with us.
 std::vector<std::string> child_env(const SweepConfig& cfg, const std::string& dir) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
@@ -36,6 +36,10 @@ std::vector<std::string> child_env(const SweepConfig& cfg, const std::string& di
   env.push_back("KFORGE_RUNS=" + dir + "/runs");
   env.push_back("KFORGE_DIE_WITH_PARENT=1");
   if (!cfg.eval_locks.empty()) env.push_back("KFORGE_EVAL_LOCKS=" + cfg.eval_locks);
+  if (!cfg.serve.empty()) {
+    std::erase_if(env, [](const std::string& v) { return v.rfind("KFORGE_SERVE=", 0) == 0; });
+    env.push_back("KFORGE_SERVE=" + cfg.serve);
+  }
   return env;
 }
 

@@ -56,6 +56,7 @@ struct SweepConfig {
   std::string kforge_bin;   // this executable
   std::string ledger_file;  // out/ledger.jsonl, or a task's own file
   std::string eval_locks;   // KFORGE_EVAL_LOCKS for the samples
+  std::string serve;        // KFORGE_SERVE for the samples: a server of the sweep's, or ""
   int task = 0, tasks = 1;  // this process runs the samples whose number % tasks == task
 };
 
