@@ -86,26 +86,23 @@ std::string eval_locks_dir() {
 // The samples' evals share warm ranks: a server on a thread of this process (eval/
 // serve.h), whose sets outlive each sample's solve, so that the samples of a problem
 // after the first skip the ranks' start. Not for a PKB suite (its evaluator is its own),
-// with --ranks cold, or where KFORGE_SERVE names a server already. False (having said
-// why) when it cannot listen.
-bool start_server(const SweepArgs& a, bool pkb, const std::string& out, eval::ServeThread* server,
+// with --ranks cold, or where KFORGE_SERVE names a server already. Its socket is in this
+// node's /tmp, one per sweep process (a Slurm array's tasks share DIR, maybe across
+// nodes). Without one (it cannot listen), the samples keep warm ranks of their own.
+void start_server(const SweepArgs& a, bool pkb, const std::string& out, eval::ServeThread* server,
                   std::string* socket) {
-  if (pkb || a.opt.ranks == "cold" || !eval::serve_socket_from_env().empty()) return true;
+  if (pkb || a.opt.ranks == "cold" || !eval::serve_socket_from_env().empty()) return;
   eval::ServeOptions o;
-  // Beside the ledger when the path fits a socket's (under 108 bytes), else in /tmp.
-  o.socket = out + "/serve.sock";
-  if (o.socket.size() >= 100)
-    o.socket = fmt::format("/tmp/kforge-serve-{}-{}.sock", static_cast<long>(getuid()),
-                           static_cast<long>(getpid()));
+  o.socket = fmt::format("/tmp/kforge-serve-{}-{}.sock", static_cast<long>(getuid()),
+                         static_cast<long>(getpid()));
   o.evals_dir = out + "/evals";
   std::string err;
   if (!server->start(o, suite::default_paths(), &err)) {
-    fmt::print(stderr, "kforge sweep: its eval server: {}; run with --ranks cold to do without\n",
-               err);
-    return false;
+    fmt::print(stderr,
+               "kforge sweep: no eval server ({}): each sample keeps warm ranks of its own\n", err);
+    return;
   }
   *socket = server->socket();
-  return true;
 }
 
 // Writes the plan, or checks it against the one the folder has. Exit code, 0 when fine.
@@ -241,7 +238,7 @@ int cmd_sweep(const SweepArgs& a) {
   fmt::print(stderr, "kforge sweep: {} samples ({} problems x {} models x {}) into {}\n",
              cfg.samples.size(), names.size(), models.size(), a.samples, cfg.out);
   eval::ServeThread server;
-  if (!start_server(a, pkb, cfg.out, &server, &cfg.serve)) return kInternal;
+  start_server(a, pkb, cfg.out, &server, &cfg.serve);
   sweep::ProgressPrinter printer = sweep::ProgressPrinter::for_stderr();
   sweep::Progress progress;
   bool ok = sweep::run_sweep(
