@@ -17,6 +17,7 @@
 
 #include "kf_build_paths.h"
 #include "sandbox/process.h"
+#include "tests/kforge_child.h"
 #include "tests/kforge_run.h"
 #include "tests/solve_harness.h"
 
@@ -192,4 +193,66 @@ TEST_CASE("faults: --no-race-pass lets no_exit_wait pass, and the verdict says i
   CHECK(kforge_run::status_of(out) == "correct");
   CHECK(v.dump().find("race pass: skipped (--no-race-pass)") != std::string::npos);
   CHECK(sandbox::wait_none_naming(h.dir(), 15));
+}
+
+namespace {
+
+// The warm-ranks note of a verdict's JSON: "reused" (a set that was up), "started" (a
+// new set), "" (none).
+std::string warm_use(const json& v) {
+  std::string notes;
+  for (const auto& n : v.value("harness_notes", json::array())) notes += n.get<std::string>();
+  if (notes.find("warm ranks: eval ") != std::string::npos) return "reused";
+  if (notes.find("warm ranks: this eval started the set") != std::string::npos) return "started";
+  return "";
+}
+
+}  // namespace
+
+// The same cases through warm ranks (issue 34): a `kforge serve` for the whole suite, every
+// eval sent to it (KFORGE_SERVE). Each case gets its verdict on the server's set; the next
+// eval is correct, on a new set after a crash or a hang and on the same one after any other
+// verdict; kill -9 of the server leaves nothing. Cases that set kforge's environment
+// (env=) are left out: a server launches with its own.
+TEST_CASE(
+    "faults: every case through kforge serve's warm ranks, and the next eval on them "
+    "correct" *
+    doctest::timeout(1800)) {
+  Harness h;
+  const std::string honest =
+      solve_test::read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
+  const std::string socket = h.dir() + "/serve.sock";
+  kforge_child::Child server;
+  std::string err;
+  REQUIRE_MESSAGE(
+      server.start({std::string(KF_BINARY_DIR) + "/kforge", "serve", "--socket", socket}, h.env(),
+                   h.dir() + "/serve.out", &err),
+      err);
+  REQUIRE(server.wait_until([&] { return fs::is_socket(socket); }, 30));
+  for (const Fault& f : all_faults()) {
+    if (!f.env.empty()) continue;
+    for (int world : f.worlds) {
+      CAPTURE(f.name);
+      CAPTURE(world);
+      std::string out;
+      h.extra_env = {"KFORGE_SERVE=" + socket};
+      json v = eval_case(h, f.problem, f.source, world, f.timed, f.args, &out);
+      INFO(out);
+      CHECK(kforge_run::status_of(out) == f.expect);
+      CHECK(!warm_use(v).empty());  // it ran on the server's warm ranks
+      if (!f.says.empty()) CHECK_MESSAGE(v.dump().find(f.says) != std::string::npos, f.says);
+      json next = eval_case(h, "all_reduce", honest, world, false, {}, &out);
+      CHECK_MESSAGE(kforge_run::status_of(out) == "correct", "the eval after " << f.name);
+      // A crash or a hang ends the set; any other verdict leaves it to the next eval, when
+      // it is of the same problem, world and settings.
+      const bool fatal = f.expect == "crash" || f.expect == "timeout";
+      if (fatal) CHECK(warm_use(next) == "started");
+      if (!fatal && f.problem == "all_reduce" && f.args.empty() && !f.timed)
+        CHECK(warm_use(next) == "reused");
+    }
+  }
+  h.extra_env.clear();
+  double seconds = 0;
+  server.signal_and_wait(SIGKILL, 10, &seconds);
+  CHECK(sandbox::wait_none_naming(h.dir(), 30));
 }
