@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // The request's eval, on the pool's warm set for it (or cold when every set is busy).
-ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, sandbox::WarmPool* pool) {
+ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, const std::string& evals_dir,
+                     sandbox::WarmPool* pool) {
   ServeReply reply;
   if (r.protocol != kServeProtocol) {
     reply.error = fmt::format(
@@ -48,7 +49,7 @@ ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, sandbox::
   sandbox::EvalRequest req = eval_request(r);
   fill_toolchain(paths, &req);
   req.warm = pool->set_for(req);
-  const std::string under = req.warm ? req.warm->root() : paths.runs_dir + "/evals";
+  const std::string under = req.warm ? req.warm->root() : evals_dir;
   req.eval_dir = sandbox::make_eval_dir(under);
   if (req.eval_dir.empty()) {
     reply.error = "the server cannot create a run directory under " + under;
@@ -62,7 +63,8 @@ ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, sandbox::
 }
 
 // One connection: its request line, the eval, the answer.
-void handle(int fd, const suite::Paths& paths, sandbox::WarmPool* pool, std::atomic<int>* active) {
+void handle(int fd, const suite::Paths& paths, const std::string& evals_dir,
+            sandbox::WarmPool* pool, std::atomic<int>* active) {
   std::string line, err;
   ServeReply reply;
   if (!receive_line(fd, 30, &line, &err)) {
@@ -71,7 +73,7 @@ void handle(int fd, const suite::Paths& paths, sandbox::WarmPool* pool, std::ato
     return;
   }
   try {
-    reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, pool);
+    reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, evals_dir, pool);
   } catch (const std::exception& e) {
     reply.error = std::string("a request that is not an eval: ") + e.what();
   }
@@ -130,8 +132,8 @@ bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
   int lfd = listen_on(o.socket, err);
   if (lfd < 0) return false;
   sandbox::install_interrupt_handlers();
-  auto pool = std::make_unique<sandbox::WarmPool>(
-      o.evals_dir.empty() ? paths.runs_dir + "/evals" : o.evals_dir, o.max_sets);
+  const std::string evals_dir = o.evals_dir.empty() ? paths.runs_dir + "/evals" : o.evals_dir;
+  auto pool = std::make_unique<sandbox::WarmPool>(evals_dir, o.max_sets);
   std::atomic<int> active{0};  // connections being served
   if (on_ready) on_ready();
   while (!sandbox::interrupted() && !(o.stop && *o.stop)) {
@@ -144,7 +146,7 @@ bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
       continue;
     }
     ++active;
-    std::thread(handle, fd, std::cref(paths), pool.get(), &active).detach();
+    std::thread(handle, fd, std::cref(paths), std::cref(evals_dir), pool.get(), &active).detach();
   }
   close(lfd);
   std::error_code ec;
