@@ -170,11 +170,13 @@ TEST_CASE("warm ranks: a second eval runs on the first one's ranks, without thei
   CHECK(has_note(first.v, "warm ranks: this eval started the set"));
   CHECK(has_phase(first.v, "small/context+heap"));
 
-  const std::vector<int> up = set_processes(set_root(first));
-  CHECK(!up.empty());  // the ranks wait for the next eval
-  // ... with the next eval's runners started: one a job (two) a rank (two), none loaded.
+  // The ranks wait for the next eval, with its runners started: one a job (two) a rank
+  // (two), none loaded. (The set's processes are read once they are: a runner being
+  // started is, until its exec, a fork of its rank's helper and names the set.)
   auto four_spares = [&] { return runners_under(set_root(first)).size() == 4; };
   CHECK(wait_for(four_spares, 30));
+  const std::vector<int> up = set_processes(set_root(first));
+  CHECK(!up.empty());
   const std::vector<int> spares = runners_under(set_root(first));
 
   Eval second = eval_on(pool.get(), example());
@@ -185,6 +187,7 @@ TEST_CASE("warm ranks: a second eval runs on the first one's ranks, without thei
   CHECK(has_note(second.v, "warm ranks: eval 2 of the set at " + set_root(first)));
   // The same processes served both; the second skipped the bootstrap.
   CHECK(set_root(second) == set_root(first));
+  CHECK(wait_for(four_spares, 30));
   CHECK(set_processes(set_root(second)) == up);
   CHECK(!has_phase(second.v, "small/context+heap"));
   CHECK(!has_phase(second.v, "small/mpi_init"));
@@ -195,7 +198,6 @@ TEST_CASE("warm ranks: a second eval runs on the first one's ranks, without thei
   CHECK(has_note(second.v, "isolation: landlock"));
   // The second eval ran in the spares (each runner serves one job, then ends), and the
   // third's are up; when the pool goes, so do they.
-  CHECK(wait_for(four_spares, 30));
   for (int pid : runners_under(set_root(first)))
     CHECK(std::find(spares.begin(), spares.end(), pid) == spares.end());
   pool.reset();
