@@ -323,7 +323,29 @@ KF_HD void store(void* base, int64_t i, kf::DType t, uint64_t bits) {
       break;
   }
 #else
-  std::memcpy(p, &bits, n);  // little-endian: the low n bytes
+  // Little-endian: the low n bytes. One fixed-size copy a case: a copy of n bytes, n
+  // unknown to the compiler, is a call to memcpy an element, which was most of what the
+  // judge's read-back of a call's outputs cost (bench/check_cost.sh).
+  switch (n) {
+    case 1: {
+      uint8_t v = static_cast<uint8_t>(bits);
+      std::memcpy(p, &v, 1);
+      break;
+    }
+    case 2: {
+      uint16_t v = static_cast<uint16_t>(bits);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case 4: {
+      uint32_t v = static_cast<uint32_t>(bits);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    default:
+      std::memcpy(p, &bits, 8);
+      break;
+  }
 #endif
 }
 KF_HD uint64_t load(const void* base, int64_t i, kf::DType t) {
@@ -341,9 +363,28 @@ KF_HD uint64_t load(const void* base, int64_t i, kf::DType t) {
       return *reinterpret_cast<const uint64_t*>(p);
   }
 #else
-  uint64_t bits = 0;
-  std::memcpy(&bits, p, n);
-  return bits;
+  switch (n) {  // as store: fixed-size copies
+    case 1: {
+      uint8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
 #endif
 }
 
