@@ -85,16 +85,18 @@ latency() {
   local problem; problem=$(echo "$kernel" | cut -d/ -f2)
   echo "== latency: $kernel, world $world, $n evals each (seconds of each eval, compile included)"
   for ranks in ${LAT_RANKS:-cold warm}; do
-    local files=() t secs st
+    local files=() t rows secs st
     for _ in $(seq 0 "$n"); do files+=("$kernel"); done
     t=$(solve_files "lat-cached-$ranks" "$ranks" "$problem" "${files[@]}")
-    secs=$(verdicts "$t" 1 | awk '{print $1}'); st=$(verdicts "$t" 1 | awk '{print $2 "/" $7}' | sort | uniq -c | xargs)
+    rows=$(verdicts "$t" 1)
+    secs=$(awk 'NF {print $1}' <<<"$rows"); st=$(awk 'NF {print $2 "/" $7}' <<<"$rows" | sort | uniq -c | xargs)
     pct "solve $ranks cached" $secs; echo "    statuses: $st"
     files=(); for _ in $(seq 1 "$n"); do files+=("$kernel"); done
     t=$(solve_files "lat-edited-$ranks" "$ranks" "$problem" --edit "${files[@]}")
-    secs=$(verdicts "$t" 0 | awk '{print $1}'); st=$(verdicts "$t" 0 | awk '{print $2 "/" $7}' | sort | uniq -c | xargs)
+    rows=$(verdicts "$t" 0)
+    secs=$(awk 'NF {print $1}' <<<"$rows"); st=$(awk 'NF {print $2 "/" $7}' <<<"$rows" | sort | uniq -c | xargs)
     pct "solve $ranks edited" $secs; echo "    statuses: $st"
-    echo "    first eval of the edited run: $(verdicts "$t" 0 | awk 'NR == 1 {print $1 " s"}')"
+    echo "    first eval of the edited run: $(awk 'NR == 1 {print $1 " s"}' <<<"$rows")"
   done
   [ -n "${NO_EVAL:-}" ] && return
   eval_walls "eval cached (wall)" "$problem" cold

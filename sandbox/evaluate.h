@@ -24,6 +24,8 @@ struct Instance {
   Job job;
   double roofline_ms = 0, busbw_bytes = 0, busbw_factor = 0;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Instance, label, job, roofline_ms, busbw_bytes,
+                                                busbw_factor)
 
 struct EvalRequest {
   Settings settings;                          // whole, into every job (settings.h)

@@ -127,6 +127,12 @@ json eval_case(Harness& h, const std::string& problem, const std::string& source
   return brace == std::string::npos ? json() : json::parse(output->substr(brace), nullptr, false);
 }
 
+// The kernel evaluated after each case: all_reduce's shipped host example.
+std::string honest_kernel() {
+  return solve_test::read_file(std::string(KF_SOURCE_ROOT) +
+                               "/problems/all_reduce/examples/host.cpp");
+}
+
 // Every line of every file named `name` under the harness's runs.
 std::vector<std::string> run_lines(Harness& h, const std::string& name) {
   std::vector<std::string> lines;
@@ -146,8 +152,7 @@ TEST_CASE(
     "correct" *
     doctest::timeout(1800)) {
   Harness h;
-  const std::string honest =
-      solve_test::read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
+  const std::string honest = honest_kernel();
   std::vector<Fault> faults = all_faults();
   size_t cases = 0;
   for (const Fault& f : faults) cases += f.worlds.size();
@@ -219,8 +224,7 @@ TEST_CASE(
     "correct" *
     doctest::timeout(1800)) {
   Harness h;
-  const std::string honest =
-      solve_test::read_file(std::string(KF_SOURCE_ROOT) + "/problems/all_reduce/examples/host.cpp");
+  const std::string honest = honest_kernel();
   const std::string socket = h.dir() + "/serve.sock";
   kforge_child::Child server;
   std::string err;

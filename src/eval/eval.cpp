@@ -35,7 +35,6 @@ std::vector<std::string> sizes_to_run(const EvalConfig& cfg, bool baseline) {
 void fill_toolchain(const suite::Paths& paths, sandbox::EvalRequest* req) {
   req->toolchain.nvcc = KF_NVCC;
   req->toolchain.include_dir = paths.include_dir;
-  if (req->toolchain.cache_dir.empty()) req->toolchain.cache_dir = paths.cache_dir + "/build";
   req->toolchain.nccl_include = KF_NCCL_INCLUDE;
   req->toolchain.nccl_lib_dir = KF_NCCL_LIB_DIR;
   req->launch.rank_binary = paths.rank_binary;
@@ -53,7 +52,7 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
   req->problem_dir = cfg.problem.dir;
   req->baseline_path = is_baseline ? "" : default_kernel(cfg.problem, s.backend, true);
   req->toolchain.backend = s.backend;
-  req->toolchain.cache_dir.clear();
+  req->toolchain.cache_dir = cfg.paths.cache_dir + "/build";
   fill_toolchain(cfg.paths, req);
   req->on_stage = cfg.on_stage;
   req->instances.clear();

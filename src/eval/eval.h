@@ -56,8 +56,8 @@ bool make_request(const EvalConfig& cfg, const std::string& kernel, sandbox::Rol
                   sandbox::EvalRequest* req, std::string* err);
 
 // What make_request takes from this process rather than from the eval: the programs and
-// folders it runs with (nvcc, the primitives' headers, NCCL, the rank binary), from
-// paths; the build cache too, unless req names one. `kforge serve` fills its requests so.
+// folders it runs with (nvcc, the primitives' headers, NCCL, the rank binary), from paths.
+// `kforge serve` fills its requests so (the build cache stays the client's).
 void fill_toolchain(const suite::Paths& paths, sandbox::EvalRequest* req);
 
 // req (make_request's) evaluated: on cfg's server, else on a warm set of cfg's pool or

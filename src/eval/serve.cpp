@@ -66,18 +66,15 @@ ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, const std
 void handle(int fd, const suite::Paths& paths, const std::string& evals_dir,
             sandbox::WarmPool* pool, std::atomic<int>* active) {
   std::string line, err;
-  ServeReply reply;
-  if (!receive_line(fd, 30, &line, &err)) {
-    close(fd);
-    --*active;
-    return;
+  if (receive_line(fd, 30, &line, &err)) {
+    ServeReply reply;
+    try {
+      reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, evals_dir, pool);
+    } catch (const std::exception& e) {
+      reply.error = std::string("a request that is not an eval: ") + e.what();
+    }
+    send_line(fd, nlohmann::json(reply).dump(), &err);  // a client gone is no error of ours
   }
-  try {
-    reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, evals_dir, pool);
-  } catch (const std::exception& e) {
-    reply.error = std::string("a request that is not an eval: ") + e.what();
-  }
-  send_line(fd, nlohmann::json(reply).dump(), &err);  // a client gone is no error of ours
   close(fd);
   --*active;
 }

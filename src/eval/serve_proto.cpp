@@ -26,8 +26,7 @@ ServeRequest serve_request(const sandbox::EvalRequest& req, const std::string& s
   r.baseline = req.baseline_path;
   r.problem_dir = req.problem_dir;
   r.cache_dir = req.toolchain.cache_dir;
-  for (const sandbox::Instance& i : req.instances)
-    r.instances.push_back({i.label, i.job, i.roofline_ms, i.busbw_bytes, i.busbw_factor});
+  r.instances = req.instances;
   return r;
 }
 
@@ -40,8 +39,7 @@ sandbox::EvalRequest eval_request(const ServeRequest& r) {
   req.problem_dir = r.problem_dir;
   req.toolchain.backend = r.settings.backend;
   req.toolchain.cache_dir = r.cache_dir;
-  for (const ServeInstance& i : r.instances)
-    req.instances.push_back({i.label, i.job, i.roofline_ms, i.busbw_bytes, i.busbw_factor});
+  req.instances = r.instances;
   return req;
 }
 

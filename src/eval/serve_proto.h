@@ -19,12 +19,6 @@ namespace eval {
 
 constexpr int kServeProtocol = 1;
 
-struct ServeInstance {
-  std::string label;
-  sandbox::Job job;
-  double roofline_ms = 0, busbw_bytes = 0, busbw_factor = 0;
-};
-
 struct ServeRequest {
   int protocol = kServeProtocol;
   std::string source_root;  // the client's checkout
@@ -32,7 +26,7 @@ struct ServeRequest {
   sandbox::Role role = sandbox::Role::candidate;
   std::string candidate, baseline, problem_dir;
   std::string cache_dir;  // the client's build cache: it built the libraries there first
-  std::vector<ServeInstance> instances;
+  std::vector<sandbox::Instance> instances;
 };
 
 struct ServeReply {
@@ -41,8 +35,6 @@ struct ServeReply {
   nlohmann::json verdict;  // when ok: sandbox::verdict_json's, read by verdict_from_json
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ServeInstance, label, job, roofline_ms, busbw_bytes,
-                                                busbw_factor)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ServeRequest, protocol, source_root, settings, role,
                                                 candidate, baseline, problem_dir, cache_dir,
                                                 instances)
