@@ -71,6 +71,28 @@ for l in open(sys.argv[1]):
 PY
 }
 
+# parts TRAJECTORY SKIP: the median of each part of the verdicts' own seconds (PartClock
+# and the eval's steps) over the evals after the first SKIP, the largest first.
+parts_of() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+n, parts = 0, {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("type") != "verdict":
+        continue
+    n += 1
+    if n <= int(sys.argv[2]):
+        continue
+    for k, s in e.get("verdict", {}).get("seconds", []):
+        parts.setdefault(k, []).append(s)
+med = {k: sorted(v)[(len(v) - 1) // 2] for k, v in parts.items()}
+for k, m in sorted(med.items(), key=lambda kv: -kv[1]):
+    if m >= 0.005:
+        print(f"      {k:<34} {m:.3f} s")
+PY
+}
+
 # pct LABEL VALUES...: "p50 x  p90 y  (n, min-max)" of the seconds.
 pct() {
   python3 -c '
@@ -91,6 +113,7 @@ latency() {
     rows=$(verdicts "$t" 1)
     secs=$(awk 'NF {print $1}' <<<"$rows"); st=$(awk 'NF {print $2 "/" $7}' <<<"$rows" | sort | uniq -c | xargs)
     pct "solve $ranks cached" $secs; echo "    statuses: $st"
+    echo "    parts (median):"; parts_of "$t" 1
     files=(); for _ in $(seq 1 "$n"); do files+=("$kernel"); done
     t=$(solve_files "lat-edited-$ranks" "$ranks" "$problem" --edit "${files[@]}")
     rows=$(verdicts "$t" 0)
