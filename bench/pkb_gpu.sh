@@ -95,6 +95,42 @@ PY
 }
 
 parts=" ${PARTS:-p1 refs} "
+if [[ "$parts" == *" warm "* ]]; then
+# Problem 1's reference as WARM_N candidates of one `kforge solve` (bench/replay_of.py: the
+# agent loop evaluates exactly these files): through the warm interpreter (src/pkb/warm.h),
+# then the same with --ranks cold (a python started per eval). Seconds per eval as the
+# trajectory records them.
+echo "== problem 1 through kforge solve, ${WARM_N:-5} evals of the reference, warm interpreter and cold"
+ref1="$pkb/reference/1_allreduce.py"
+for ranks in warm cold; do
+  files=(); for _ in $(seq 1 "${WARM_N:-5}"); do files+=("$ref1"); done
+  python3 bench/replay_of.py "$out/pkb/warm-$ranks.jsonl" "${files[@]}"
+  t0=$(date +%s.%N)
+  "$K" solve --suite "pkb:$pkb" 1 --model "replay:$out/pkb/warm-$ranks.jsonl" --headless --world 1 \
+    --max-turns "${WARM_N:-5}" --target 1e9 --ranks "$ranks" --out "$out/pkb/warm-$ranks" \
+    >"$out/pkb/warm-$ranks.out" 2>"$out/pkb/warm-$ranks.err"
+  echo "-- $ranks: wall $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+  python3 - "$out/pkb/warm-$ranks.out" <<'PY'
+import json, sys
+traj = ""
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "result":
+        traj = e.get("trajectory", "")
+n = 0
+for l in open(traj) if traj else []:
+    e = json.loads(l)
+    if e.get("type") != "verdict":
+        continue
+    n += 1
+    v = e.get("verdict", {})
+    warm = [x for x in v.get("harness_notes", []) if x.startswith("warm interpreter")]
+    print(f"eval {n}: {e.get('seconds', 0):6.2f} s  {v.get('status')}  speedup {v.get('speedup', 0):.3f}  "
+          f"{(warm[0][:90] if warm else 'cold')}")
+PY
+  tail -3 "$out/pkb/warm-$ranks.err" | grep -iv "^kforge solve:" || true
+done
+fi
 if [[ "$parts" == *" p1 "* ]]; then
 echo "== problem 1: kforge's eval and PKB's run_local.py, the reference as the candidate"
 ref1="$pkb/reference/1_allreduce.py"

@@ -21,9 +21,10 @@ def main():
               "model": "replay", "mode": "direct"}]
     for turn, path in enumerate(files, 1):
         src = open(path).read()
+        py = path.endswith(".py")
         if edit:
-            src += f"\n// edit {turn} {os.getpid()}\n"
-        lang = "cpp" if path.endswith(".cpp") else "cuda"
+            src += f"\n{'#' if py else '//'} edit {turn} {os.getpid()}\n"
+        lang = "python" if py else "cpp" if path.endswith(".cpp") else "cuda"
         lines.append({"type": "reply", "turn": turn, "text": f"```{lang}\n{src}```\n"})
     with open(out, "w") as f:
         for line in lines:

@@ -166,16 +166,16 @@ TEST_CASE("problems: every CUDA baseline, example and planted-bug kernel builds 
 namespace {
 
 // One host eval and the verdict it must get.
-struct Eval {
+struct FolderEval {
   std::string what, args, want;
   Run run{};
 };
 
 // Runs every eval, two at a time (each has its own run folder and ranks, and correct and
 // mismatch do not depend on timing), then checks each verdict.
-void run_and_check(std::vector<Eval>& evals) {
+void run_and_check(std::vector<FolderEval>& evals) {
   kf_test::two_at_a_time(evals.size(), [&](size_t i) { evals[i].run = kforge(evals[i].args); });
-  for (const Eval& e : evals) CHECK_MESSAGE(status_of(e.run) == e.want, e.what, ": ", e.run.out);
+  for (const FolderEval& e : evals) CHECK_MESSAGE(status_of(e.run) == e.want, e.what, ": ", e.run.out);
 }
 
 }  // namespace
@@ -184,7 +184,7 @@ TEST_CASE(
     "problems: on the host backend every baseline and example is correct, every planted bug a "
     "mismatch") {
   const std::string bugs = temp_dir("kf-problems-bugs");
-  std::vector<Eval> evals;
+  std::vector<FolderEval> evals;
   for (const std::string& p : problem_names()) {
     const std::string dir = kRoot + "/problems/" + p;
     evals.push_back({p + " baseline",
@@ -208,8 +208,8 @@ namespace {
 // Per problem with a search.json, one template of each host family at each of worlds 1, 2
 // and 4, a different one of the family's knob values at each world (every value must be
 // correct), instantiated under dir.
-std::vector<Eval> host_expert_evals(const std::string& dir) {
-  std::vector<Eval> evals;
+std::vector<FolderEval> host_expert_evals(const std::string& dir) {
+  std::vector<FolderEval> evals;
   for (const std::string& name : problem_names()) {
     suite::Problem p;
     std::string err;
@@ -241,7 +241,7 @@ std::vector<Eval> host_expert_evals(const std::string& dir) {
 
 TEST_CASE("problems: every host expert family is correct at worlds 1, 2 and 4") {
   const std::string dir = temp_dir("kf-problems-experts");
-  std::vector<Eval> evals = host_expert_evals(dir);
+  std::vector<FolderEval> evals = host_expert_evals(dir);
   run_and_check(evals);
   fs::remove_all(dir);
 }

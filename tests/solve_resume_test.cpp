@@ -18,7 +18,7 @@ using namespace solve_test;
 namespace {
 
 // A price for test-model, so that the runs cost something to add up.
-json priced(Harness& h) {
+json priced_flat(Harness& h) {
   std::string prices = h.dir() + "/prices.json";
   std::ofstream(prices) << R"({"models": {"test-model": {"input": 1.0, "output": 10.0}}})";
   return {{"prices_file", prices}};
@@ -49,7 +49,7 @@ std::string run_dir(const Result& r) {
 
 TEST_CASE("resume: a run cut by --max-turns goes on to a correct kernel, in the same trajectory") {
   Harness h;
-  json cfg = priced(h);
+  json cfg = priced_flat(h);
   std::string wrong = fenced("cpp", wrong_kernel()), right = fenced("cpp", right_kernel());
   Result first = h.solve(json::array({openai_ok(wrong)}), "openai", false,
                          {"--max-turns", "1", "--max-cost", "5"}, cfg);

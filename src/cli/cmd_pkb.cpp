@@ -180,6 +180,7 @@ bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* e
     return false;
   spec.prompts_dir = agent::default_prompts_dir() + "/pkb";
   spec.evals_dir = paths.runs_dir + "/evals";
+  spec.warm = warm_ranks_wanted(a.opt);
   auto suite = std::make_shared<agent::ForeignSuite>();
   if (!pkb::make_foreign_suite(spec, suite.get(), err)) return false;
   cfg->foreign = suite;

@@ -10,6 +10,7 @@
 
 #include "pkb/job.h"
 #include "pkb/text.h"
+#include "pkb/warm.h"
 #include "sandbox/launch.h"
 
 namespace pkb {
@@ -351,7 +352,11 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
   }
   sandbox::ProcessResult pr;
   sandbox::ConfinedRun cr;
-  if (!run_job(spec, {}, &pr, &cr, err)) return false;
+  WarmUse use;
+  std::string not_warm;
+  if (!(spec.warm && spec.warm->run(spec, &pr, &use, &not_warm)) &&
+      !run_job(spec, {}, &pr, &cr, err))
+    return false;
   const Reports reports = read_reports(spec);
   const bool claimed = setup_claimed(spec, pr, reports);
   if (claimed) {
@@ -384,6 +389,14 @@ bool evaluate(const EvalSpec& spec, sandbox::Verdict* out, std::string* err,
         "that was the solution's doing");
   if (cr.oom_killed) out->notes.push_back("the job hit its memory limit");
   if (!cr.how.empty()) out->harness_notes.push_back("isolation: " + cr.how);
+  if (use.used)
+    out->harness_notes.push_back(fmt::format(
+        "warm interpreter: eval {} of {} ({}); the server under {}, this eval in a child of "
+        "its own under Landlock",
+        use.eval, spec.warm->root(), use.reused ? "up before it" : "started with it",
+        spec.warm->isolation().empty() ? "no isolation" : spec.warm->isolation()));
+  else if (spec.warm)
+    out->harness_notes.push_back("warm interpreter not used: " + not_warm + "; the job ran cold");
   return true;
 }
 

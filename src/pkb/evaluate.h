@@ -9,6 +9,7 @@
 // median of trials).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@
 #include "sandbox/verdict.h"
 
 namespace pkb {
+
+class WarmInterpreter;
 
 struct EvalSpec {
   std::string checkout;  // the PKB checkout's root
@@ -38,6 +41,9 @@ struct EvalSpec {
   std::string work_dir;   // where the ranks write; must exist
   std::string ext_cache;  // "" = <kforge cache>/pkb_ext (extensions by source hash)
   bool confine = true;    // under bwrap where isolation_mode() says "bwrap"
+  // Where set, the job runs as a child of this warm interpreter (pkb/warm.h; work_dir
+  // beneath its root), and cold where it cannot; the verdict says which.
+  std::shared_ptr<WarmInterpreter> warm;
 };
 
 // Runs the job (pkb/job.h) and reads its verdict. False (with *err) when none came: kforge

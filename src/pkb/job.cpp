@@ -32,9 +32,8 @@ std::string on_path(const std::string& python, const std::vector<std::string>& e
   return python;
 }
 
-// What the jail must show of the Python the job runs: the prefix it is in (a virtual
-// environment's root; a stand-in's own folder) and, through the venv's python3 link, the
-// interpreter's installation. /usr is in every jail already.
+}  // namespace
+
 std::vector<std::string> python_dirs(const std::string& python,
                                      const std::vector<std::string>& env) {
   std::string path = on_path(python, env);
@@ -50,6 +49,8 @@ std::vector<std::string> python_dirs(const std::string& python,
     out.push_back(py.parent_path().string());
   return out;
 }
+
+namespace {
 
 // What to say of a python that did not start the driver: a script (a pyenv shim, a
 // wrapper) runs programs the sandbox may not show, where the interpreter itself would run.

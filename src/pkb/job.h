@@ -22,6 +22,12 @@ std::vector<std::string> job_argv(const EvalSpec& spec);
 bool run_job(const EvalSpec& spec, const std::vector<std::string>& extra,
              sandbox::ProcessResult* pr, sandbox::ConfinedRun* cr, std::string* err);
 
+// What a jail must show of the Python a job runs: the prefix it is in (a virtual
+// environment's root; a stand-in's own folder) and, through the venv's python3 link, the
+// interpreter's installation. /usr is in every jail already.
+std::vector<std::string> python_dirs(const std::string& python,
+                                     const std::vector<std::string>& env);
+
 // Whether this setup can run spec's jobs at all, asked with no candidate loaded (the
 // driver's --probe, in <work_dir>/probe): *why is "" when it can, else what to change.
 // False (with *err) when kforge could not run the probe.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "agent/template.h"
+#include "pkb/warm.h"
 #include "sandbox/evaluate.h"
 
 namespace pkb {
@@ -65,6 +66,13 @@ bool make_foreign_suite(const SolveSpec& spec, agent::ForeignSuite* out, std::st
   f.parse = parse_solution_reply;
   EvalSpec base = spec.eval;
   std::string evals = spec.evals_dir;
+  if (spec.warm) {
+    // One interpreter for the solve's candidates, in a folder of its own under evals/.
+    std::string root = sandbox::make_eval_dir(evals);
+    if (root.empty()) return (*err = "cannot create a folder under " + evals, false);
+    base.warm = std::make_shared<WarmInterpreter>(root);
+    evals = root;
+  }
   f.evaluate = [base, evals](const std::string& file, sandbox::Verdict* v, std::string* e,
                              agent::SetupFault* fault) {
     EvalSpec s = base;

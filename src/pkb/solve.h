@@ -19,6 +19,7 @@ struct SolveSpec {
   PromptOptions prompt;
   std::string prompts_dir;  // the PKB prompts (prompts/pkb), for the system prompt
   std::string evals_dir;    // where each candidate's folder is made
+  bool warm = true;         // the candidates through one warm interpreter (pkb/warm.h)
 };
 
 // The candidate in a reply: the last ```python (or py, or untagged) block that defines a

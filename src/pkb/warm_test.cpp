@@ -1,0 +1,181 @@
+// pkb/warm_test.cpp: PKB evals through the warm interpreter (sandbox/pkb/pkb_serve.py run by
+// this machine's python3), with a driver the test writes in place of pkb_eval.py (it runs
+// the candidate module's body, then writes every rank's report): the candidates share one
+// server, each in a child confined to its own folder; one that kills the server, hangs or
+// leaves a process behind costs only its own eval; a python that cannot serve falls back.
+#include "pkb/warm.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "pkb/evaluate.h"
+#include "pkb/test_util.h"
+#include "pkb/text.h"
+#include "sandbox/confine.h"
+#include "sandbox/evaluate.h"
+#include "sandbox/process.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kWarmDriver = R"(import argparse, json, os, runpy
+
+
+def main(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--out")
+    p.add_argument("--nproc", type=int, default=1)
+    p.add_argument("--solution")
+    a, _ = p.parse_known_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    for r in range(a.nproc):
+        with open(os.path.join(a.out, "rank%d.phase" % r), "w") as f:
+            f.write("load candidate")
+    runpy.run_path(a.solution)
+    with open(os.path.join(a.out, "env.txt"), "w") as f:
+        f.write(os.environ.get("HOME", ""))
+    for r in range(a.nproc):
+        with open(os.path.join(a.out, "rank%d.json" % r), "w") as f:
+            json.dump({"rank": r, "status": "correct", "phase": "time trial 1", "trials": [
+                {"trial": 0, "ref_ms": 2.0, "cand_ms": 1.0}, {"trial": 1, "ref_ms": 2.0, "cand_ms": 1.0}]}, f)
+    return 0
+)";
+
+// Debian's python3 (a pyenv shim is a script the jail cannot run).
+std::string python3_on_path() {
+  std::error_code ec;
+  return fs::canonical("/usr/bin/python3", ec).string();
+}
+
+struct WarmFixture {
+  pkb::test::FakeCheckout f;
+  pkb::EvalSpec spec;
+  std::string evals;
+  WarmFixture() {
+    pkb::Checkout c;
+    std::string err;
+    REQUIRE(pkb::open_checkout(f.root, &c, &err));
+    REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
+    spec.checkout = c.root;
+    spec.ext_cache = f.root + "/ext";
+    spec.driver = f.root + "/driver/pkb_eval.py";
+    fs::create_directories(f.root + "/driver");
+    f.write("driver/pkb_eval.py", kWarmDriver);
+    spec.python = python3_on_path();
+    spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
+    spec.timeout_s = 30;
+    evals = f.root + "/evals";
+    fs::create_directories(evals);
+    spec.warm = std::make_shared<pkb::WarmInterpreter>(sandbox::make_eval_dir(evals));
+  }
+  // One eval of a candidate whose module body is `body`; its work folder in *dir.
+  sandbox::Verdict eval(const std::string& body, std::string* dir = nullptr) {
+    pkb::EvalSpec s = spec;
+    s.work_dir = sandbox::make_eval_dir(spec.warm->root());
+    const std::string src = f.root + "/candidate.py";
+    std::ofstream(src) << body << "\ndef solution(x):\n    return x\n";
+    s.solution = src;
+    sandbox::Verdict v;
+    std::string err;
+    REQUIRE_MESSAGE(pkb::evaluate(s, &v, &err), err);
+    if (dir) *dir = s.work_dir;
+    return v;
+  }
+};
+
+std::string warm_notes(const sandbox::Verdict& v) {
+  std::string s;
+  for (auto& n : v.harness_notes) s += n + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("pkb warm interpreter: one server, each candidate confined to its own folder") {
+  WarmFixture x;
+  std::string first, second;
+  sandbox::Verdict v1 = x.eval("", &first);
+  CHECK(v1.status == sandbox::Status::correct);
+  CHECK(warm_notes(v1).find("warm interpreter: eval 1 of") != std::string::npos);
+  CHECK(warm_notes(v1).find("started with it") != std::string::npos);
+  // The job's own environment: HOME in its scratch.
+  CHECK(pkb::read_text(first + "/env.txt") == first + "/scratch");
+
+  // The second candidate reaches for the first's folder, the server's and the extension
+  // cache beside its own, and writes where it may not.
+  const std::string root = x.spec.warm->root();
+  std::string probe = "import os\nres = []\nfor p in ['" + first + "/solution.py', '" + root +
+                      "/ctl/ready.json', '" + x.spec.ext_cache +
+                      "']:\n"
+                      "    try:\n        os.listdir(p) if p.endswith('ext') else open(p).read()\n"
+                      "        res.append('read ' + p)\n"
+                      "    except PermissionError:\n        res.append('denied')\n"
+                      "try:\n    open('" +
+                      first +
+                      "/planted', 'w')\n    res.append('wrote')\n"
+                      "except PermissionError:\n    res.append('denied')\n"
+                      "open('../saw.txt', 'w').write(' '.join(res))\n";
+  sandbox::Verdict v2 = x.eval(probe, &second);
+  CHECK(v2.status == sandbox::Status::correct);
+  CHECK(warm_notes(v2).find("warm interpreter: eval 2 of") != std::string::npos);
+  CHECK(warm_notes(v2).find("up before it") != std::string::npos);
+  CHECK(pkb::read_text(second + "/saw.txt") == "denied denied denied denied");
+  CHECK_FALSE(fs::exists(first + "/planted"));
+
+  // A process left behind, in a session of its own, ends with its eval.
+  const std::string mark = "kf-warm-leftover-" + std::to_string(getpid());
+  sandbox::Verdict v3 = x.eval(
+      "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; "
+      "time.sleep(300)', '" +
+      mark + "'], start_new_session=True)\n");
+  CHECK(v3.status == sandbox::Status::correct);
+  CHECK(sandbox::wait_none_naming(mark, 5.0));
+  x.spec.warm->stop();
+  CHECK(sandbox::wait_none_naming(root + "/ctl", 5.0));
+}
+
+TEST_CASE("pkb warm interpreter: a candidate that kills the server or hangs costs its own eval") {
+  WarmFixture x;
+  CHECK(x.eval("").status == sandbox::Status::correct);
+  sandbox::Verdict killed = x.eval(
+      "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\n"
+      "time.sleep(30)\n");
+  CHECK(killed.status == sandbox::Status::crash);
+  sandbox::Verdict next = x.eval("");
+  CHECK(next.status == sandbox::Status::correct);
+  CHECK(warm_notes(next).find("warm interpreter: eval 1 of") != std::string::npos);
+
+  x.spec.timeout_s = 3;
+  sandbox::Verdict hung = x.eval("import time\ntime.sleep(60)\n");
+  CHECK(hung.status == sandbox::Status::timeout);
+  x.spec.timeout_s = 30;
+  sandbox::Verdict after = x.eval("");
+  CHECK(after.status == sandbox::Status::correct);
+  CHECK(warm_notes(after).find("started with it") != std::string::npos);
+  const std::string root = x.spec.warm->root();
+  x.spec.warm.reset();
+  CHECK(sandbox::wait_none_naming(root + "/ctl", 5.0));
+}
+
+TEST_CASE("pkb warm interpreter: a python that cannot serve runs the eval cold, and says so") {
+  WarmFixture x;
+  // A stand-in python (a shell script) cannot run the server; as the job it writes the
+  // ranks' reports as a driver would.
+  x.spec.python = x.f.root + "/python";
+  x.f.write(
+      "python",
+      "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do case \"$1\" in --out) out=\"$2\"; shift;; "
+      "esac; shift; done\n[ -n \"$out\" ] || exit 2\necho '{\"rank\":0,\"status\":\"correct\","
+      "\"phase\":\"t\",\"trials\":[{\"trial\":0,\"ref_ms\":2.0,\"cand_ms\":1.0}]}' > "
+      "$out/rank0.json\n");
+  chmod(x.spec.python.c_str(), 0755);
+  sandbox::Verdict v = x.eval("");
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(warm_notes(v).find("warm interpreter not used: the warm interpreter ended before the eval "
+                           "began") != std::string::npos);
+}
