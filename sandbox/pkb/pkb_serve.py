@@ -22,6 +22,7 @@ when the FIFO has no writer left (kforge ended) or on SIGTERM. One eval at a tim
 Written for kforge (src/pkb/warm.h), not taken from PKB.
 
 Usage: pkb_serve.py --ctl DIR --pkb ROOT --driver PKB_EVAL.py [--hide DIR]... [--read DIR]...
+  [--private-shm]
 """
 import argparse
 import ctypes
@@ -210,6 +211,12 @@ def serve(args, driver):
             run_child(driver, req, hide, read_roots)
         _, status = os.waitpid(child, 0)
         kill_leftovers()
+        if args.private_shm:  # the jail's own /dev/shm: nothing of one eval for the next
+            for name in os.listdir("/dev/shm"):
+                try:
+                    os.unlink(os.path.join("/dev/shm", name))
+                except OSError:
+                    pass
         done = {"rc": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
                 "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
                 "seconds": round(time.time() - t0, 3)}
@@ -226,6 +233,8 @@ def main(argv=None):
     p.add_argument("--pkb", required=True)
     p.add_argument("--driver", required=True)
     p.add_argument("--hide", action="append", default=[])
+    p.add_argument("--private-shm", action="store_true",
+                   help="/dev/shm is this server's own (bwrap's): emptied after every eval")
     p.add_argument("--read", action="append", default=[],
                    help="what a child may read (default /), less the hidden folders")
     args = p.parse_args(argv)

@@ -86,6 +86,7 @@ bool WarmInterpreter::start(const EvalSpec& spec, std::string* err) {
   ps.poll = [this](std::string* reason) { return poll(reason); };
   confined_ = std::make_unique<sandbox::Confined>();
   if (spec.confine && sandbox::isolation_mode() == sandbox::Isolation::bwrap) {
+    ps.argv.push_back("--private-shm");
     sandbox::Confinement jail;
     jail.read_only = {spec.checkout, fs::absolute(argv[1]).parent_path().string(),
                       fs::path(server).parent_path().string()};
