@@ -175,7 +175,8 @@ struct FolderEval {
 // mismatch do not depend on timing), then checks each verdict.
 void run_and_check(std::vector<FolderEval>& evals) {
   kf_test::two_at_a_time(evals.size(), [&](size_t i) { evals[i].run = kforge(evals[i].args); });
-  for (const FolderEval& e : evals) CHECK_MESSAGE(status_of(e.run) == e.want, e.what, ": ", e.run.out);
+  for (const FolderEval& e : evals)
+    CHECK_MESSAGE(status_of(e.run) == e.want, e.what, ": ", e.run.out);
 }
 
 }  // namespace
