@@ -10,6 +10,8 @@
 #include "agent/template.h"
 #include "cli/cmd_solve.h"
 #include "cli/commands.h"
+#include "cli/pkb_serve.h"
+#include "eval/serve_client.h"
 #include "pkb/checkout.h"
 #include "pkb/evaluate.h"
 #include "pkb/solve.h"
@@ -84,6 +86,31 @@ int cmd_pkb_problems(const ProblemsArgs& a) {
   return kOk;
 }
 
+namespace {
+
+// spec on KFORGE_SERVE's server where one is named and serves it (its warm interpreters),
+// else as one cold job here; the verdict says which.
+bool evaluate_pkb(const pkb::EvalSpec& spec, sandbox::Verdict* v, std::string* err,
+                  agent::SetupFault* fault) {
+  std::string why;
+  const std::string socket = eval::serve_socket_from_env();
+  if (!socket.empty()) {
+    switch (evaluate_pkb_on_server(socket, spec, v, fault, &why)) {
+      case Served::verdict:
+        return true;
+      case Served::fault:
+        return (*err = why, false);
+      case Served::no:
+        break;
+    }
+  }
+  if (!pkb::evaluate(spec, v, err, fault)) return false;
+  if (!socket.empty()) v->harness_notes.push_back("kforge serve (KFORGE_SERVE) not used: " + why);
+  return true;
+}
+
+}  // namespace
+
 int cmd_pkb_eval(const EvalArgs& a) {
   const char* cmd = "kforge eval";
   pkb::Checkout c;
@@ -114,7 +141,7 @@ int cmd_pkb_eval(const EvalArgs& a) {
   }
   sandbox::Verdict v;
   agent::SetupFault fault = agent::SetupFault::none;
-  bool ok = pkb::evaluate(spec, &v, &err, &fault);
+  bool ok = evaluate_pkb(spec, &v, &err, &fault);
   if (int sig = sandbox::interrupt_signal()) {
     fmt::print(stderr, "{}: interrupted by {}: the job was killed; no verdict\n", cmd,
                sandbox::signal_name(sig));
@@ -183,6 +210,7 @@ bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* e
   spec.warm = warm_ranks_wanted(a.opt);
   auto suite = std::make_shared<agent::ForeignSuite>();
   if (!pkb::make_foreign_suite(spec, suite.get(), err)) return false;
+  serve_foreign_evals(suite.get(), spec.eval);
   cfg->foreign = suite;
   cfg->prompts_dir = spec.prompts_dir;
   cfg->eval.settings.world = spec.eval.world;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cli/pkb_serve.h"
 #include "eval/serve.h"
 #include "suite/paths.h"
 
@@ -31,13 +32,17 @@ int cmd_serve(const ServeArgs& a) {
   o.socket = a.socket.empty() ? paths.runs_dir + "/serve.sock"
                               : std::filesystem::absolute(a.socket).string();
   o.max_sets = a.max_sets;
+  const std::string evals_dir = paths.runs_dir + "/evals";
+  pkb::WarmPool interpreters(evals_dir, a.max_sets);
+  o.pkb = [&](const eval::ServeRequest& r) { return serve_pkb_eval(r, &interpreters, evals_dir); };
   std::string err;
   auto ready = [&] {
     fmt::print(stderr,
                "kforge serve: listening on {}\n"
                "  export KFORGE_SERVE={}\n"
                "and `kforge eval`, `solve` and `tune` run their evals on this server's warm "
-               "ranks (their verdicts say \"warm ranks: eval N of the set\"). Ctrl-C ends it.\n",
+               "ranks (their verdicts say \"warm ranks: eval N of the set\"), and PKB evals "
+               "(--suite pkb:...) on its warm interpreters. Ctrl-C ends it.\n",
                o.socket, o.socket);
   };
   if (!eval::serve_evals(o, paths, ready, &err)) {

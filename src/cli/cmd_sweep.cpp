@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include "cli/cmd_sweep_slurm.h"
 #include "cli/commands.h"
+#include "cli/pkb_serve.h"
 #include "eval/serve.h"
 #include "eval/serve_client.h"
 #include "llm/provider.h"
@@ -85,17 +87,25 @@ std::string eval_locks_dir() {
 
 // The samples' evals share warm ranks: a server on a thread of this process (eval/
 // serve.h), whose sets outlive each sample's solve, so that the samples of a problem
-// after the first skip the ranks' start. Not for a PKB suite (its evaluator is its own),
-// with --ranks cold, or where KFORGE_SERVE names a server already. Its socket is in this
+// after the first skip the ranks' start; for a PKB suite, warm interpreters (pkb/warm.h),
+// so that python and torch start once per interpreter, not once per sample. Not with
+// --ranks cold, or where KFORGE_SERVE names a server already. Its socket is in this
 // node's /tmp, one per sweep process (a Slurm array's tasks share DIR, maybe across
 // nodes). Without one (it cannot listen), the samples keep warm ranks of their own.
 void start_server(const SweepArgs& a, bool pkb, const std::string& out, eval::ServeThread* server,
                   std::string* socket) {
-  if (pkb || a.opt.ranks == "cold" || !eval::serve_socket_from_env().empty()) return;
+  if (a.opt.ranks == "cold" || !eval::serve_socket_from_env().empty()) return;
   eval::ServeOptions o;
   o.socket = fmt::format("/tmp/kforge-serve-{}-{}.sock", static_cast<long>(getuid()),
                          static_cast<long>(getpid()));
   o.evals_dir = out + "/evals";
+  if (pkb) {  // the samples share warm interpreters, one per sample in flight at most
+    auto interpreters = std::make_shared<pkb::WarmPool>(o.evals_dir, std::max(a.jobs, 1));
+    const std::string dir = o.evals_dir;
+    o.pkb = [interpreters, dir](const eval::ServeRequest& r) {
+      return serve_pkb_eval(r, interpreters.get(), dir);
+    };
+  }
   std::string err;
   if (!server->start(o, suite::default_paths(), &err)) {
     fmt::print(stderr,

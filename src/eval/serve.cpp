@@ -30,7 +30,7 @@ namespace {
 
 // The request's eval, on the pool's warm set for it (or cold when every set is busy).
 ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, const std::string& evals_dir,
-                     sandbox::WarmPool* pool) {
+                     sandbox::WarmPool* pool, const ServeOptions& o) {
   ServeReply reply;
   if (r.protocol != kServeProtocol) {
     reply.error = fmt::format(
@@ -44,6 +44,11 @@ ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, const std
         "this server serves the checkout {}, not {}: start a kforge "
         "serve from that checkout, or unset KFORGE_SERVE",
         paths.source_root, r.source_root);
+    return reply;
+  }
+  if (!r.pkb.is_null()) {
+    if (o.pkb) return o.pkb(r);
+    reply.error = "this server runs no ParallelKernelBench evals";
     return reply;
   }
   sandbox::EvalRequest req = eval_request(r);
@@ -64,12 +69,12 @@ ServeReply serve_one(const ServeRequest& r, const suite::Paths& paths, const std
 
 // One connection: its request line, the eval, the answer.
 void handle(int fd, const suite::Paths& paths, const std::string& evals_dir,
-            sandbox::WarmPool* pool, std::atomic<int>* active) {
+            sandbox::WarmPool* pool, const ServeOptions& o, std::atomic<int>* active) {
   std::string line, err;
   if (receive_line(fd, 30, &line, &err)) {
     ServeReply reply;
     try {
-      reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, evals_dir, pool);
+      reply = serve_one(nlohmann::json::parse(line).get<ServeRequest>(), paths, evals_dir, pool, o);
     } catch (const std::exception& e) {
       reply.error = std::string("a request that is not an eval: ") + e.what();
     }
@@ -143,7 +148,9 @@ bool serve_evals(const ServeOptions& o, const suite::Paths& paths,
       continue;
     }
     ++active;
-    std::thread(handle, fd, std::cref(paths), std::cref(evals_dir), pool.get(), &active).detach();
+    std::thread(handle, fd, std::cref(paths), std::cref(evals_dir), pool.get(), std::cref(o),
+                &active)
+        .detach();
   }
   close(lfd);
   std::error_code ec;

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "eval/serve_proto.h"
 #include "suite/paths.h"
 
 namespace eval {
@@ -23,6 +24,9 @@ struct ServeOptions {
   // Set by another thread to end the server (a sweep's, in its own process); null: only
   // a signal ends it.
   const std::atomic<bool>* stop = nullptr;
+  // Serves a request that holds a PKB eval (ServeRequest::pkb); unset: such requests are
+  // refused and their clients evaluate on their own.
+  std::function<ServeReply(const ServeRequest&)> pkb;
 };
 
 // Serves until a signal asks this process to stop (sandbox/interrupt.h) or o.stop is

@@ -41,21 +41,27 @@ int connect_unix(const std::string& path, std::string* err) {
   return fd;
 }
 
-bool evaluate_on_server(const std::string& socket, const sandbox::EvalRequest& req,
-                        const std::string& source_root, sandbox::Verdict* v, std::string* err) {
+bool exchange(const std::string& socket, const ServeRequest& request, ServeReply* reply,
+              std::string* err) {
   int fd = connect_unix(socket, err);
   if (fd < 0) return false;
   std::string line;
-  bool sent = send_line(fd, nlohmann::json(serve_request(req, source_root)).dump(), err);
+  bool sent = send_line(fd, nlohmann::json(request).dump(), err);
   bool got = sent && receive_line(fd, 0, &line, err);
   close(fd);
   if (!got) return (*err = socket + ": " + *err, false);
-  ServeReply reply;
   try {
-    reply = nlohmann::json::parse(line).get<ServeReply>();
+    *reply = nlohmann::json::parse(line).get<ServeReply>();
   } catch (const std::exception& e) {
     return (*err = socket + ": an answer that is not kforge serve's (" + e.what() + ")", false);
   }
+  return true;
+}
+
+bool evaluate_on_server(const std::string& socket, const sandbox::EvalRequest& req,
+                        const std::string& source_root, sandbox::Verdict* v, std::string* err) {
+  ServeReply reply;
+  if (!exchange(socket, serve_request(req, source_root), &reply, err)) return false;
   if (!reply.ok) return (*err = socket + ": " + reply.error, false);
   std::string why;
   if (!sandbox::verdict_from_json(reply.verdict, v, &why))

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "eval/serve_proto.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/verdict.h"
 
@@ -20,6 +21,11 @@ std::string serve_socket_from_env();
 
 // A connected Unix stream socket to `path`; -1 with *err naming it.
 int connect_unix(const std::string& path, std::string* err);
+
+// One request to the server at `socket` and its reply. False with *err when no reply
+// came (nothing listens, the connection broke, an answer that is not kforge serve's).
+bool exchange(const std::string& socket, const ServeRequest& request, ServeReply* reply,
+              std::string* err);
 
 // Evaluates req on the server at `socket` into *v. False with *err when it was not
 // served there.

@@ -27,18 +27,24 @@ struct ServeRequest {
   std::string candidate, baseline, problem_dir;
   std::string cache_dir;  // the client's build cache: it built the libraries there first
   std::vector<sandbox::Instance> instances;
+  // A ParallelKernelBench eval instead (pkb::EvalSpec's JSON, src/pkb/evaluate.h): eval
+  // knows nothing of PKB, so the server hands it to ServeOptions::pkb (cli wires it).
+  nlohmann::json pkb;
 };
 
 struct ServeReply {
   bool ok = false;
   std::string error;       // when !ok: why it was not served
   nlohmann::json verdict;  // when ok: sandbox::verdict_json's, read by verdict_from_json
+  // A PKB eval that got no verdict because of the setup (agent::SetupFault, not none):
+  // the answer itself, not a server that failed; the client reports it as its own would.
+  int fault = 0;
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ServeRequest, protocol, source_root, settings, role,
                                                 candidate, baseline, problem_dir, cache_dir,
-                                                instances)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ServeReply, ok, error, verdict)
+                                                instances, pkb)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ServeReply, ok, error, verdict, fault)
 
 // The request for `req` (a client's), and back (the server's: toolchain and launch
 // options left at their defaults for the server to fill).

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct EvalSpec {
   // beneath its root), and cold where it cannot; the verdict says which.
   std::shared_ptr<WarmInterpreter> warm;
 };
+
+// A PKB eval as `kforge serve` receives it (eval/serve_proto.h's ServeRequest::pkb):
+// everything but `warm`, which is the server's own.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Problem, number, name, reference)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EvalSpec, checkout, problem, solution, world,
+                                                trials, warmup, iters, atol, rtol, dtype, timeout_s,
+                                                warmup_s, timed_check, python, driver, work_dir,
+                                                ext_cache, confine)
 
 // Runs the job (pkb/job.h) and reads its verdict. False (with *err) when none came: kforge
 // could not run the job, or the user's setup cannot (*fault set, where given). Fault

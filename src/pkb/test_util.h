@@ -10,6 +10,38 @@
 
 namespace pkb::test {
 
+// A stand-in for kforge's driver (sandbox/pkb/pkb_eval.py) that a real python runs, as a
+// job or in the warm interpreter: every rank's phase file, then the candidate module's body,
+// then every rank's report, correct (the reference 2 ms, the candidate 1 ms), and the
+// job's HOME in <out>/env.txt.
+inline const char* kStandInDriver = R"(import argparse, json, os, runpy
+
+
+def main(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--out")
+    p.add_argument("--nproc", type=int, default=1)
+    p.add_argument("--solution")
+    a, _ = p.parse_known_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    for r in range(a.nproc):
+        with open(os.path.join(a.out, "rank%d.phase" % r), "w") as f:
+            f.write("load candidate")
+    runpy.run_path(a.solution)
+    with open(os.path.join(a.out, "env.txt"), "w") as f:
+        f.write(os.environ.get("HOME", ""))
+    for r in range(a.nproc):
+        with open(os.path.join(a.out, "rank%d.json" % r), "w") as f:
+            json.dump({"rank": r, "status": "correct", "phase": "time trial 1", "trials": [
+                {"trial": 0, "ref_ms": 2.0, "cand_ms": 1.0}, {"trial": 1, "ref_ms": 2.0, "cand_ms": 1.0}]}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))
+)";
+
 struct FakeCheckout {
   std::string root;
   FakeCheckout() {

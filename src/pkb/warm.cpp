@@ -17,6 +17,7 @@
 #include "pkb/evaluate.h"
 #include "pkb/job.h"
 #include "pkb/text.h"
+#include "sandbox/evaluate.h"
 #include "sandbox/launch.h"
 #include "sandbox/sha256.h"
 #include "suite/paths.h"
@@ -32,7 +33,6 @@ double now_s() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-// What the server is started for: a spec that differs in any of these needs another one.
 std::string server_key(const EvalSpec& spec, const std::vector<std::string>& argv) {
   return fmt::format("{}\n{}\n{}\n{}\n{}", argv[0], argv[1], spec.checkout, argv.back(),
                      spec.confine);
@@ -210,6 +210,42 @@ void WarmInterpreter::stop() {
   fifo_ = -1;
   std::lock_guard<std::mutex> lock(mu_);
   started_ = ended_ = kill_ = false;
+}
+
+std::string interpreter_key(const EvalSpec& spec) {
+  return server_key(spec, job_argv(spec));
+}
+
+WarmPool::~WarmPool() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, w] : all_) w->stop();
+}
+
+std::shared_ptr<WarmInterpreter> WarmPool::interpreter_for(const EvalSpec& spec) {
+  const std::string key = interpreter_key(spec);
+  std::lock_guard<std::mutex> lock(mu_);
+  // Idle: held by the pool alone (a caller holds one while its eval runs).
+  auto idle = [](const std::shared_ptr<WarmInterpreter>& w) { return w.use_count() == 1; };
+  for (size_t i = 0; i < all_.size(); ++i) {
+    if (all_[i].first != key || !idle(all_[i].second)) continue;
+    auto entry = all_[i];
+    all_.erase(all_.begin() + static_cast<std::ptrdiff_t>(i));
+    all_.push_back(entry);
+    return entry.second;
+  }
+  for (size_t i = 0; i < all_.size() && all_.size() >= max_;) {
+    if (idle(all_[i].second)) {
+      all_[i].second->stop();
+      all_.erase(all_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  if (all_.size() >= max_) return nullptr;
+  const std::string root = sandbox::make_eval_dir(dir_ + "/pkb");
+  if (root.empty()) return nullptr;
+  all_.emplace_back(key, std::make_shared<WarmInterpreter>(root));
+  return all_.back().second;
 }
 
 }  // namespace pkb

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "sandbox/confine.h"
 #include "sandbox/process.h"
@@ -41,6 +42,11 @@ class WarmInterpreter {
   ~WarmInterpreter() { stop(); }
 
   const std::string& root() const { return root_; }
+  // What the interpreter serves (interpreter_key of the specs it ran); "" before any.
+  std::string key() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return key_;
+  }
   // How the server is confined (confine.h's words), once started.
   std::string isolation() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -71,6 +77,29 @@ class WarmInterpreter {
   int evals_ = 0;
   int fifo_ = -1;
   sandbox::ProcessResult server_;  // how the server ended
+};
+
+// The specs one interpreter may serve: the same python, driver, checkout, extension
+// cache and confinement.
+std::string interpreter_key(const EvalSpec& spec);
+
+// A server's interpreters (`kforge serve`, a sweep's server): one per key and eval in
+// flight, up to max; past it, the least recently used idle one is stopped, and where
+// every one is busy the eval runs cold (null). Stops them when destroyed.
+class WarmPool {
+ public:
+  WarmPool(std::string dir, int max) : dir_(std::move(dir)), max_(max < 1 ? 1 : max) {}
+  WarmPool(const WarmPool&) = delete;
+  WarmPool& operator=(const WarmPool&) = delete;
+  ~WarmPool();
+  // The interpreter for spec, held by the caller alone while it keeps the pointer.
+  std::shared_ptr<WarmInterpreter> interpreter_for(const EvalSpec& spec);
+
+ private:
+  std::mutex mu_;
+  std::string dir_;
+  size_t max_;
+  std::vector<std::pair<std::string, std::shared_ptr<WarmInterpreter>>> all_;  // LRU first
 };
 
 }  // namespace pkb

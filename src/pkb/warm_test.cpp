@@ -23,29 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kWarmDriver = R"(import argparse, json, os, runpy
-
-
-def main(argv):
-    p = argparse.ArgumentParser()
-    p.add_argument("--out")
-    p.add_argument("--nproc", type=int, default=1)
-    p.add_argument("--solution")
-    a, _ = p.parse_known_args(argv)
-    os.makedirs(a.out, exist_ok=True)
-    for r in range(a.nproc):
-        with open(os.path.join(a.out, "rank%d.phase" % r), "w") as f:
-            f.write("load candidate")
-    runpy.run_path(a.solution)
-    with open(os.path.join(a.out, "env.txt"), "w") as f:
-        f.write(os.environ.get("HOME", ""))
-    for r in range(a.nproc):
-        with open(os.path.join(a.out, "rank%d.json" % r), "w") as f:
-            json.dump({"rank": r, "status": "correct", "phase": "time trial 1", "trials": [
-                {"trial": 0, "ref_ms": 2.0, "cand_ms": 1.0}, {"trial": 1, "ref_ms": 2.0, "cand_ms": 1.0}]}, f)
-    return 0
-)";
-
 // Debian's python3 (a pyenv shim is a script the jail cannot run).
 std::string python3_on_path() {
   std::error_code ec;
@@ -65,7 +42,7 @@ struct WarmFixture {
     spec.ext_cache = f.root + "/ext";
     spec.driver = f.root + "/driver/pkb_eval.py";
     fs::create_directories(f.root + "/driver");
-    f.write("driver/pkb_eval.py", kWarmDriver);
+    f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
     spec.python = python3_on_path();
     spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
     spec.timeout_s = 30;

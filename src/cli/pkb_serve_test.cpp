@@ -1,0 +1,106 @@
+// cli/pkb_serve_test.cpp: PKB evals through a server (eval::ServeThread, as `kforge serve`
+// and a sweep run it) on its warm interpreters, with the tests' checkout and stand-in
+// driver (pkb/test_util.h) under Debian's python3: the verdict comes back, a second eval
+// reuses the interpreter, a setup fault comes back as the fault it is, and without a
+// server the client is told so.
+#include "cli/pkb_serve.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "eval/serve.h"
+#include "pkb/test_util.h"
+#include "sandbox/confine.h"
+#include "suite/paths.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ServedFixture {
+  pkb::test::FakeCheckout f;
+  pkb::EvalSpec spec;
+  eval::ServeThread server;
+  ServedFixture() {
+    pkb::Checkout c;
+    std::string err;
+    REQUIRE(pkb::open_checkout(f.root, &c, &err));
+    REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
+    spec.checkout = c.root;
+    spec.ext_cache = f.root + "/ext";
+    fs::create_directories(f.root + "/driver");
+    f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
+    spec.driver = f.root + "/driver/pkb_eval.py";
+    std::error_code ec;
+    spec.python = fs::canonical("/usr/bin/python3", ec).string();
+    spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
+    spec.timeout_s = 30;
+    const std::string evals = f.root + "/evals";
+    auto pool = std::make_shared<pkb::WarmPool>(evals, 2);
+    eval::ServeOptions o;
+    o.socket = f.root + "/serve.sock";
+    o.evals_dir = evals;
+    o.pkb = [pool, evals](const eval::ServeRequest& r) {
+      return cli::serve_pkb_eval(r, pool.get(), evals);
+    };
+    REQUIRE_MESSAGE(server.start(o, suite::default_paths(), &err), err);
+  }
+  cli::Served eval(const std::string& body, sandbox::Verdict* v, agent::SetupFault* fault,
+                   std::string* err) {
+    spec.solution = f.root + "/candidate-" + std::to_string(++n) + ".py";
+    std::ofstream(spec.solution) << body << "\ndef solution(x):\n    return x\n";
+    return cli::evaluate_pkb_on_server(server.socket(), spec, v, fault, err);
+  }
+  int n = 0;
+};
+
+std::string served_notes(const std::vector<std::string>& notes) {
+  std::string s;
+  for (auto& n : notes) s += n + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("pkb through kforge serve: the server's warm interpreter, one eval after another") {
+  ServedFixture x;
+  sandbox::Verdict v1, v2;
+  agent::SetupFault fault = agent::SetupFault::none;
+  std::string err;
+  REQUIRE_MESSAGE(x.eval("", &v1, &fault, &err) == cli::Served::verdict, err);
+  CHECK(v1.status == sandbox::Status::correct);
+  CHECK(v1.speedup == doctest::Approx(2.0));
+  CHECK(served_notes(v1.harness_notes).find("warm interpreter: eval 1 of " + x.f.root + "/evals/pkb/") !=
+        std::string::npos);
+  REQUIRE_MESSAGE(x.eval("x = 1", &v2, &fault, &err) == cli::Served::verdict, err);
+  CHECK(v2.status == sandbox::Status::correct);
+  CHECK(served_notes(v2.harness_notes).find("warm interpreter: eval 2 of") != std::string::npos);
+}
+
+TEST_CASE("pkb through kforge serve: a setup fault is the answer; no server is no answer") {
+  ServedFixture x;
+  // A stand-in python whose every job and probe says this setup cannot run PKB.
+  x.spec.python = x.f.root + "/python";
+  x.f.write("python",
+            "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do case \"$1\" in --out) out=\"$2\"; shift;; "
+            "esac; shift; done\n[ -n \"$out\" ] || exit 2\nmkdir -p $out\n"
+            "echo '{\"status\":\"environment\",\"message\":\"no CUDA here\",\"python\":\"sh\"}' > "
+            "$out/probe.json\necho '{\"rank\":0,\"status\":\"environment\",\"message\":\"no CUDA "
+            "here\"}' > $out/rank0.json\n");
+  chmod(x.spec.python.c_str(), 0755);
+  sandbox::Verdict v;
+  agent::SetupFault fault = agent::SetupFault::none;
+  std::string err;
+  CHECK(x.eval("", &v, &fault, &err) == cli::Served::fault);
+  CHECK(fault == agent::SetupFault::machine);
+  CHECK(err.find("no CUDA here") != std::string::npos);
+
+  err.clear();
+  CHECK(cli::evaluate_pkb_on_server(x.f.root + "/nothing.sock", x.spec, &v, &fault, &err) ==
+        cli::Served::no);
+  CHECK(err.find("kforge serve") != std::string::npos);
+}
