@@ -74,8 +74,8 @@ TEST_CASE("pkb through kforge serve: the server's warm interpreter, one eval aft
   REQUIRE_MESSAGE(x.eval("", &v1, &fault, &err) == cli::Served::verdict, err);
   CHECK(v1.status == sandbox::Status::correct);
   CHECK(v1.speedup == doctest::Approx(2.0));
-  CHECK(served_notes(v1.harness_notes).find("warm interpreter: eval 1 of " + x.f.root + "/evals/pkb/") !=
-        std::string::npos);
+  CHECK(served_notes(v1.harness_notes)
+            .find("warm interpreter: eval 1 of " + x.f.root + "/evals/pkb/") != std::string::npos);
   REQUIRE_MESSAGE(x.eval("x = 1", &v2, &fault, &err) == cli::Served::verdict, err);
   CHECK(v2.status == sandbox::Status::correct);
   CHECK(served_notes(v2.harness_notes).find("warm interpreter: eval 2 of") != std::string::npos);
