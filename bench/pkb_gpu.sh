@@ -98,8 +98,8 @@ parts=" ${PARTS:-p1 refs} "
 if [[ "$parts" == *" warm "* ]]; then
 # Problem 1's reference as WARM_N candidates of one `kforge solve` (bench/replay_of.py: the
 # agent loop evaluates exactly these files): through the warm interpreter (src/pkb/warm.h),
-# then the same with --ranks cold (a python started per eval). Seconds per eval as the
-# trajectory records them.
+# then the same with --ranks cold (a python started per eval), then as `kforge eval`s
+# through a `kforge serve`. Seconds per eval as the trajectory records them.
 echo "== problem 1 through kforge solve, ${WARM_N:-5} evals of the reference, warm interpreter and cold"
 ref1="$pkb/reference/1_allreduce.py"
 for ranks in warm cold; do
@@ -128,8 +128,26 @@ for l in open(traj) if traj else []:
     print(f"eval {n}: {e.get('seconds', 0):6.2f} s  {v.get('status')}  speedup {v.get('speedup', 0):.3f}  "
           f"{(warm[0][:90] if warm else 'cold')}")
 PY
-  tail -3 "$out/pkb/warm-$ranks.err" | grep -iv "^kforge solve:" || true
+  tail -3 "$out/pkb/warm-$ranks.err" | grep -v ", trajectory " || true
 done
+# The same reference as WARM_N `kforge eval`s through a `kforge serve` (a script's or CI's
+# way): wall time of each command, and whether the server's interpreter served it.
+"$K" serve --socket "$out/pkb/serve.sock" 2>"$out/pkb/serve.err" &
+server=$!
+for _ in $(seq 1 50); do [ -S "$out/pkb/serve.sock" ] && break; sleep 0.1; done
+echo "-- kforge eval through kforge serve"
+for i in $(seq 1 "${WARM_N:-5}"); do
+  t0=$(date +%s.%N)
+  KFORGE_SERVE="$out/pkb/serve.sock" "$K" eval --suite "pkb:$pkb" 1 "$ref1" --world 1 --json \
+    >"$out/pkb/served-$i.json" 2>"$out/pkb/served-$i.err"
+  wall=$(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}")
+  python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+w = [x for x in v.get("harness_notes", []) if x.startswith(("warm interpreter", "kforge serve"))]
+print(f"eval {sys.argv[2]}: wall {sys.argv[3]} s  {v.get(\"status\")}  speedup {v.get(\"speedup\", 0):.3f}  {(w[0][:90] if w else \"cold\")}")' \
+    "$out/pkb/served-$i.json" "$i" "$wall" 2>/dev/null || echo "eval $i: wall $wall s, no verdict: $(tail -c 300 "$out/pkb/served-$i.err")"
+done
+kill -INT "$server"; wait "$server" 2>/dev/null
 fi
 if [[ "$parts" == *" p1 "* ]]; then
 echo "== problem 1: kforge's eval and PKB's run_local.py, the reference as the candidate"
