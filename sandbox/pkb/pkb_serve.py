@@ -6,7 +6,8 @@ would start (pkb_eval.main with its command line), without python's and torch's 
 (about 3 s, and Dynamo's ~2 s more, of every cold job on an H100: bench/RESULTS.md).
 
 Requests come as JSON lines on the FIFO <ctl>/requests: {"argv": [...], "env": {...},
-"dir": D, "writable": [...]}, or {"request": FILE} naming a file that holds one. The child of a request:
+"dir": D, "done": FILE, "writable": [...]}, or {"request": FILE} naming a file that holds
+one. The child of a request:
   - runs in D (its cwd D/scratch, the environment the request gives), its output into
     D/job.log;
   - is confined by Landlock before it runs any of the eval's code: it reads what the
@@ -17,7 +18,8 @@ Requests come as JSON lines on the FIFO <ctl>/requests: {"argv": [...], "env": {
     does to its python survives into the next;
   - is killed with everything it started when it ends: the server is the subreaper of
     what it starts, so nothing a child leaves (in whatever session) gets out of its sight.
-The server then writes D/done.json: {"rc": exit code, "signal": N, "seconds": s}. It ends
+The server then writes the request's "done" file (kforge puts it where no child reaches):
+{"rc": exit code, "signal": N, "seconds": s}. It ends
 when the FIFO has no writer left (kforge ended) or on SIGTERM. One eval at a time.
 Written for kforge (src/pkb/warm.h), not taken from PKB.
 
@@ -220,10 +222,10 @@ def serve(args, driver):
         done = {"rc": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
                 "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
                 "seconds": round(time.time() - t0, 3)}
-        tmp = os.path.join(req["dir"], "done.json.tmp")
-        with open(tmp, "w") as f:
+        path = req.get("done") or os.path.join(req["dir"], "done.json")
+        with open(path + ".tmp", "w") as f:
             f.write(json.dumps(done))
-        os.rename(tmp, os.path.join(req["dir"], "done.json"))
+        os.rename(path + ".tmp", path)
     return 0  # the FIFO's last writer (kforge) is gone
 
 

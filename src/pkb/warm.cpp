@@ -144,9 +144,14 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
   nlohmann::json env = nlohmann::json::object();
   for (const std::string& kv : sandbox::scrubbed_env(spec.work_dir + "/scratch", false, {}))
     env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  // The server says the eval ended in its own ctl/, which no child can reach: a candidate
+  // that wrote it itself would end its eval early while it still ran.
+  const std::string done =
+      fmt::format("{}/ctl/done-{}.json", root_, fs::path(spec.work_dir).filename().string());
   nlohmann::json req = {{"argv", std::vector<std::string>(argv.begin() + 2, argv.end())},
                         {"env", env},
                         {"dir", spec.work_dir},
+                        {"done", done},
                         {"writable", {own}}};
   const std::string req_path = spec.work_dir + "/request.json";
   if (!(std::ofstream(req_path) << req.dump()))
@@ -155,7 +160,7 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
   const double t0 = now_s();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    done_ = spec.work_dir + "/done.json";
+    done_ = done;
     deadline_ = t0 + spec.timeout_s;
     done_seen_ = over_ = false;
   }
@@ -179,8 +184,7 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
   pr->seconds = now_s() - t0;
   pr->output = tail_of_file(spec.work_dir + "/job.log", 1 << 20);
   if (done_seen_) {
-    nlohmann::json d =
-        nlohmann::json::parse(read_text(spec.work_dir + "/done.json"), nullptr, false);
+    nlohmann::json d = nlohmann::json::parse(read_text(done), nullptr, false);
     pr->exit_code = d.is_object() ? d.value("rc", -1) : -1;
     pr->signal = d.is_object() ? d.value("signal", 0) : 0;
     return true;

@@ -84,7 +84,8 @@ TEST_CASE("pkb warm interpreter: one server, each candidate confined to its own 
   CHECK(pkb::read_text(first + "/env.txt") == first + "/scratch");
 
   // The second candidate reaches for the first's folder, the server's and the extension
-  // cache beside its own, and writes where it may not.
+  // cache beside its own, and writes where it may not (the server's ctl/ among them, where
+  // a forged "done" would end its eval early).
   const std::string root = x.spec.warm->root();
   std::string probe = "import os\nres = []\nfor p in ['" + first + "/solution.py', '" + root +
                       "/ctl/ready.json', '" + x.spec.ext_cache +
@@ -92,17 +93,19 @@ TEST_CASE("pkb warm interpreter: one server, each candidate confined to its own 
                       "    try:\n        os.listdir(p) if p.endswith('ext') else open(p).read()\n"
                       "        res.append('read ' + p)\n"
                       "    except PermissionError:\n        res.append('denied')\n"
-                      "try:\n    open('" +
-                      first +
-                      "/planted', 'w')\n    res.append('wrote')\n"
-                      "except PermissionError:\n    res.append('denied')\n"
+                      "for p in ['" +
+                      first + "/planted', '" + root +
+                      "/ctl/done-forged.json']:\n"
+                      "    try:\n        open(p, 'w')\n        res.append('wrote ' + p)\n"
+                      "    except PermissionError:\n        res.append('denied')\n"
                       "open('../saw.txt', 'w').write(' '.join(res))\n";
   sandbox::Verdict v2 = x.eval(probe, &second);
   CHECK(v2.status == sandbox::Status::correct);
   CHECK(warm_notes(v2).find("warm interpreter: eval 2 of") != std::string::npos);
   CHECK(warm_notes(v2).find("up before it") != std::string::npos);
-  CHECK(pkb::read_text(second + "/saw.txt") == "denied denied denied denied");
+  CHECK(pkb::read_text(second + "/saw.txt") == "denied denied denied denied denied");
   CHECK_FALSE(fs::exists(first + "/planted"));
+  CHECK_FALSE(fs::exists(root + "/ctl/done-forged.json"));
 
   // A process left behind, in a session of its own, ends with its eval.
   const std::string mark = "kf-warm-leftover-" + std::to_string(getpid());
