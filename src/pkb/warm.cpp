@@ -119,6 +119,7 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
                           std::string* err) {
   std::lock_guard<std::mutex> busy(run_mu_);
   *use = WarmUse{};
+  if (!broken_.empty()) return (*err = broken_, false);
   if (spec.work_dir.rfind(root_ + "/", 0) != 0)
     return (*err = spec.work_dir + " is not beneath the interpreter's root " + root_, false);
   // The candidate is read from its own folder: nothing else of the run is in its reach.
@@ -175,10 +176,12 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
   done_.clear();
   // A server that ended before the eval's child began (its python could not import the
   // driver): not the candidate's doing; the eval runs cold.
-  if (!done_seen_ && !over_ && !fs::exists(spec.work_dir + "/job.log"))
-    return (*err = "the warm interpreter ended before the eval began: " +
-                   tail(server_.kill_reason + server_.output, 400),
-            false);
+  // It is not started again: every eval would pay for the attempt.
+  if (!done_seen_ && !over_ && !fs::exists(spec.work_dir + "/job.log")) {
+    broken_ = "the warm interpreter ended before the eval began: " +
+              trim_end(tail(server_.kill_reason + server_.output, 400));
+    return (*err = broken_, false);
+  }
   *use = WarmUse{true, reused, ++evals_};
   *pr = sandbox::ProcessResult{};
   pr->seconds = now_s() - t0;

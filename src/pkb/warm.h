@@ -55,7 +55,8 @@ class WarmInterpreter {
   // Runs spec's job as a child of the interpreter (started on the first call, or again
   // after one ended), as run_job would: *pr as a cold job's would read. spec.work_dir must
   // be beneath root(). False (with *err) when the eval did not run on it: the caller runs
-  // it cold.
+  // it cold. A server that ends before its first eval begins (a python that cannot run it,
+  // a kernel without Landlock) is not started again.
   bool run(const EvalSpec& spec, sandbox::ProcessResult* pr, WarmUse* use, std::string* err);
   void stop();
 
@@ -70,6 +71,7 @@ class WarmInterpreter {
   std::thread thread_;
   std::unique_ptr<sandbox::Confined> confined_;
   std::string isolation_;
+  std::string broken_;   // why it cannot serve here (its server ended before an eval began)
   std::string key_;      // what the server was started for (python, driver, checkout, cache)
   std::string done_;     // the eval in flight's done.json, "" between evals
   double deadline_ = 0;  // its limit, seconds since the epoch

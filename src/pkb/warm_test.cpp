@@ -158,4 +158,8 @@ TEST_CASE("pkb warm interpreter: a python that cannot serve runs the eval cold, 
   CHECK(v.status == sandbox::Status::correct);
   CHECK(warm_notes(v).find("warm interpreter not used: the warm interpreter ended before the eval "
                            "began") != std::string::npos);
+  // ... and is not tried again: the next eval runs cold at once, its ctl/ untouched.
+  fs::remove_all(x.spec.warm->root() + "/ctl");
+  CHECK(x.eval("").status == sandbox::Status::correct);
+  CHECK_FALSE(fs::exists(x.spec.warm->root() + "/ctl"));
 }
