@@ -3,7 +3,8 @@
 // it, real mpirun and ranks. Evals one after another share a warm set; a crash ends the
 // set and the next eval is correct on a new one; --ranks cold and a socket nobody
 // listens on evaluate on ranks of their own and say so; a second server on a live socket
-// is refused; SIGINT ends the server, its ranks and its socket; kill -9 leaves no rank.
+// is refused; SIGINT ends the server, its ranks and its socket; kill -9 leaves no rank,
+// and no PKB interpreter of the server's.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -11,7 +12,9 @@
 #include <fstream>
 #include <map>
 
+#include "cli/pkb_serve.h"
 #include "kf_build_paths.h"
+#include "pkb/test_util.h"
 #include "sandbox/process.h"
 #include "tests/has.h"
 #include "tests/kforge_child.h"
@@ -177,4 +180,38 @@ TEST_CASE(
     CHECK(!has(text, "no eval server"));
     CHECK(sandbox::wait_none_naming(out, 30));
   }
+}
+
+TEST_CASE("serve: a PKB eval on the server's warm interpreter; kill -9 of the server ends it" *
+          doctest::timeout(120)) {
+  Harness h;
+  Server s(h);
+  REQUIRE(s.start());
+  pkb::test::FakeCheckout f;
+  pkb::Checkout c;
+  pkb::EvalSpec spec;
+  std::string err;
+  REQUIRE(pkb::open_checkout(f.root, &c, &err));
+  REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
+  spec.checkout = c.root;
+  spec.ext_cache = f.root + "/ext";
+  fs::create_directories(f.root + "/driver");
+  f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
+  f.write("solution.py", "def solution(x):\n    return x\n");
+  spec.driver = f.root + "/driver/pkb_eval.py";
+  spec.solution = f.root + "/solution.py";
+  spec.python = fs::canonical("/usr/bin/python3").string();
+  sandbox::Verdict v;
+  agent::SetupFault fault = agent::SetupFault::none;
+  REQUIRE_MESSAGE(
+      cli::evaluate_pkb_on_server(s.socket, spec, &v, &fault, &err) == cli::Served::verdict, err);
+  CHECK(v.status == sandbox::Status::correct);
+  const std::string evals = h.dir() + "/runs/evals/pkb/";
+  std::string notes;
+  for (auto& n : v.harness_notes) notes += n + "\n";
+  REQUIRE_MESSAGE(has(notes, "warm interpreter: eval 1 of " + evals), notes);
+  REQUIRE(!sandbox::processes_naming(evals).empty());  // the interpreter, idle
+  double seconds = 0;
+  s.child.signal_and_wait(SIGKILL, 10, &seconds);
+  CHECK(sandbox::wait_none_naming(evals, 30));
 }
