@@ -3,7 +3,8 @@
 checkout's input maker and the driver (pkb_eval.py) once, before any CUDA call, and then
 forks a fresh child for every eval that kforge asks for. The child is the job a cold eval
 would start (pkb_eval.main with its command line), without python's and torch's start-up
-(about 3 s, and Dynamo's ~2 s more, of every cold job on an H100: bench/RESULTS.md).
+(import torch 2.8 s of a cold job on an H100, and Dynamo's import inside the 4.2 s of its
+"load reference": bench/RESULTS.md, 2026-12-05).
 
 Requests come as JSON lines on the FIFO <ctl>/requests: {"argv": [...], "env": {...},
 "dir": D, "done": FILE, "writable": [...]}, or {"request": FILE} naming a file that holds
@@ -13,14 +14,14 @@ one. The child of a request:
   - is confined by Landlock before it runs any of the eval's code: it reads what the
     server reads except the folders named by --hide (every other eval's folder, every
     other source's extension folder), and writes only D (its TMPDIR and HOME are there),
-    the request's "writable" folders and /dev (NCCL's /dev/shm). Landlock also keeps it from ptrace-ing the server or reading its
-    /proc files. It is a fresh process with a fresh address space: nothing one candidate
-    does to its python survives into the next;
+    the request's "writable" folders and /dev (NCCL's /dev/shm). Landlock also keeps it
+    from ptrace-ing the server or reading its /proc files. It is a fresh process with a
+    fresh address space: nothing one candidate does to its python survives into the next;
   - is killed with everything it started when it ends: the server is the subreaper of
     what it starts, so nothing a child leaves (in whatever session) gets out of its sight.
 The server then writes the request's "done" file (kforge puts it where no child reaches):
-{"rc": exit code, "signal": N, "seconds": s}. It ends
-when the FIFO has no writer left (kforge ended) or on SIGTERM. One eval at a time.
+{"rc": exit code, "signal": N, "seconds": s}. It ends when the FIFO has no writer left
+(kforge ended) or on SIGTERM. One eval at a time.
 Written for kforge (src/pkb/warm.h), not taken from PKB.
 
 Usage: pkb_serve.py --ctl DIR --pkb ROOT --driver PKB_EVAL.py [--hide DIR]... [--read DIR]...
