@@ -207,7 +207,8 @@ bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* e
     return false;
   spec.prompts_dir = agent::default_prompts_dir() + "/pkb";
   spec.evals_dir = paths.runs_dir + "/evals";
-  spec.warm = warm_ranks_wanted(a.opt);
+  // A server's interpreters where KFORGE_SERVE names one (a sweep's), else one of its own.
+  spec.warm = warm_ranks_wanted(a.opt) && eval::serve_socket_from_env().empty();
   auto suite = std::make_shared<agent::ForeignSuite>();
   if (!pkb::make_foreign_suite(spec, suite.get(), err)) return false;
   serve_foreign_evals(suite.get(), spec.eval);
