@@ -86,31 +86,6 @@ int cmd_pkb_problems(const ProblemsArgs& a) {
   return kOk;
 }
 
-namespace {
-
-// spec on KFORGE_SERVE's server where one is named and serves it (its warm interpreters),
-// else as one cold job here; the verdict says which.
-bool evaluate_pkb(const pkb::EvalSpec& spec, sandbox::Verdict* v, std::string* err,
-                  agent::SetupFault* fault) {
-  std::string why;
-  const std::string socket = eval::serve_socket_from_env();
-  if (!socket.empty()) {
-    switch (evaluate_pkb_on_server(socket, spec, v, fault, &why)) {
-      case Served::verdict:
-        return true;
-      case Served::fault:
-        return (*err = why, false);
-      case Served::no:
-        break;
-    }
-  }
-  if (!pkb::evaluate(spec, v, err, fault)) return false;
-  if (!socket.empty()) v->harness_notes.push_back("kforge serve (KFORGE_SERVE) not used: " + why);
-  return true;
-}
-
-}  // namespace
-
 int cmd_pkb_eval(const EvalArgs& a) {
   const char* cmd = "kforge eval";
   pkb::Checkout c;
@@ -141,7 +116,11 @@ int cmd_pkb_eval(const EvalArgs& a) {
   }
   sandbox::Verdict v;
   agent::SetupFault fault = agent::SetupFault::none;
-  bool ok = evaluate_pkb(spec, &v, &err, &fault);
+  // On KFORGE_SERVE's server where one is named (its warm interpreters), else one cold job.
+  auto cold = [&](sandbox::Verdict* lv, std::string* le, agent::SetupFault* lf) {
+    return pkb::evaluate(spec, lv, le, lf);
+  };
+  bool ok = evaluate_served_first(eval::serve_socket_from_env(), spec, cold, &v, &err, &fault);
   if (int sig = sandbox::interrupt_signal()) {
     fmt::print(stderr, "{}: interrupted by {}: the job was killed; no verdict\n", cmd,
                sandbox::signal_name(sig));

@@ -58,6 +58,24 @@ Served evaluate_pkb_on_server(const std::string& socket, const pkb::EvalSpec& sp
   return Served::verdict;
 }
 
+bool evaluate_served_first(const std::string& socket, const pkb::EvalSpec& spec, const OwnEval& own,
+                           sandbox::Verdict* v, std::string* err, agent::SetupFault* fault) {
+  std::string why;
+  if (!socket.empty()) {
+    switch (evaluate_pkb_on_server(socket, spec, v, fault, &why)) {
+      case Served::verdict:
+        return true;
+      case Served::fault:
+        return (*err = why, false);
+      case Served::no:
+        break;
+    }
+  }
+  if (!own(v, err, fault)) return false;
+  if (!socket.empty()) v->harness_notes.push_back("kforge serve (KFORGE_SERVE) not used: " + why);
+  return true;
+}
+
 void serve_foreign_evals(agent::ForeignSuite* suite, const pkb::EvalSpec& base) {
   const std::string socket = eval::serve_socket_from_env();
   if (socket.empty()) return;
@@ -68,18 +86,10 @@ void serve_foreign_evals(agent::ForeignSuite* suite, const pkb::EvalSpec& base) 
                                         std::string* e, agent::SetupFault* fault) {
     pkb::EvalSpec s = sent;
     s.solution = std::filesystem::absolute(file).string();
-    std::string why;
-    switch (evaluate_pkb_on_server(socket, s, v, fault, &why)) {
-      case Served::verdict:
-        return true;
-      case Served::fault:
-        return (*e = why, false);
-      case Served::no:
-        break;
-    }
-    if (!own(file, v, e, fault)) return false;
-    v->harness_notes.push_back("kforge serve (KFORGE_SERVE) not used: " + why);
-    return true;
+    auto local = [&](sandbox::Verdict* lv, std::string* le, agent::SetupFault* lf) {
+      return own(file, lv, le, lf);
+    };
+    return evaluate_served_first(socket, s, local, v, e, fault);
   };
 }
 

@@ -6,6 +6,7 @@
 // python and torch start once per interpreter, not once per sample.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,13 @@ enum class Served { verdict, fault, no };
 // caller evaluates on its own.
 Served evaluate_pkb_on_server(const std::string& socket, const pkb::EvalSpec& spec,
                               sandbox::Verdict* v, agent::SetupFault* fault, std::string* err);
+
+// As pkb::evaluate (false with *err, and *fault, when no verdict came): spec on the
+// server at `socket` where one is named ("" for none) and serves it, else by `own`, whose
+// verdict then says why the server was not used.
+using OwnEval = std::function<bool(sandbox::Verdict*, std::string*, agent::SetupFault*)>;
+bool evaluate_served_first(const std::string& socket, const pkb::EvalSpec& spec, const OwnEval& own,
+                           sandbox::Verdict* v, std::string* err, agent::SetupFault* fault);
 
 // Makes each of suite's evals go to KFORGE_SERVE's server first where one is named, and
 // to the suite's own evaluate where it is not served (the verdict says why).
