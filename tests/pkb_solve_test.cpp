@@ -177,6 +177,12 @@ TEST_CASE("pkb sweep: two problems x 2 samples through solve --suite, with pass@
   CHECK(all["correct"] == 3);
   CHECK(all["speed_measured"] == true);  // timed beside the reference on the same GPU
   CHECK(all["geomean_speedup"].get<double>() == doctest::Approx(2.0));
+  // The samples' evals ran on the sweep's own server, each in a folder of its pool's
+  // (cli/pkb_serve.h), not in the samples' own processes.
+  int served = 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(out + "/evals/pkb"))
+    served += e.path().filename() == "rank0.json";
+  CHECK(served == 4);
 }
 
 TEST_CASE("pkb solve: a setup that cannot run the job ends it with exit 2; a sweep stops at once") {
