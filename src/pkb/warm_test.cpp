@@ -1,6 +1,6 @@
 // pkb/warm_test.cpp: PKB evals through the warm interpreter (sandbox/pkb/pkb_serve.py run by
-// this machine's python3), with a driver the test writes in place of pkb_eval.py (it runs
-// the candidate module's body, then writes every rank's report): the candidates share one
+// this machine's python3), with the tests' stand-in for pkb_eval.py (pkb/test_util.h: it
+// runs the candidate module's body, then writes every rank's report): the candidates share one
 // server, each in a child confined to its own folder; one that kills the server, hangs or
 // leaves a process behind costs only its own eval; a python that cannot serve falls back.
 #include "pkb/warm.h"
@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Debian's python3 (a pyenv shim is a script the jail cannot run).
-std::string python3_on_path() {
+std::string debian_python3() {
   std::error_code ec;
   return fs::canonical("/usr/bin/python3", ec).string();
 }
@@ -43,7 +43,7 @@ struct WarmFixture {
     spec.driver = f.root + "/driver/pkb_eval.py";
     fs::create_directories(f.root + "/driver");
     f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
-    spec.python = python3_on_path();
+    spec.python = debian_python3();
     spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
     spec.timeout_s = 30;
     evals = f.root + "/evals";
