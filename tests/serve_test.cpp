@@ -188,19 +188,11 @@ TEST_CASE("serve: a PKB eval on the server's warm interpreter; kill -9 of the se
   Server s(h);
   REQUIRE(s.start());
   pkb::test::FakeCheckout f;
-  pkb::Checkout c;
   pkb::EvalSpec spec;
   std::string err;
-  REQUIRE(pkb::open_checkout(f.root, &c, &err));
-  REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
-  spec.checkout = c.root;
-  spec.ext_cache = f.root + "/ext";
-  fs::create_directories(f.root + "/driver");
-  f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
+  REQUIRE_MESSAGE(pkb::test::stand_in_spec(f, &spec, &err), err);
   f.write("solution.py", "def solution(x):\n    return x\n");
-  spec.driver = f.root + "/driver/pkb_eval.py";
   spec.solution = f.root + "/solution.py";
-  spec.python = fs::canonical("/usr/bin/python3").string();
   sandbox::Verdict v;
   agent::SetupFault fault = agent::SetupFault::none;
   REQUIRE_MESSAGE(

@@ -26,19 +26,8 @@ struct ServedFixture {
   pkb::EvalSpec spec;
   eval::ServeThread server;
   ServedFixture() {
-    pkb::Checkout c;
     std::string err;
-    REQUIRE(pkb::open_checkout(f.root, &c, &err));
-    REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
-    spec.checkout = c.root;
-    spec.ext_cache = f.root + "/ext";
-    fs::create_directories(f.root + "/driver");
-    f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
-    spec.driver = f.root + "/driver/pkb_eval.py";
-    std::error_code ec;
-    spec.python = fs::canonical("/usr/bin/python3", ec).string();
-    spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
-    spec.timeout_s = 30;
+    REQUIRE_MESSAGE(pkb::test::stand_in_spec(f, &spec, &err), err);
     const std::string evals = f.root + "/evals";
     auto pool = std::make_shared<pkb::WarmPool>(evals, 2);
     eval::ServeOptions o;

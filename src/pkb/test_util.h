@@ -8,6 +8,10 @@
 #include <fstream>
 #include <string>
 
+#include "pkb/checkout.h"
+#include "pkb/evaluate.h"
+#include "sandbox/confine.h"
+
 namespace pkb::test {
 
 // A stand-in for kforge's driver (sandbox/pkb/pkb_eval.py) that a real python runs, as a
@@ -83,5 +87,23 @@ struct FakeCheckout {
     std::ofstream(root + "/" + rel) << text;
   }
 };
+
+// A spec for f's problem 16 that the stand-in driver (written into f) runs under Debian's
+// python3 (a pyenv shim is a script a jail cannot run), confined where this machine
+// confines; false (with *err) where f is not a checkout.
+inline bool stand_in_spec(const FakeCheckout& f, EvalSpec* spec, std::string* err) {
+  Checkout c;
+  if (!open_checkout(f.root, &c, err) || !find_problem(c, "16", &spec->problem, err)) return false;
+  spec->checkout = c.root;
+  spec->ext_cache = f.root + "/ext";
+  std::filesystem::create_directories(f.root + "/driver");
+  f.write("driver/pkb_eval.py", kStandInDriver);
+  spec->driver = f.root + "/driver/pkb_eval.py";
+  std::error_code ec;
+  spec->python = std::filesystem::canonical("/usr/bin/python3", ec).string();
+  spec->confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
+  spec->timeout_s = 30;
+  return true;
+}
 
 }  // namespace pkb::test

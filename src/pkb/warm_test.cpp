@@ -23,29 +23,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Debian's python3 (a pyenv shim is a script the jail cannot run).
-std::string debian_python3() {
-  std::error_code ec;
-  return fs::canonical("/usr/bin/python3", ec).string();
-}
-
 struct WarmFixture {
   pkb::test::FakeCheckout f;
   pkb::EvalSpec spec;
   std::string evals;
   WarmFixture() {
-    pkb::Checkout c;
     std::string err;
-    REQUIRE(pkb::open_checkout(f.root, &c, &err));
-    REQUIRE(pkb::find_problem(c, "16", &spec.problem, &err));
-    spec.checkout = c.root;
-    spec.ext_cache = f.root + "/ext";
-    spec.driver = f.root + "/driver/pkb_eval.py";
-    fs::create_directories(f.root + "/driver");
-    f.write("driver/pkb_eval.py", pkb::test::kStandInDriver);
-    spec.python = debian_python3();
-    spec.confine = sandbox::isolation_mode() == sandbox::Isolation::bwrap;
-    spec.timeout_s = 30;
+    REQUIRE_MESSAGE(pkb::test::stand_in_spec(f, &spec, &err), err);
     evals = f.root + "/evals";
     fs::create_directories(evals);
     spec.warm = std::make_shared<pkb::WarmInterpreter>(sandbox::make_eval_dir(evals));
