@@ -24,7 +24,7 @@ The server then writes the request's "done" file (kforge puts it where no child 
 (kforge ended) or on SIGTERM. One eval at a time.
 Written for kforge (src/pkb/warm.h), not taken from PKB.
 
-Usage: pkb_serve.py --ctl DIR --pkb ROOT --driver PKB_EVAL.py [--hide DIR]... [--read DIR]...
+Usage: pkb_serve.py --ctl DIR --pkb ROOT --driver PKB_EVAL.py [--hide DIR]...
   [--private-shm]
 """
 import argparse
@@ -67,8 +67,8 @@ def preload(pkb_root, driver_path):
     return driver
 
 
-def landlock(read_roots, hide, writable):
-    """Confines this process: reads under read_roots except the hidden folders, writes only
+def landlock(hide, writable):
+    """Confines this process: reads anything but the hidden folders, writes only
     under `writable`. Raises OSError where the kernel has no Landlock: the eval must not run
     unconfined where kforge asked for confinement."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -96,9 +96,8 @@ def landlock(read_roots, hide, writable):
         if rc != 0:
             raise OSError(ctypes.get_errno(), "landlock_add_rule " + path)
 
-    for root in read_roots:
-        for path in readable_beside(root, hide):
-            allow(path, READ_ALL)
+    for path in readable_beside("/", hide):
+        allow(path, READ_ALL)
     for path in writable:
         allow(path, dev if path == "/dev" else rw)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(SYS_RESTRICT, fd, 0) != 0:
@@ -167,7 +166,7 @@ def kill_leftovers():
         time.sleep(0.01)
 
 
-def run_child(driver, req, hide, read_roots):
+def run_child(driver, req, hide):
     d = req["dir"]
     os.setpgid(0, 0)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -180,7 +179,7 @@ def run_child(driver, req, hide, read_roots):
     os.environ.clear()  # the job's own environment (its HOME and TMPDIR in its scratch)
     os.environ.update(req.get("env", {}))
     try:
-        landlock(read_roots, hide + req.get("hide", []),
+        landlock(hide,
                  [d, "/dev"] + req.get("writable", []))
     except OSError as e:
         sys.stderr.write("kforge's warm interpreter: cannot confine the eval: %s\n" % e)
@@ -199,7 +198,6 @@ def run_child(driver, req, hide, read_roots):
 def serve(args, driver):
     fifo = open(os.path.join(args.ctl, "requests"), "r")
     hide = [os.path.realpath(h) for h in args.hide]
-    read_roots = args.read or ["/"]
     for line in fifo:
         if not line.strip():
             continue
@@ -211,7 +209,7 @@ def serve(args, driver):
         child = os.fork()
         if child == 0:
             fifo.close()
-            run_child(driver, req, hide, read_roots)
+            run_child(driver, req, hide)
         _, status = os.waitpid(child, 0)
         kill_leftovers()
         if args.private_shm:  # the jail's own /dev/shm: nothing of one eval for the next
@@ -238,8 +236,6 @@ def main(argv=None):
     p.add_argument("--hide", action="append", default=[])
     p.add_argument("--private-shm", action="store_true",
                    help="/dev/shm is this server's own (bwrap's): emptied after every eval")
-    p.add_argument("--read", action="append", default=[],
-                   help="what a child may read (default /), less the hidden folders")
     args = p.parse_args(argv)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unconfined: end with kforge
@@ -249,11 +245,7 @@ def main(argv=None):
     if libc.syscall(SYS_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1)) < 1:
         sys.stderr.write("Landlock is not available in this kernel: no eval is served unconfined\n")
         return 3  # before torch's import: kforge runs its evals cold at once
-    driver = preload(args.pkb, args.driver)
-    with open(os.path.join(args.ctl, "ready.tmp"), "w") as f:
-        f.write(json.dumps({"pid": os.getpid(), "torch": "torch" in sys.modules}))
-    os.rename(os.path.join(args.ctl, "ready.tmp"), os.path.join(args.ctl, "ready.json"))
-    return serve(args, driver)
+    return serve(args, preload(args.pkb, args.driver))
 
 
 if __name__ == "__main__":

@@ -35,18 +35,13 @@ struct WarmUse {
 class WarmInterpreter {
  public:
   // root: a folder of this interpreter's own, made here; the evals' folders are made
-  // beneath it (eval_root()).
+  // beneath it.
   explicit WarmInterpreter(std::string root) : root_(std::move(root)) {}
   WarmInterpreter(const WarmInterpreter&) = delete;
   WarmInterpreter& operator=(const WarmInterpreter&) = delete;
   ~WarmInterpreter() { stop(); }
 
   const std::string& root() const { return root_; }
-  // What the interpreter serves (interpreter_key of the specs it ran); "" before any.
-  std::string key() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return key_;
-  }
   // How the server is confined (confine.h's words), once started.
   std::string isolation() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -74,7 +69,7 @@ class WarmInterpreter {
   std::string broken_;   // why it cannot serve here (its server ended before an eval began)
   std::string key_;      // what the server was started for (python, driver, checkout, cache)
   std::string done_;     // the eval in flight's done.json, "" between evals
-  double deadline_ = 0;  // its limit, seconds since the epoch
+  double deadline_ = 0;  // its limit, on now_s()'s clock
   bool started_ = false, ended_ = false, kill_ = false, done_seen_ = false, over_ = false;
   int evals_ = 0;
   int fifo_ = -1;

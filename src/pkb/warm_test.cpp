@@ -67,12 +67,13 @@ TEST_CASE("pkb warm interpreter: one server, each candidate confined to its own 
   // The job's own environment: HOME in its scratch.
   CHECK(pkb::read_text(first + "/env.txt") == first + "/scratch");
 
-  // The second candidate reaches for the first's folder, the server's and the extension
-  // cache beside its own, and writes where it may not (the server's ctl/ among them, where
-  // a forged "done" would end its eval early).
+  // The second candidate reaches for the first's folder, the server's ctl/ (the first's
+  // "done" there) and the extension cache beside its own, and writes where it may not (ctl/
+  // among them, where a forged "done" would end its eval early).
   const std::string root = x.spec.warm->root();
   std::string probe = "import os\nres = []\nfor p in ['" + first + "/solution.py', '" + root +
-                      "/ctl/ready.json', '" + x.spec.ext_cache +
+                      "/ctl/done-" + fs::path(first).filename().string() + ".json', '" +
+                      x.spec.ext_cache +
                       "']:\n"
                       "    try:\n        os.listdir(p) if p.endswith('ext') else open(p).read()\n"
                       "        res.append('read ' + p)\n"
