@@ -258,11 +258,38 @@ def short_warmup(made, asked, seconds):
     return "reference %d, candidate %d of %d calls, --warmup-s %g reached" % (made[0], made[1], asked, seconds)
 
 
+# Set by kforge's warm interpreter (pkb_serve.py) to a function that confines the calling
+# process (Landlock), or raises OSError. A rank calls it once CUDA and NCCL are up and before
+# it loads the reference or the candidate: CUDA's start names its threads through
+# /proc/<pid>/task/<tid>/comm, which a confined process may not write (cuInit then fails
+# with error 304: an H100 with driver 580, bench/RESULTS.md 2026-12-07 session 5). The
+# launcher (launch()) runs none of the eval's code and stays as it is: the confined ranks
+# cannot reach it (Landlock keeps a domain from ptrace-ing what is outside it). None in a
+# cold job: its jail is bwrap's.
+CONFINE = None
+
+
+def confined(torch, dist, dev, rep):
+    """Applies CONFINE where it is set; False where this rank (or a peer) could not be
+    confined: no candidate code runs unconfined where kforge asked for confinement."""
+    if CONFINE is None:
+        return True
+    rep.phase("confine")
+    failure = None
+    try:
+        CONFINE()
+    except OSError as e:
+        failure = ("environment", {"message": "kforge's warm interpreter cannot confine this rank: %s" % e})
+    return not stop_if(torch, dist, dev, rep, failure)
+
+
 def run(args, rep, rank, world):
     ctx = start(args, rep, rank, world)
     if ctx is None:
         return False
     torch, dist, _, dev = ctx
+    if not confined(torch, dist, dev, rep):
+        return False
     dropped = DroppedGroups(dist, torch.cuda.synchronize)
     dropped.watch()  # from here: a reference may make groups at import
     fns = load_both(args, rep, torch, dist, dev)

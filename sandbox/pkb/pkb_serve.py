@@ -11,12 +11,15 @@ Requests come as JSON lines on the FIFO <ctl>/requests: {"argv": [...], "env": {
 one. The child of a request:
   - runs in D (its cwd D/scratch, the environment the request gives), its output into
     D/job.log;
-  - is confined by Landlock before it runs any of the eval's code: it reads what the
-    server reads except the folders named by --hide (every other eval's folder, every
-    other source's extension folder), and writes only D (its TMPDIR and HOME are there),
-    the request's "writable" folders and /dev (NCCL's /dev/shm). Landlock also keeps it
-    from ptrace-ing the server or reading its /proc files. It is a fresh process with a
-    fresh address space: nothing one candidate does to its python survives into the next;
+  - has each of its ranks confined by Landlock once CUDA and NCCL are up, before the rank
+    loads the reference or the candidate (the driver calls pkb_eval.CONFINE, which this
+    server sets; CUDA's start could not name its threads in a confined process): a rank
+    reads what the server reads except the folders named by --hide (every other eval's
+    folder, every other source's extension folder), and writes only D (its TMPDIR and
+    HOME are there), the request's "writable" folders and /dev (NCCL's /dev/shm).
+    Landlock also keeps it from ptrace-ing the server or reading its /proc files. It is a
+    fresh process with a fresh address space: nothing one candidate does to its python
+    survives into the next;
   - is killed with everything it started when it ends: the server is the subreaper of
     what it starts, so nothing a child leaves (in whatever session) gets out of its sight.
 The server then writes the request's "done" file (kforge puts it where no child reaches):
@@ -178,12 +181,10 @@ def run_child(driver, req, hide):
     os.chdir(os.path.join(d, "scratch"))
     os.environ.clear()  # the job's own environment (its HOME and TMPDIR in its scratch)
     os.environ.update(req.get("env", {}))
-    try:
-        landlock(hide,
-                 [d, "/dev"] + req.get("writable", []))
-    except OSError as e:
-        sys.stderr.write("kforge's warm interpreter: cannot confine the eval: %s\n" % e)
-        os._exit(3)
+    # Each rank confines itself once CUDA is up, before the reference or the candidate is
+    # loaded (pkb_eval.CONFINE says why not here).
+    writable = [d, "/dev"] + req.get("writable", [])
+    driver.CONFINE = lambda: landlock(hide, writable)
     code = 1
     try:
         code = driver.main(req["argv"])
@@ -245,7 +246,12 @@ def main(argv=None):
     if libc.syscall(SYS_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1)) < 1:
         sys.stderr.write("Landlock is not available in this kernel: no eval is served unconfined\n")
         return 3  # before torch's import: kforge runs its evals cold at once
-    return serve(args, preload(args.pkb, args.driver))
+    driver = preload(args.pkb, args.driver)
+    if not hasattr(driver, "CONFINE"):
+        sys.stderr.write("%s has no CONFINE hook for the ranks' confinement: no eval is served "
+                         "unconfined\n" % args.driver)
+        return 3
+    return serve(args, driver)
 
 
 if __name__ == "__main__":

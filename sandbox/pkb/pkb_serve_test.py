@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of pkb_serve.py's pure parts: which paths a child may read around the hidden
-folders, and that the leftovers of an eval (in a session of their own) are found and
-killed. The server end to end is tested from C++ (src/pkb/warm_test.cpp). Run by ctest."""
+folders, that the leftovers of an eval (in a session of their own) are found and
+killed, and that a driver without the ranks' confinement hook is not served. The server end to end is tested from C++ (src/pkb/warm_test.cpp). Run by ctest."""
 import os
 import subprocess
 import sys
@@ -42,6 +42,22 @@ class Leftovers(unittest.TestCase):
         self.assertTrue(pkb_serve.descendants(), "the orphan came back to its subreaper")
         pkb_serve.kill_leftovers()
         self.assertEqual(pkb_serve.descendants(), [])
+
+
+class DriverWithoutConfine(unittest.TestCase):
+    def test_a_driver_without_the_hook_is_not_served(self):
+        # In a process of its own: main() sets the server's process attributes.
+        with tempfile.TemporaryDirectory() as d:
+            driver = os.path.join(d, "driver.py")
+            with open(driver, "w") as f:
+                f.write("def main(argv):\n    return 0\n")
+            r = subprocess.run([sys.executable, pkb_serve.__file__, "--ctl", d, "--pkb", d, "--driver", driver],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            if "Landlock is not available" in r.stderr:
+                self.skipTest("no Landlock in this kernel: the server stops before the driver")
+            self.assertIn("has no CONFINE hook", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "requests")), "it served nothing")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ namespace pkb::test {
 // job's HOME in <out>/env.txt.
 inline const char* kStandInDriver = R"(import argparse, json, os, runpy
 
+CONFINE = None  # set by the warm interpreter; pkb_eval.py's ranks call it as this one does
+
 
 def main(argv):
     p = argparse.ArgumentParser()
@@ -31,6 +33,8 @@ def main(argv):
     for r in range(a.nproc):
         with open(os.path.join(a.out, "rank%d.phase" % r), "w") as f:
             f.write("load candidate")
+    if CONFINE is not None:
+        CONFINE()
     runpy.run_path(a.solution)
     with open(os.path.join(a.out, "env.txt"), "w") as f:
         f.write(os.environ.get("HOME", ""))
