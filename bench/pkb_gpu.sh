@@ -144,7 +144,8 @@ for i in $(seq 1 "${WARM_N:-5}"); do
   python3 -c 'import json, sys
 v = json.load(open(sys.argv[1]))
 w = [x for x in v.get("harness_notes", []) if x.startswith(("warm interpreter", "kforge serve"))]
-print(f"eval {sys.argv[2]}: wall {sys.argv[3]} s  {v.get(\"status\")}  speedup {v.get(\"speedup\", 0):.3f}  {(w[0][:90] if w else \"cold\")}")' \
+st, sp, how = v.get("status"), v.get("speedup", 0), w[0][:90] if w else "cold"
+print("eval %s: wall %s s  %s  speedup %.3f  %s" % (sys.argv[2], sys.argv[3], st, sp, how))' \
     "$out/pkb/served-$i.json" "$i" "$wall" 2>/dev/null || echo "eval $i: wall $wall s, no verdict: $(tail -c 300 "$out/pkb/served-$i.err")"
 done
 kill -INT "$server"; wait "$server" 2>/dev/null
