@@ -72,6 +72,10 @@ bool make_foreign_suite(const SolveSpec& spec, agent::ForeignSuite* out, std::st
     if (root.empty()) return (*err = "cannot create a folder under " + evals, false);
     base.warm = std::make_shared<WarmInterpreter>(root);
     evals = root;
+    // Up while the model writes its first reply. Where it cannot start, the first eval
+    // says why in its verdict and runs cold.
+    std::string not_now;
+    base.warm->prestart(base, &not_now);
   }
   f.evaluate = [base, evals](const std::string& file, sandbox::Verdict* v, std::string* e,
                              agent::SetupFault* fault) {

@@ -137,6 +137,13 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
     reused = started_ && !ended_ && key_ == server_key(s, argv);
   }
   if (!reused) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (started_ && ended_ && evals_ == 0)  // started early (prestart), ended serving none
+        broken_ = "the warm interpreter ended before the eval began: " +
+                  trim_end(tail(server_.kill_reason + server_.output, 400));
+    }
+    if (!broken_.empty()) return (*err = broken_, false);
     stop();
     if (!start(s, err)) return false;
   }
@@ -206,6 +213,17 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
         tail(server_.kill_reason + server_.output, 400);
   }
   return true;
+}
+
+bool WarmInterpreter::prestart(const EvalSpec& spec, std::string* err) {
+  std::lock_guard<std::mutex> busy(run_mu_);
+  if (!broken_.empty()) return (*err = broken_, false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_ && !ended_) return true;
+  }
+  stop();
+  return start(spec, err);
 }
 
 void WarmInterpreter::stop() {

@@ -47,12 +47,22 @@ class WarmInterpreter {
     std::lock_guard<std::mutex> lock(mu_);
     return isolation_;
   }
+  // Whether its server runs now.
+  bool up() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_ && !ended_;
+  }
   // Runs spec's job as a child of the interpreter (started on the first call, or again
   // after one ended), as run_job would: *pr as a cold job's would read. spec.work_dir must
   // be beneath root(). False (with *err) when the eval did not run on it: the caller runs
   // it cold. A server that ends before its first eval begins (a python that cannot run it,
   // a kernel without Landlock) is not started again.
   bool run(const EvalSpec& spec, sandbox::ProcessResult* pr, WarmUse* use, std::string* err);
+  // Starts the interpreter for evals like spec (its python, driver, checkout, cache) now,
+  // so that its start (python, torch, Dynamo: ~12 s of a first eval on an H100) overlaps
+  // what comes before the first eval: a model's first reply. Nothing where it is up.
+  // False (*err) where it cannot start: the first eval then tries as run() says.
+  bool prestart(const EvalSpec& spec, std::string* err);
   void stop();
 
  private:

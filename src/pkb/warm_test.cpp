@@ -127,6 +127,20 @@ TEST_CASE("pkb warm interpreter: a candidate that kills the server or hangs cost
   CHECK(sandbox::wait_none_naming(root + "/ctl", 5.0));
 }
 
+TEST_CASE("pkb warm interpreter: started before the first eval, which finds it up") {
+  WarmFixture x;
+  std::string err;
+  REQUIRE_MESSAGE(x.spec.warm->prestart(x.spec, &err), err);
+  REQUIRE_MESSAGE(x.spec.warm->prestart(x.spec, &err), err);  // up: nothing more
+  sandbox::Verdict v = x.eval("");
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(warm_notes(v).find("warm interpreter: eval 1 of") != std::string::npos);
+  CHECK(warm_notes(v).find("up before it") != std::string::npos);
+  const std::string root = x.spec.warm->root();
+  x.spec.warm.reset();
+  CHECK(sandbox::wait_none_naming(root + "/ctl", 5.0));
+}
+
 TEST_CASE("pkb warm interpreter: a python that cannot serve runs the eval cold, and says so") {
   WarmFixture x;
   // A stand-in python (a shell script) cannot run the server; as the job it writes the
@@ -139,10 +153,21 @@ TEST_CASE("pkb warm interpreter: a python that cannot serve runs the eval cold, 
       "\"phase\":\"t\",\"trials\":[{\"trial\":0,\"ref_ms\":2.0,\"cand_ms\":1.0}]}' > "
       "$out/rank0.json\n");
   chmod(x.spec.python.c_str(), 0755);
+  bool early = false;
+  SUBCASE("at the first eval") {}
+  SUBCASE("started early, and not tried again at the first eval") {
+    early = true;
+    std::string err;
+    REQUIRE_MESSAGE(x.spec.warm->prestart(x.spec, &err), err);
+    for (int i = 0; i < 1000 && x.spec.warm->up(); ++i) usleep(10000);
+    REQUIRE_FALSE(x.spec.warm->up());
+  }
+  if (early) fs::remove_all(x.spec.warm->root() + "/ctl");
   sandbox::Verdict v = x.eval("");
   CHECK(v.status == sandbox::Status::correct);
   CHECK(warm_notes(v).find("warm interpreter not used: the warm interpreter ended before the eval "
                            "began") != std::string::npos);
+  if (early) CHECK_FALSE(fs::exists(x.spec.warm->root() + "/ctl"));
   // ... and is not tried again: the next eval runs cold at once, its ctl/ untouched.
   fs::remove_all(x.spec.warm->root() + "/ctl");
   CHECK(x.eval("").status == sandbox::Status::correct);
