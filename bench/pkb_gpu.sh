@@ -111,7 +111,7 @@ for ranks in warm cold; do
     >"$out/pkb/warm-$ranks.out" 2>"$out/pkb/warm-$ranks.err"
   echo "-- $ranks: wall $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
   python3 - "$out/pkb/warm-$ranks.out" <<'PY'
-import json, sys
+import glob, json, os, sys
 traj = ""
 for l in open(sys.argv[1]):
     e = json.loads(l)
@@ -127,6 +127,17 @@ for l in open(traj) if traj else []:
     warm = [x for x in v.get("harness_notes", []) if x.startswith("warm interpreter")]
     print(f"eval {n}: {e.get('seconds', 0):6.2f} s  {v.get('status')}  speedup {v.get('speedup', 0):.3f}  "
           f"{(warm[0][:90] if warm else 'cold')}")
+    # A warm eval's driver phases (rank 0's timeline, seconds): what the interpreter leaves.
+    if warm and warm[0].startswith("warm interpreter: eval "):
+        root = warm[0].split(" of ", 1)[1].split(" (", 1)[0]
+        ranks = sorted(glob.glob(os.path.join(root, "*", "rank0.json")), key=os.path.getmtime)
+        if len(ranks) >= n:
+            marks, spent = json.load(open(ranks[n - 1])).get("timeline", []), {}
+            for (name, at), (_, nxt) in zip(marks, marks[1:]):
+                spent[name.split(" trial ")[0]] = spent.get(name.split(" trial ")[0], 0) + nxt - at
+            if marks:
+                print("        driver s: " + ", ".join(f"{k} {t:.2f}" for k, t in spent.items()) +
+                      f" (of {marks[-1][1]:.2f})")
 PY
   tail -3 "$out/pkb/warm-$ranks.err" | grep -v ", trajectory " || true
 done
