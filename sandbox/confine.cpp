@@ -241,6 +241,11 @@ std::vector<std::string> bwrap_args(const Confinement& c, const std::string& cwd
   for (const char* f : kEtc)
     if (fs::exists(f)) a.insert(a.end(), {"--ro-bind", f, f});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"});
+  // bwrap leaves the new /proc's sys/ writable, and kforge often runs as root: a job could
+  // set the host's global sysctls (kernel.core_pattern runs a program as root on the next
+  // crash) or crash the host through sysrq-trigger. Read-only, as the host's.
+  for (const char* p : {"/proc/sys", "/proc/sysrq-trigger"})
+    if (fs::exists(p)) a.insert(a.end(), {"--ro-bind", p, p});
   // Read-only: hwloc (OpenMPI) reads the CPU topology there, CUDA and NCCL the PCI tree.
   a.insert(a.end(), {"--ro-bind", "/sys", "/sys"});
   if (c.gpu) {

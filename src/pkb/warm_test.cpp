@@ -127,6 +127,45 @@ TEST_CASE("pkb warm interpreter: a candidate that kills the server or hangs cost
   CHECK(sandbox::wait_none_naming(root + "/ctl", 5.0));
 }
 
+TEST_CASE("pkb warm interpreter: what a candidate and its processes may not write under /proc") {
+  // CUDA's start, in any process, names its threads through /proc/<pid>/task/<tid>/comm
+  // (bench/RESULTS.md, 2026-12-07 session 5). A rank confines itself once its CUDA is up;
+  // a process the candidate starts cannot, as the README says: /proc stays read-only, with
+  // /proc/sys (global sysctls, writable by root) and the server's /proc files.
+  WarmFixture x;
+  // Each write puts back what it read: where it were not denied, nothing would change.
+  const std::string probe = R"PY(import os, subprocess, sys
+name = "import threading\nopen('/proc/self/task/%d/comm' % threading.get_native_id(), 'w').write('w')"
+res = ['named' if subprocess.run([sys.executable, '-c', name]).returncode == 0 else 'unnamed']
+for p in ('/proc/sys/kernel/core_pattern', '/proc/%d/environ' % os.getppid()):
+    try:
+        v = open(p, 'rb').read()
+        open(p, 'wb').write(v) if p.startswith('/proc/sys') else None
+        res.append('reached ' + p)
+    except OSError:
+        res.append('denied')
+open('../proc.txt', 'w').write(' '.join(res))
+)PY";
+  std::string dir;
+  sandbox::Verdict v = x.eval(probe, &dir);
+  CHECK(v.status == sandbox::Status::correct);
+  CHECK(pkb::read_text(dir + "/proc.txt") == "unnamed denied denied");
+
+  // A cold job (bubblewrap alone, no Landlock): its /proc/sys is read-only too.
+  if (!x.spec.confine || sandbox::isolation_mode() != sandbox::Isolation::bwrap) return;
+  pkb::EvalSpec cold = x.spec;
+  cold.warm.reset();
+  cold.work_dir = sandbox::make_eval_dir(x.evals);
+  cold.solution = x.f.root + "/cold.py";
+  std::ofstream(cold.solution) << probe << "\ndef solution(x):\n    return x\n";
+  sandbox::Verdict cv;
+  std::string err;
+  REQUIRE_MESSAGE(pkb::evaluate(cold, &cv, &err), err);
+  CHECK(cv.status == sandbox::Status::correct);
+  const std::string saw = pkb::read_text(cold.work_dir + "/proc.txt");
+  CHECK(saw.find("denied") == saw.find(' ') + 1);  // core_pattern: the word after the first
+}
+
 TEST_CASE("pkb warm interpreter: started before the first eval, which finds it up") {
   WarmFixture x;
   std::string err;
