@@ -184,7 +184,19 @@ def run_child(driver, req, hide):
     # Each rank confines itself once CUDA is up, before the reference or the candidate is
     # loaded (pkb_eval.CONFINE says why not here).
     writable = [d, "/dev"] + req.get("writable", [])
-    driver.CONFINE = lambda: landlock(hide, writable)
+
+    def confine():
+        # A process the rank starts cannot start CUDA once the rank is confined (its
+        # threads' names go to /proc): Inductor's compile workers would (their set-up reads
+        # the device's properties), so torch.compile compiles in the rank's own process.
+        try:
+            import torch._inductor.config as inductor
+            inductor.compile_threads = 1
+        except Exception:
+            pass
+        landlock(hide, writable)
+
+    driver.CONFINE = confine
     code = 1
     try:
         code = driver.main(req["argv"])
