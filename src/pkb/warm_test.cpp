@@ -133,7 +133,7 @@ TEST_CASE("pkb warm interpreter: what a candidate and its processes may not writ
   // a process the candidate starts cannot, as the README says: /proc stays read-only, with
   // /proc/sys (global sysctls, writable by root) and the server's /proc files.
   WarmFixture x;
-  // Each write puts back what it read: where it were not denied, nothing would change.
+  // Each write puts back what it read: were it not denied, nothing would change.
   const std::string probe = R"PY(import os, subprocess, sys
 name = "import threading\nopen('/proc/self/task/%d/comm' % threading.get_native_id(), 'w').write('w')"
 res = ['named' if subprocess.run([sys.executable, '-c', name]).returncode == 0 else 'unnamed']
