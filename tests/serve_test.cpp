@@ -16,6 +16,7 @@
 #include "kf_build_paths.h"
 #include "pkb/test_util.h"
 #include "sandbox/process.h"
+#include "suite/spec_json.h"
 #include "tests/has.h"
 #include "tests/kforge_child.h"
 #include "tests/solve_harness.h"
@@ -199,8 +200,7 @@ TEST_CASE("serve: a PKB eval on the server's warm interpreter; kill -9 of the se
       cli::evaluate_pkb_on_server(s.socket, spec, &v, &fault, &err) == cli::Served::verdict, err);
   CHECK(v.status == sandbox::Status::correct);
   const std::string evals = h.dir() + "/runs/evals/pkb/";
-  std::string notes;
-  for (auto& n : v.harness_notes) notes += n + "\n";
+  const std::string notes = suite::spec_join(v.harness_notes, "\n");
   REQUIRE_MESSAGE(has(notes, "warm interpreter: eval 1 of " + evals), notes);
   REQUIRE(!sandbox::processes_naming(evals).empty());  // the interpreter, idle
   double seconds = 0;

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "eval/serve.h"
 #include "pkb/test_util.h"
 #include "sandbox/confine.h"
 #include "suite/paths.h"
+#include "suite/spec_json.h"
 
 namespace fs = std::filesystem;
 
@@ -41,17 +41,11 @@ struct ServedFixture {
   cli::Served eval(const std::string& body, sandbox::Verdict* v, agent::SetupFault* fault,
                    std::string* err) {
     spec.solution = f.root + "/candidate-" + std::to_string(++n) + ".py";
-    std::ofstream(spec.solution) << body << "\ndef solution(x):\n    return x\n";
+    pkb::test::write_candidate(spec.solution, body);
     return cli::evaluate_pkb_on_server(server.socket(), spec, v, fault, err);
   }
   int n = 0;
 };
-
-std::string served_notes(const std::vector<std::string>& notes) {
-  std::string s;
-  for (auto& n : notes) s += n + "\n";
-  return s;
-}
 
 }  // namespace
 
@@ -63,11 +57,12 @@ TEST_CASE("pkb through kforge serve: the server's warm interpreter, one eval aft
   REQUIRE_MESSAGE(x.eval("", &v1, &fault, &err) == cli::Served::verdict, err);
   CHECK(v1.status == sandbox::Status::correct);
   CHECK(v1.speedup == doctest::Approx(2.0));
-  CHECK(served_notes(v1.harness_notes)
+  CHECK(suite::spec_join(v1.harness_notes, "\n")
             .find("warm interpreter: eval 1 of " + x.f.root + "/evals/pkb/") != std::string::npos);
   REQUIRE_MESSAGE(x.eval("x = 1", &v2, &fault, &err) == cli::Served::verdict, err);
   CHECK(v2.status == sandbox::Status::correct);
-  CHECK(served_notes(v2.harness_notes).find("warm interpreter: eval 2 of") != std::string::npos);
+  CHECK(suite::spec_join(v2.harness_notes, "\n").find("warm interpreter: eval 2 of") !=
+        std::string::npos);
 }
 
 TEST_CASE("pkb through kforge serve: a setup fault is the answer; no server is no answer") {

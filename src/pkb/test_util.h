@@ -92,6 +92,11 @@ struct FakeCheckout {
   }
 };
 
+// A candidate module at `path`: `body`, then an identity solution(x).
+inline void write_candidate(const std::string& path, const std::string& body) {
+  std::ofstream(path) << body << "\ndef solution(x):\n    return x\n";
+}
+
 // A spec for f's problem 16 that the stand-in driver (written into f) runs under Debian's
 // python3 (a pyenv shim is a script a jail cannot run), confined where this machine
 // confines; false (with *err) where f is not a checkout.

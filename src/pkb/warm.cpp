@@ -140,8 +140,7 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (started_ && ended_ && evals_ == 0)  // started early (prestart), ended serving none
-        broken_ = "the warm interpreter ended before the eval began: " +
-                  trim_end(tail(server_.kill_reason + server_.output, 400));
+        broken_ = ended_early();
     }
     if (!broken_.empty()) return (*err = broken_, false);
     stop();
@@ -186,8 +185,7 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
   // driver): not the candidate's doing; the eval runs cold.
   // It is not started again: every eval would pay for the attempt.
   if (!done_seen_ && !over_ && !fs::exists(spec.work_dir + "/job.log")) {
-    broken_ = "the warm interpreter ended before the eval began: " +
-              trim_end(tail(server_.kill_reason + server_.output, 400));
+    broken_ = ended_early();
     return (*err = broken_, false);
   }
   *use = WarmUse{true, reused, ++evals_};
@@ -215,13 +213,15 @@ bool WarmInterpreter::run(const EvalSpec& spec, sandbox::ProcessResult* pr, Warm
   return true;
 }
 
+std::string WarmInterpreter::ended_early() const {
+  return "the warm interpreter ended before the eval began: " +
+         trim_end(tail(server_.kill_reason + server_.output, 400));
+}
+
 bool WarmInterpreter::prestart(const EvalSpec& spec, std::string* err) {
   std::lock_guard<std::mutex> busy(run_mu_);
   if (!broken_.empty()) return (*err = broken_, false);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (started_ && !ended_) return true;
-  }
+  if (up()) return true;
   stop();
   return start(spec, err);
 }

@@ -68,6 +68,8 @@ class WarmInterpreter {
  private:
   bool start(const EvalSpec& spec, std::string* err);
   bool poll(std::string* reason);
+  // Why a server that ended before an eval began cannot serve (its output); under mu_.
+  std::string ended_early() const;
 
   const std::string root_;
   std::mutex run_mu_;  // one eval at a time

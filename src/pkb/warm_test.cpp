@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "pkb/evaluate.h"
 #include "pkb/test_util.h"
@@ -18,6 +17,7 @@
 #include "sandbox/confine.h"
 #include "sandbox/evaluate.h"
 #include "sandbox/process.h"
+#include "suite/spec_json.h"
 
 namespace fs = std::filesystem;
 
@@ -39,7 +39,7 @@ struct WarmFixture {
     pkb::EvalSpec s = spec;
     s.work_dir = sandbox::make_eval_dir(spec.warm->root());
     const std::string src = f.root + "/candidate.py";
-    std::ofstream(src) << body << "\ndef solution(x):\n    return x\n";
+    pkb::test::write_candidate(src, body);
     s.solution = src;
     sandbox::Verdict v;
     std::string err;
@@ -50,9 +50,7 @@ struct WarmFixture {
 };
 
 std::string warm_notes(const sandbox::Verdict& v) {
-  std::string s;
-  for (auto& n : v.harness_notes) s += n + "\n";
-  return s;
+  return suite::spec_join(v.harness_notes, "\n");
 }
 
 }  // namespace
@@ -157,7 +155,7 @@ open('../proc.txt', 'w').write(' '.join(res))
   cold.warm.reset();
   cold.work_dir = sandbox::make_eval_dir(x.evals);
   cold.solution = x.f.root + "/cold.py";
-  std::ofstream(cold.solution) << probe << "\ndef solution(x):\n    return x\n";
+  pkb::test::write_candidate(cold.solution, probe);
   sandbox::Verdict cv;
   std::string err;
   REQUIRE_MESSAGE(pkb::evaluate(cold, &cv, &err), err);
