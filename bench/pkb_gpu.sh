@@ -56,6 +56,8 @@ echo "python: $py ($("$py" -c 'import torch; print("torch", torch.__version__)' 
 summary() {
   python3 - "$1" "$2" "$3" "$KFORGE_RUNS/evals" <<'PY'
 import glob, json, os, statistics, sys
+sys.path.insert(0, "bench")
+from driver_phases import driver_seconds
 path, label, wall, evals = sys.argv[1:]
 try:
     v = json.load(open(path))
@@ -80,14 +82,10 @@ try:
         line += "  trials " + " ".join(f"{x:.3f}" for x in s)
         if rounds:
             line += " (rounds p10-p90 " + " ".join(rounds) + ")"
-        # Where the driver's time went: seconds per phase, a trial's phases summed over
-        # the trials (the wall also holds kforge's start and python's before the driver's).
-        marks, spent = rank0.get("timeline", []), {}
-        for (name, at), (_, nxt) in zip(marks, marks[1:]):
-            kind = name.split(" trial ")[0]
-            spent[kind] = spent.get(kind, 0) + nxt - at
-        if marks:
-            line += "  driver s: " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) + f" (of {marks[-1][1]:.1f})"
+        # Where the driver's time went (the wall also holds kforge's start and python's
+        # before the driver's).
+        if rank0.get("timeline"):
+            line += "  " + driver_seconds(rank0)
 except Exception:
     pass
 print(line + "  " + v.get("summary", "").splitlines()[0][:120])
@@ -112,6 +110,8 @@ for ranks in warm cold; do
   echo "-- $ranks: wall $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
   python3 - "$out/pkb/warm-$ranks.out" <<'PY'
 import glob, json, os, sys
+sys.path.insert(0, "bench")
+from driver_phases import driver_seconds
 traj = ""
 for l in open(sys.argv[1]):
     e = json.loads(l)
@@ -132,12 +132,7 @@ for l in open(traj) if traj else []:
         root = warm[0].split(" of ", 1)[1].split(" (", 1)[0]
         ranks = sorted(glob.glob(os.path.join(root, "*", "rank0.json")), key=os.path.getmtime)
         if len(ranks) >= n:
-            marks, spent = json.load(open(ranks[n - 1])).get("timeline", []), {}
-            for (name, at), (_, nxt) in zip(marks, marks[1:]):
-                spent[name.split(" trial ")[0]] = spent.get(name.split(" trial ")[0], 0) + nxt - at
-            if marks:
-                print("        driver s: " + ", ".join(f"{k} {t:.2f}" for k, t in spent.items()) +
-                      f" (of {marks[-1][1]:.2f})")
+            print("        " + driver_seconds(json.load(open(ranks[n - 1])), 2))
 PY
   tail -3 "$out/pkb/warm-$ranks.err" | grep -v ", trajectory " || true
 done
