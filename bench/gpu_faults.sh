@@ -25,22 +25,7 @@ only="${FAULTS:-}"  # e.g. FAULTS="route_graph hang_all": only these
 
 # A candidate is one file: every #include "NAME" (common.cuh, ../forge.h) is replaced by
 # that file's text, once, recursively, as tests/faults_test.cpp does for the host cases.
-paste_common() {
-  python3 - "$1" "$2" <<'PY'
-import os, re, sys
-case, dst = sys.argv[1:]
-done = set()
-def paste(path):
-    def inc(m):
-        p = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
-        if p in done or not os.path.exists(p):
-            return ""
-        done.add(p)
-        return paste(p)
-    return re.sub(r'#include "([^"]+)"', inc, open(path).read())
-open(dst, "w").write(paste(case))
-PY
-}
+paste_common() { python3 bench/paste_includes.py "$1" "$2"; }
 
 # verdict FILE: status, then the fields the table needs, on one line.
 verdict() {

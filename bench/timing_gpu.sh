@@ -33,22 +33,7 @@ echo "== bench/timing_gpu.sh $build ($(git log --oneline -1 | cut -c1-60)), $(da
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 # A candidate is one file: every #include "NAME" is pasted in, once, recursively.
-paste_in() {
-  python3 - "$1" "$2" <<'PY'
-import os, re, sys
-case, dst = sys.argv[1:]
-done = set()
-def paste(path):
-    def inc(m):
-        p = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
-        if p in done or not os.path.exists(p):
-            return ""
-        done.add(p)
-        return paste(p)
-    return re.sub(r'#include "([^"]+)"', inc, open(path).read())
-open(dst, "w").write(paste(case))
-PY
-}
+paste_in() { python3 bench/paste_includes.py "$1" "$2"; }
 
 # row FILE: status median p10 speedup time_check audited claimed flags, then the summary.
 row() {

@@ -184,6 +184,19 @@ bool take_verdicts(const EvalRequest& req, const std::vector<Job>& jobs,
   return true;
 }
 
+// The candidate's, the baseline's and the oracle's libraries built (or found cached) and
+// put where the first job's ranks load them; false only for kforge's own failures (a
+// candidate that does not compile is cb->ok false).
+bool build_and_place(const EvalRequest& req, const Job& first, BuildResult* b, BuildResult* cb,
+                     BuildResult* ob, std::string* err) {
+  if (!build_both(req, b, cb, ob, err)) return false;
+  if (!cb->ok) return true;
+  return place_library(cb->lib_path, first.candidate_lib, err) &&
+         (req.baseline_path.empty() || place_library(b->lib_path, first.baseline_lib, err)) &&
+         (req.problem_dir.empty() ||
+          place_library(ob->lib_path, oracle_lib_beside(first.candidate_lib), err));
+}
+
 }  // namespace
 
 bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
@@ -233,13 +246,8 @@ bool evaluate(const EvalRequest& req, Verdict* out, std::string* err) {
   stage("compiling");
   const auto t_compile = Clock::now();
   BuildResult b, cb, ob;
-  bool built = build_both(req, &b, &cb, &ob, err);
+  bool built = build_and_place(req, jobs[0], &b, &cb, &ob, err);
   const double compile_s = since(t_compile) - cb.static_s;  // both builds, symbols included
-  if (built && cb.ok)
-    built = place_library(cb.lib_path, jobs[0].candidate_lib, err) &&
-            (req.baseline_path.empty() || place_library(b.lib_path, jobs[0].baseline_lib, err)) &&
-            (req.problem_dir.empty() ||
-             place_library(ob.lib_path, oracle_lib_beside(jobs[0].candidate_lib), err));
   std::string gate_err;
   const bool gate_open = open_gate(built && cb.ok, &gate_err);
   if (!gate_open)  // the ranks wait until the watchdog ends them; say why

@@ -29,7 +29,7 @@ if [ "${KF_SETUP_TESTS:-}" = 1 ]; then
   need_file slurm-wlm /usr/sbin/slurmctld
   need_file munge /usr/sbin/munged
   need_cmd clang-format clang-format
-  # The PKB driver's own tests (sandbox/pkb/*_test.py: ctest's pkb_driver, pkb_tamper, pkb_setup).
+  # The PKB driver's own tests (sandbox/pkb/*_test.py: ctest's pkb_driver, pkb_ranks, pkb_serve, ...).
   need_cmd python3 python3
   # The planted bugs are patches of a problem's files (problems/*/bugs/*.patch).
   need_cmd patch patch

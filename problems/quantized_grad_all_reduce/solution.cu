@@ -11,7 +11,9 @@
 // dequantizes its range of every slot and averages in rank order (the same bits on every
 // rank). pull: the dequantized fp32 values go into our own workspace, and after the
 // barrier block c reads its range of every rank's (PyTorch's bytes, one-shot).
-// World 1: no workspace and no barrier; the group writes y = code * scale directly.
+// World 1: no workspace and no barrier; the group writes y = code * scale directly, on a
+// grid of as many blocks as the GPU holds at once (KF_BLOCKS bounds the grid only where
+// blocks wait on peers: emulated ranks sharing one GPU must all be resident).
 //
 // Safety. Block c's barrier pairs exactly the writers (block c of every rank) of what
 // block c reads. The workspace has two halves used by alternate calls (the epoch's
@@ -247,6 +249,7 @@ static kf::SignalSet g_sig;
 static char* g_ws = nullptr;
 static int64_t g_n = 0, g_block = 1, g_nb = 0, g_slot = 0, g_codes = 0, g_half = 0;
 static bool g_two_halves = true;
+static int g_world1_blocks = config::kMaxBlocks;  // world 1: the GPU's co-resident blocks
 
 int setup(kf::Comm& comm, const kf::Tensor& X, int64_t block) {
   g_n = X.numel;
@@ -256,7 +259,11 @@ int setup(kf::Comm& comm, const kf::Tensor& X, int64_t block) {
   if (comm.world > config::kMaxWorld) return 1;  // average() keeps one term per rank
   g_sig = kf::make_signals(comm, config::kSlots);
   if (!g_sig.local) return 1;
-  if (comm.world == 1) return 0;
+  if (comm.world == 1) {
+    const int fit = kf::max_coresident_blocks(kernel<4>, config::kThreads, 0);
+    if (fit > 0) g_world1_blocks = fit;
+    return 0;
+  }
   const bool push = config::kAlgo == algo::push_q8;
   g_codes = kf::round_up(g_n, 16);  // slots and scales start on 16 bytes
   g_slot = push ? g_codes + kf::round_up(4 * g_nb, 16) : kf::round_up(4 * g_n, 16);
@@ -284,7 +291,8 @@ int run(kf::Comm& comm, const kf::Tensor& X, kf::Tensor& Y) {
   // multiple of 4, and x, y (and the workspace, by construction) on 16 bytes.
   const bool vec = g_block % 4 == 0 && kf::aligned16(g.x) && kf::aligned16(g.y);
   g.group = kf::group_lanes(g_block, vec ? 4 : 1);
-  const int blocks = static_cast<int>(kf::min64(g_nb, config::kMaxBlocks));
+  const int blocks = static_cast<int>(
+      kf::min64(g_nb, comm.world == 1 ? g_world1_blocks : config::kMaxBlocks));
   if (vec)
     kernel<4><<<blocks, config::kThreads, 0, comm.stream()>>>(g);
   else

@@ -35,10 +35,7 @@ import hashlib
 import importlib.util
 import json
 import os
-import signal
-import socket
 import sys
-import time
 import traceback
 
 import pkb_compare
@@ -47,6 +44,7 @@ import pkb_report
 import pkb_tamper
 import pkb_timing
 from pkb_compare import changed_input, compare, untouched
+from pkb_ranks import free_port, rank_environment, wait_ranks
 from pkb_report import Report, write_whole
 from pkb_setup import last_line, load_setup
 from pkb_timing import DroppedGroups, group_count, input_groups, l2_bytes, time_alternated
@@ -345,18 +343,12 @@ def rank_main(args, rank, world):
     return 0
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def launch(args):
     """torchrun's part, without its own start (it imports torch before it starts a rank:
     about 5 s of a job): torch imported once here, then one forked process a rank with
     torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). A rank
-    that dies leaves its peers waiting in a collective: they get GRACE_S to finish, then
-    are killed, as torchrun does. The exit code is the first failed rank's."""
+    that dies leaves its peers waiting in a collective: they get pkb_ranks.GRACE_S to finish,
+    then are killed, as torchrun does. The exit code is the first failed rank's."""
     os.makedirs(args.out, exist_ok=True)
     reports = [Report(args.out, r, args.nproc) for r in range(args.nproc)]
     for rep in reports:
@@ -368,14 +360,12 @@ def launch(args):
             rep.finish("environment", message="import torch: " + last_line())
         sys.stderr.write(traceback.format_exc())
         return 1
-    port = str(free_port())
+    port = free_port()
     pids = {}
     for rank in range(args.nproc):
         pid = os.fork()
         if pid == 0:
-            os.environ.update({"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(args.nproc),
-                               "LOCAL_WORLD_SIZE": str(args.nproc), "MASTER_ADDR": "127.0.0.1",
-                               "MASTER_PORT": port})
+            os.environ.update(rank_environment(rank, args.nproc, port))
             code = 1
             try:
                 code = rank_main(args, rank, args.nproc)
@@ -384,26 +374,7 @@ def launch(args):
                 sys.stderr.flush()
                 os._exit(code)
         pids[pid] = rank
-    first_bad, deadline = 0, None
-    while pids:
-        if deadline is not None and time.time() > deadline:
-            for pid in pids:
-                os.kill(pid, signal.SIGKILL)
-        pid, status = os.waitpid(-1, os.WNOHANG if deadline is not None else 0)
-        if pid == 0:
-            time.sleep(0.05)
-            continue
-        pids.pop(pid, None)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            sys.stderr.write("rank %s ended with %s\n" % (pid, "signal %d" % -code if code < 0 else "exit %d" % code))
-            if not first_bad:
-                first_bad = code if code > 0 else 128 - code
-                deadline = time.time() + GRACE_S
-    return first_bad
-
-
-GRACE_S = 10.0
+    return wait_ranks(pids)
 
 
 def main(argv=None):

@@ -363,44 +363,5 @@ class FreeingDroppedGroups(unittest.TestCase):
         self.assertEqual(len(self.dist.registry), 2 * (5 + 5 + 10) + 1)
 
 
-class Confinement(unittest.TestCase):
-    """pkb_eval.CONFINE, as kforge's warm interpreter sets it: called by a rank once it is
-    up, and a rank that cannot be confined stops as the environment's failure."""
-
-    def confine_with(self, fn):
-        self.addCleanup(setattr, pkb_eval, "CONFINE", pkb_eval.CONFINE)
-        pkb_eval.CONFINE = fn
-
-    def test_a_cold_job_has_nothing_to_call(self):
-        with tempfile.TemporaryDirectory() as out:
-            rep = pkb_eval.Report(out, 0, 1)
-            rep.phase("init process group")
-            self.assertTrue(pkb_eval.confined(Torch(), Dist(), None, rep))
-            self.assertEqual(rep.data["phase"], "init process group")
-
-    def test_a_warm_rank_is_confined_and_goes_on(self):
-        calls = []
-        self.confine_with(lambda: calls.append(1))
-        with tempfile.TemporaryDirectory() as out:
-            rep = pkb_eval.Report(out, 0, 1)
-            self.assertTrue(pkb_eval.confined(Torch(), Dist(), None, rep))
-            self.assertEqual(calls, [1])
-            self.assertEqual(rep.data["phase"], "confine")
-
-    def test_a_rank_that_cannot_be_confined_stops_as_the_environment(self):
-        def refuse():
-            raise OSError(38, "Landlock is not available in this kernel")
-
-        self.confine_with(refuse)
-        with tempfile.TemporaryDirectory() as out:
-            rep = pkb_eval.Report(out, 0, 1)
-            self.assertFalse(pkb_eval.confined(Torch(), Dist(), None, rep))
-            with open(os.path.join(out, "rank0.json")) as f:
-                report = json.load(f)
-            self.assertEqual(report["status"], "environment")
-            self.assertIn("cannot confine this rank", report["message"])
-            self.assertIn("Landlock is not available", report["message"])
-
-
 if __name__ == "__main__":
     unittest.main()

@@ -37,7 +37,7 @@ bool Run::go(std::string* err) {
     if (!first_messages(&sys, &task, err)) return false;
     msgs_ = {{"system", sys}, {"user", task}};
   }
-  if (cfg_.mode == "agent" && !init_env(err)) return false;
+  if (cfg_.mode == Mode::agent && !init_env(err)) return false;
   // The run's --max-wall as kforge's deadline, for as long as the run (part) lasts.
   sandbox::DeadlineScope deadline(
       cfg_.max_wall_s > 0 ? std::max(cfg_.max_wall_s - part_elapsed(), 0.001) : 0);
@@ -81,7 +81,7 @@ void Run::start_resumed() {
                                           {"max_tokens", cfg_.max_tokens},
                                           {"max_cost_usd", cfg_.max_cost_usd},
                                           {"max_wall_s", cfg_.max_wall_s}}}});
-  emit(r.spent.turns, "resumed",
+  emit(r.spent.turns, TurnPhase::resumed,
        fmt::format("part {}: resumed after turn {} ({})", r.part, r.spent.turns, r.how), 0,
        r.has_best ? &r.best : nullptr, r.best_source);
 }
@@ -93,8 +93,8 @@ void Run::push_user(int turn, const std::string& content) {
 
 ParsedReply Run::parse(const std::string& text) const {
   if (cfg_.foreign) return cfg_.foreign->parse(text);
-  return cfg_.mode == "agent" ? parse_agent_reply(text, cfg_.eval.settings.backend)
-                              : parse_direct_reply(text, cfg_.eval.settings.backend);
+  return cfg_.mode == Mode::agent ? parse_agent_reply(text, cfg_.eval.settings.backend)
+                                  : parse_direct_reply(text, cfg_.eval.settings.backend);
 }
 
 std::string Run::extension() const {
@@ -114,7 +114,7 @@ Step Run::one_turn(int turn, std::string* err) {
   size_t before = msgs_.size();
   llm::Reply reply;
   Step s = ask(turn, &reply);
-  if (s == Step::cut) return after_cut(turn, "model call", before, "", err);
+  if (s == Step::cut) return after_cut(turn, TurnPart::model_call, before, "", err);
   if (s != Step::ok) return s;
   msgs_.push_back({"assistant", reply.text});
   ParsedReply pr = parse(reply.text);
@@ -124,17 +124,17 @@ Step Run::one_turn(int turn, std::string* err) {
   }
   format_errors_ = 0;
   std::string source = pr.code;
-  if (cfg_.mode == "agent") {
+  if (cfg_.mode == Mode::agent) {
     bool submitted = false;
     s = command(turn, pr.code, &source, &submitted, err);
-    if (s == Step::cut) return after_cut(turn, "agent command", before, "", err);
+    if (s == Step::cut) return after_cut(turn, TurnPart::agent_command, before, "", err);
     if (s != Step::ok || !submitted) return s;
   }
   sandbox::Verdict v;
   s = evaluate(turn, source, &v, err);
   if (s == Step::cut)
-    return after_cut(turn, stage_.rfind("compiling", 0) == 0 ? "compile" : "eval", before, source,
-                     err);
+    return after_cut(turn, stage_.rfind("compiling", 0) == 0 ? TurnPart::compile : TurnPart::eval,
+                     before, source, err);
   if (s != Step::ok) return s;
   if (target_met(v, cfg_.target)) {
     res_.exit_reason = ExitReason::target;
@@ -144,13 +144,13 @@ Step Run::one_turn(int turn, std::string* err) {
   std::string feedback;
   if (!render_feedback(cfg_.prompts_dir, v, turn, cfg_.target, &feedback, err)) return Step::fail;
   if (!profile(turn, v, &feedback, err)) return Step::fail;
-  if (sandbox::stop_requested()) return after_cut(turn, "eval", before, source, err);
+  if (sandbox::stop_requested()) return after_cut(turn, TurnPart::eval, before, source, err);
   // Logged before the menu: a run killed there resumes with it (as after `next`).
   push_user(turn, feedback);
   sources_[turn] = source, feedback_[turn] = feedback;
   Decision d = obs_.between_turns(source, prev_source_, res_.best_source, v);
   prev_source_ = source;
-  if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // Ctrl-C at the menu
+  if (sandbox::interrupted()) return end_interrupted(turn, TurnPart::menu);  // Ctrl-C at the menu
   tw_.event(trace::EventType::decision, {{"turn", turn}, {"action", action_name(d.action)}});
   if (d.action == Action::retry) msgs_.resize(before);
   return decide(turn + 1, d, err);
@@ -161,7 +161,7 @@ Step Run::one_turn(int turn, std::string* err) {
 // go on with it.
 Step Run::step_menu(int turn, std::string* err) {
   Decision d = obs_.menu_between_steps(turn, res_.last_source, prev_source_);
-  if (sandbox::interrupted()) return end_interrupted(turn, "menu");
+  if (sandbox::interrupted()) return end_interrupted(turn, TurnPart::menu);
   tw_.event(trace::EventType::decision,
             {{"turn", turn}, {"action", action_name(d.action)}, {"after", "menu_key"}});
   return decide(turn, d, err);
@@ -181,7 +181,7 @@ Step Run::decide(int next_turn, const Decision& d, std::string* err) {
       return Step::fail;
     msgs_.back().content += h;
     tw_.event(trace::EventType::hint, {{"turn", next_turn}, {"text", d.hint}});
-    emit(next_turn, "hint", d.hint);
+    emit(next_turn, TurnPhase::hint, d.hint);
   }
   return Step::ok;
 }
@@ -190,7 +190,7 @@ void Run::rewind(int next_turn, int to) {
   auto fb = feedback_.find(to);
   if (fb == feedback_.end() || !rewind_messages(&msgs_, fb->second)) {
     tw_.event(trace::EventType::rewind, {{"turn", next_turn}, {"to_turn", to}, {"done", false}});
-    emit(next_turn, "rewind",
+    emit(next_turn, TurnPhase::rewind,
          fmt::format("turn {}'s kernel is not in the conversation (no such candidate, or a retry "
                      "dropped it): going on from here",
                      to));
@@ -199,7 +199,7 @@ void Run::rewind(int next_turn, int to) {
   prev_source_ = sources_[to];
   tw_.event(trace::EventType::rewind,
             {{"turn", next_turn}, {"to_turn", to}, {"done", true}, {"messages", msgs_.size()}});
-  emit(next_turn, "rewind",
+  emit(next_turn, TurnPhase::rewind,
        fmt::format("the prompt of turn {} goes on from turn {}'s kernel; "
                    "what came after it is dropped from the conversation",
                    next_turn, to));
@@ -208,38 +208,40 @@ void Run::rewind(int next_turn, int to) {
 // A signal or the deadline stopped `phase` of the turn: its children are dead and
 // nothing of it counts. The deadline ends the run; a signal asks the observer, which
 // may resume (the turn is asked again, its reply forgotten).
-Step Run::after_cut(int turn, const std::string& phase, size_t before, const std::string& current,
+Step Run::after_cut(int turn, TurnPart phase, size_t before, const std::string& current,
                     std::string* err) {
+  const std::string part = sandbox::enum_name(phase);
   if (!sandbox::interrupted()) {
-    end_budget(turn, phase,
-               {"max_wall", part_elapsed(), cfg_.max_wall_s, "the " + phase + " was stopped"});
+    end_budget(turn, part,
+               {"max_wall", part_elapsed(), cfg_.max_wall_s, "the " + part + " was stopped"});
     return Step::end;
   }
   int sig = sandbox::interrupt_signal();
   tw_.event(
       trace::EventType::interrupted,
-      {{"turn", turn}, {"signal", sandbox::signal_name(sig)}, {"signo", sig}, {"phase", phase}});
-  emit(turn, "interrupted", fmt::format("{} stopped the {}", sandbox::signal_name(sig), phase));
+      {{"turn", turn}, {"signal", sandbox::signal_name(sig)}, {"signo", sig}, {"phase", part}});
+  emit(turn, TurnPhase::interrupted,
+       fmt::format("{} stopped the {}", sandbox::signal_name(sig), part));
   if (!obs_.can_resume_after_interrupt()) return end_interrupted(turn, phase);
   sandbox::clear_interrupt();
   Decision d = obs_.interrupted(turn, phase, current, prev_source_);
-  if (sandbox::interrupted()) return end_interrupted(turn, "menu");  // a Ctrl-C at its menu
+  if (sandbox::interrupted()) return end_interrupted(turn, TurnPart::menu);  // a Ctrl-C at its menu
   tw_.event(trace::EventType::decision,
             {{"turn", turn}, {"action", action_name(d.action)}, {"after", "interrupted"}});
   msgs_.resize(before);
   return decide(turn + 1, d, err);
 }
 
-Step Run::end_interrupted(int turn, const std::string& phase) {
+Step Run::end_interrupted(int turn, TurnPart phase) {
   res_.exit_reason = ExitReason::interrupted;
   res_.interrupt_signal = sandbox::interrupt_signal();
   res_.interrupt_phase = phase;
-  if (phase == "menu")
+  if (phase == TurnPart::menu)
     tw_.event(trace::EventType::interrupted,
               {{"turn", turn},
                {"signal", sandbox::signal_name(res_.interrupt_signal)},
                {"signo", res_.interrupt_signal},
-               {"phase", phase}});
+               {"phase", sandbox::enum_name(phase)}});
   return Step::end;
 }
 
@@ -254,7 +256,7 @@ void Run::end_budget(int turn, const std::string& phase, const BudgetEnd& b) {
                                        {"limit", b.limit},
                                        {"phase", phase},
                                        {"note", b.note}});
-  emit(turn, "budget", b.name + ": " + b.text());
+  emit(turn, TurnPhase::budget, b.name + ": " + b.text());
 }
 
 // Before a model call: the budgets leave room for it, and req_cap_ is its output cap.
@@ -270,7 +272,7 @@ bool Run::budget_left(int turn, const std::string& phase) {
   return false;
 }
 
-void Run::emit(int turn, const std::string& phase, const std::string& detail, int64_t tokens,
+void Run::emit(int turn, TurnPhase phase, const std::string& detail, int64_t tokens,
                const sandbox::Verdict* v, const std::string& output) {
   TurnEvent e;
   e.turn = turn;
@@ -293,7 +295,7 @@ void Run::finish() {
   res_.seconds = elapsed();
   std::string detail;
   tw_.event(trace::EventType::summary, summary_json(res_, best_hash_, &detail));
-  emit(res_.turns, "done", detail, res_.tokens_in + res_.tokens_out,
+  emit(res_.turns, TurnPhase::done, detail, res_.tokens_in + res_.tokens_out,
        res_.has_last ? &res_.last : nullptr);
 }
 

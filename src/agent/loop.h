@@ -13,6 +13,7 @@
 
 #include "agent/budget.h"
 #include "agent/exit_reason.h"
+#include "agent/mode.h"
 #include "agent/model.h"
 #include "agent/observer.h"
 #include "agent/profile_step.h"
@@ -45,7 +46,7 @@ struct ForeignSuite {
 struct SolveConfig {
   eval::EvalConfig eval;
   std::shared_ptr<const ForeignSuite> foreign;  // null: the native problem in `eval`
-  std::string mode = "direct";                  // direct | agent
+  Mode mode = Mode::direct;
   double target = 1.0;        // speedup over the baseline (where one can be measured)
   int max_turns = 10;         // model calls
   int64_t max_tokens = 0;     // input + output tokens over the run; 0: no limit
@@ -85,10 +86,10 @@ struct SolveResult {
   sandbox::Verdict last;  // the last candidate's verdict
   std::string last_source;
   int last_turn = 0;
-  llm::Error llm_error;         // exit_reason llm_error
-  BudgetEnd budget;             // exit_reason max_tokens | max_cost | max_wall: spent vs limit
-  int interrupt_signal = 0;     // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
-  std::string interrupt_phase;  // model call | compile | eval | agent command | menu
+  llm::Error llm_error;      // exit_reason llm_error
+  BudgetEnd budget;          // exit_reason max_tokens | max_cost | max_wall: spent vs limit
+  int interrupt_signal = 0;  // exit_reason interrupted: the signal (SIGINT 2, SIGTERM 15)
+  TurnPart interrupt_phase = TurnPart::model_call;  // where exit_reason is interrupted
   // solve() failed on the user's setup (a foreign suite's evaluator said so), not kforge.
   SetupFault setup_fault = SetupFault::none;
   // A resumed run: which part this is, and what the earlier parts spent (the fields above

@@ -110,7 +110,7 @@ json summary_json(const SolveResult& r, const std::string& best_hash, std::strin
     std::string sig = sandbox::signal_name(r.interrupt_signal);
     sum["interrupt"] = {
         {"signal", sig}, {"signo", r.interrupt_signal}, {"phase", r.interrupt_phase}};
-    *detail += fmt::format(" by {} during the {}", sig, r.interrupt_phase);
+    *detail += fmt::format(" by {} during the {}", sig, sandbox::enum_name(r.interrupt_phase));
   }
   return sum;
 }

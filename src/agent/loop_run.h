@@ -63,17 +63,17 @@ class Run {
   // A signal or the deadline stopped `phase` of the turn: its children are dead and
   // nothing of it counts. The deadline ends the run; a signal asks the observer, which
   // may resume (the turn is asked again, its reply forgotten).
-  Step after_cut(int turn, const std::string& phase, size_t before, const std::string& current,
+  Step after_cut(int turn, TurnPart phase, size_t before, const std::string& current,
                  std::string* err);
 
-  Step end_interrupted(int turn, const std::string& phase);
+  Step end_interrupted(int turn, TurnPart phase);
 
   void end_budget(int turn, const std::string& phase, const BudgetEnd& b);
 
   // Before a model call: the budgets leave room for it, and req_cap_ is its output cap.
   bool budget_left(int turn, const std::string& phase);
 
-  void emit(int turn, const std::string& phase, const std::string& detail, int64_t tokens = 0,
+  void emit(int turn, TurnPhase phase, const std::string& detail, int64_t tokens = 0,
             const sandbox::Verdict* v = nullptr, const std::string& output = "");
 
   void log_prompt(int turn);

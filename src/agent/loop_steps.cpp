@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 Step Run::ask(int turn, llm::Reply* reply) {
   log_prompt(turn);
-  emit(turn, "waiting_model", model_.name());
+  emit(turn, TurnPhase::waiting_model, model_.name());
   llm::Request req;
   req.messages = msgs_;
   req.max_tokens = cfg_.reply_max_tokens;
@@ -36,15 +36,16 @@ Step Run::ask(int turn, llm::Reply* reply) {
   int64_t chars = 0, tokens = -1;
   req.on_delta = [&, turn](const std::string& d) {
     chars += static_cast<int64_t>(d.size());
-    emit(turn, "streaming", d, tokens >= 0 ? tokens : chars / 4);
+    emit(turn, TurnPhase::streaming, d, tokens >= 0 ? tokens : chars / 4);
   };
   req.on_tokens = [&, turn](int64_t t) {
     tokens = t;
-    emit(turn, "streaming", "", t);
+    emit(turn, TurnPhase::streaming, "", t);
   };
   req.on_retry = [&, turn](int attempt, const llm::Error& why) {
     chars = 0;
-    emit(turn, "waiting_model", fmt::format("retrying (attempt {}): {}", attempt, why.message));
+    emit(turn, TurnPhase::waiting_model,
+         fmt::format("retrying (attempt {}): {}", attempt, why.message));
   };
   llm::Error e;
   bool ok = model_.next(req, verdicts_, reply, &e);
@@ -66,7 +67,7 @@ Step Run::ask(int turn, llm::Reply* reply) {
     return Step::end;
   }
   tw_.event(trace::EventType::reply, reply_event(turn, *reply));
-  emit(turn, "reply", reply->text, reply->usage.output_tokens);
+  emit(turn, TurnPhase::reply, reply->text, reply->usage.output_tokens);
   return Step::ok;
 }
 
@@ -74,7 +75,7 @@ bool Run::format_error(int turn, const std::string& why, std::string* err) {
   ++format_errors_;
   tw_.event(trace::EventType::format_error,
             {{"turn", turn}, {"error", why}, {"consecutive", format_errors_}});
-  emit(turn, "format_error", why);
+  emit(turn, TurnPhase::format_error, why);
   if (format_errors_ >= cfg_.max_format_errors) {
     res_.exit_reason = ExitReason::format_errors;
     return true;
@@ -113,12 +114,13 @@ Step Run::command(int turn, const std::string& proposed, std::string* source, bo
                             err))
       return Step::fail;
   }
-  emit(turn, "command", cmd);
-  BashResult r = env_.run(cmd, [&](const std::string& out) { emit(turn, "command_output", out); });
+  emit(turn, TurnPhase::command, cmd);
+  BashResult r =
+      env_.run(cmd, [&](const std::string& out) { emit(turn, TurnPhase::command_output, out); });
   if (sandbox::stop_requested())
     return Step::cut;  // its tree is dead; its output is not the model's business
   tw_.event(trace::EventType::observation, observation_event(turn, r));
-  emit(turn, "observation",
+  emit(turn, TurnPhase::observation,
        fmt::format("exit {}{}", r.returncode, r.timed_out ? " (timed out)" : ""), 0, nullptr,
        r.output);
   std::string extra;
@@ -155,7 +157,7 @@ Step Run::command(int turn, const std::string& proposed, std::string* source, bo
 // (with the person's reason, when one was given) as that turn's observation.
 Step Run::reject_command(int turn, const std::string& reason, std::string* err) {
   tw_.event(trace::EventType::command_rejected, {{"turn", turn}, {"reason", reason}});
-  emit(turn, "command_rejected", reason);
+  emit(turn, TurnPhase::command_rejected, reason);
   std::string msg;
   if (!render_prompt_file(cfg_.prompts_dir, "command_rejected.md",
                           {{"reason", reason.empty() ? "(no reason given)" : reason}}, &msg, err))
@@ -171,13 +173,13 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
   tw_.event(trace::EventType::candidate,
             {{"turn", turn}, {"file", file}, {"sha256", hash}, {"source", source}});
   ++res_.candidates;  // a kernel the model wrote, whether or not its eval is cut short
-  emit(turn, "evaluating", fs::path(file).filename().string());
+  emit(turn, TurnPhase::evaluating, fs::path(file).filename().string());
   auto t0 = std::chrono::steady_clock::now();
   eval::EvalConfig ecfg = cfg_.eval;
   stage_.clear();
   ecfg.on_stage = [&](const std::string& stage) {
     stage_ = stage;
-    emit(turn, "evaluating", stage);
+    emit(turn, TurnPhase::evaluating, stage);
   };
   std::string abs = fs::absolute(file).string();
   bool ok = cfg_.foreign ? cfg_.foreign->evaluate(abs, v, err, &res_.setup_fault)
@@ -213,7 +215,7 @@ Step Run::evaluate(int turn, const std::string& source, sandbox::Verdict* v, std
     res_.best_file = file;
     best_hash_ = hash;
   }
-  emit(turn, "verdict", v->summary, res_.tokens_in + res_.tokens_out, v, source);
+  emit(turn, TurnPhase::verdict, v->summary, res_.tokens_in + res_.tokens_out, v, source);
   return Step::ok;
 }
 
@@ -229,7 +231,7 @@ bool Run::profile(int turn, const sandbox::Verdict& v, std::string* feedback, st
             false);
   if (!step.ran || sandbox::stop_requested()) return true;
   tw_.event(trace::EventType::profile, step.event);
-  emit(turn, "profile",
+  emit(turn, TurnPhase::profile,
        fmt::format("{} {} ({:.1f} s)", step.event["tool"].get<std::string>(),
                    step.event["status"].get<std::string>(), step.event["seconds"].get<double>()));
   *feedback += step.feedback;
@@ -238,7 +240,7 @@ bool Run::profile(int turn, const sandbox::Verdict& v, std::string* feedback, st
 
 bool Run::first_messages(std::string* sys, std::string* task, std::string* err) {
   if (cfg_.foreign) {
-    if (cfg_.mode != "direct")
+    if (cfg_.mode != Mode::direct)
       return (*err = cfg_.foreign->suite + ": only --mode direct runs a suite's problems", false);
     *sys = cfg_.foreign->system_prompt, *task = cfg_.foreign->task_prompt;
     return true;

@@ -194,7 +194,7 @@ class StepObserver : public agent::Observer {
   std::vector<agent::TurnEvent> of(const std::string& phase) const {
     std::vector<agent::TurnEvent> out;
     for (auto& e : events)
-      if (e.phase == phase) out.push_back(e);
+      if (sandbox::enum_name(e.phase) == phase) out.push_back(e);
     return out;
   }
 };
@@ -207,7 +207,7 @@ std::string bash_reply(const std::string& cmd) {
 
 TEST_CASE("loop: agent commands confirmed, rejected or edited; the menu between steps; events") {
   Fixture f;
-  f.cfg.mode = "agent";
+  f.cfg.mode = agent::Mode::agent;
   f.cfg.max_turns = 4;
   f.cfg.command_timeout_s = 60;
   ScriptModel m({bash_reply("echo one"), bash_reply("echo two"), bash_reply("echo three"),

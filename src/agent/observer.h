@@ -7,16 +7,64 @@
 #include <cstdint>
 #include <string>
 
+#include "sandbox/enum_names.h"
 #include "sandbox/verdict.h"
 
 namespace agent {
 
+// What a turn event tells: command_output is a piece of a running command's output (in
+// detail), command_rejected a command the person turned down (--confirm), profile a
+// profiler's report on the candidate. The names are the headless JSON lines' "event".
+enum class TurnPhase {
+  waiting_model,
+  streaming,
+  reply,
+  format_error,
+  command,
+  command_output,
+  command_rejected,
+  observation,
+  evaluating,
+  verdict,
+  profile,
+  hint,
+  rewind,
+  interrupted,
+  budget,
+  resumed,
+  done
+};
+
+// The part of a turn a signal (or the wall-time budget) stopped; menu: the person's menu
+// after such a stop, where a second Ctrl-C ends the run.
+enum class TurnPart { model_call, compile, eval, agent_command, menu };
+
+}  // namespace agent
+
+namespace sandbox {
+template <>
+struct EnumNames<agent::TurnPhase> {
+  static constexpr const char* what = "turn event";
+  static constexpr const char* names[] = {
+      "waiting_model",    "streaming",   "reply",      "format_error", "command", "command_output",
+      "command_rejected", "observation", "evaluating", "verdict",      "profile", "hint",
+      "rewind",           "interrupted", "budget",     "resumed",      "done"};
+};
+template <>
+struct EnumNames<agent::TurnPart> {
+  static constexpr const char* what = "part of a turn";
+  static constexpr const char* names[] = {"model call", "compile", "eval", "agent command", "menu"};
+};
+}  // namespace sandbox
+
+namespace agent {
+
+KF_ENUM_JSON(TurnPhase)
+KF_ENUM_JSON(TurnPart)
+
 struct TurnEvent {
   int turn = 0;
-  // waiting_model | streaming | reply | evaluating | verdict | format_error | command |
-  // command_output (a piece of a running command's output, in detail) | observation |
-  // hint | interrupted | budget | rewind | resumed | done
-  std::string phase;
+  TurnPhase phase = TurnPhase::waiting_model;
   // streaming: the reply's text that arrived since the last streaming event; reply: the
   // whole reply; observation: "exit N"; hint: the hint's text; else the phase's words.
   std::string detail;
@@ -59,14 +107,13 @@ class Observer {
     (void)current, (void)previous, (void)best, (void)last;
     return {};
   }
-  // A signal (Ctrl-C, SIGTERM) stopped the turn's `phase` ("model call", "compile",
-  // "eval", "agent command"): the children are dead, nothing was recorded as a verdict.
-  // When can_resume_after_interrupt() says so (the live view, for a first Ctrl-C) the loop
-  // forgets the signal (sandbox::clear_interrupt) and asks interrupted(): next and retry
-  // ask the model again for this turn, a hint is added to that prompt, accept and quit end
-  // the run; a signal during that question ends it as interrupted. Otherwise (headless,
-  // a second Ctrl-C) the run ends as interrupted at once. `current` is the kernel being
-  // evaluated, if any.
+  // A signal (Ctrl-C, SIGTERM) stopped the turn's `phase` (any TurnPart but menu): the children are
+  // dead, nothing was recorded as a verdict. When can_resume_after_interrupt() says so (the live
+  // view, for a first Ctrl-C) the loop forgets the signal (sandbox::clear_interrupt) and asks
+  // interrupted(): next and retry ask the model again for this turn, a hint is added to that
+  // prompt, accept and quit end the run; a signal during that question ends it as interrupted.
+  // Otherwise (headless, a second Ctrl-C) the run ends as interrupted at once. `current` is the
+  // kernel being evaluated, if any.
   virtual bool can_resume_after_interrupt() { return false; }
   // Agent mode: before each command runs (the live view asks with --confirm).
   virtual CommandDecision confirm_command(int turn, const std::string& command) {
@@ -82,7 +129,7 @@ class Observer {
     (void)turn, (void)current, (void)previous;
     return {};
   }
-  virtual Decision interrupted(int turn, const std::string& phase, const std::string& current,
+  virtual Decision interrupted(int turn, TurnPart phase, const std::string& current,
                                const std::string& previous) {
     (void)turn, (void)phase, (void)current, (void)previous;
     return {Action::quit, ""};

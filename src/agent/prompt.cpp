@@ -158,8 +158,9 @@ bool build_system_prompt(const PromptInputs& in, std::string* out, std::string* 
              {"problem", in.eval.problem.name},
              {"world", std::to_string(in.eval.settings.world)},
              {"backend", sandbox::backend_name(in.eval.settings.backend)}};
-  if (!render_prompt_file(in.prompts_dir, in.mode == "agent" ? "reply_agent.md" : "reply_direct.md",
-                          rv, &reply, err,
+  if (!render_prompt_file(in.prompts_dir,
+                          in.mode == Mode::agent ? "reply_agent.md" : "reply_direct.md", rv, &reply,
+                          err,
                           /*allow_unused=*/true))
     return false;
   std::string abi;

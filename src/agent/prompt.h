@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "agent/mode.h"
 #include "eval/eval.h"
 #include "suite/topology.h"
 
@@ -15,7 +16,7 @@ namespace agent {
 
 struct PromptInputs {
   eval::EvalConfig eval;
-  std::string mode = "direct";  // direct | agent
+  Mode mode = Mode::direct;
   double target = 1.0;
   suite::Topology topology;
   std::string baseline_time;  // a sentence: measured, or why not

@@ -150,7 +150,7 @@ std::vector<std::pair<std::string, std::string>> all_prompts(const suite::Proble
   REQUIRE(sandbox::parse_enum(backend, &in.eval.settings.backend));
   in.eval.settings.world = 4;
   in.eval.machine = suite::default_h200();
-  in.mode = mode;
+  REQUIRE(sandbox::parse_enum(mode, &in.mode));
   in.prompts_dir = agent::default_prompts_dir();
   in.topology = suite::host_topology();
   in.baseline_time = "The baseline was not measured.";

@@ -50,7 +50,7 @@ TEST_CASE("prompt: cuda task carries tensors at both sizes, baseline, roofline, 
 
 TEST_CASE("prompt: host task shows the host pattern instead of the CUDA primitives; agent format") {
   auto in = inputs("host");
-  in.mode = "agent";
+  in.mode = agent::Mode::agent;
   std::string sys, task, err;
   REQUIRE(agent::build_system_prompt(in, &sys, &err));
   REQUIRE(agent::build_task_prompt(in, &task, &err));
@@ -65,7 +65,7 @@ TEST_CASE("prompt: host task shows the host pattern instead of the CUDA primitiv
 }
 
 TEST_CASE("prompt: host prompts carry no NVLink, GPU cost model or CUDA-only rule") {
-  for (const char* mode : {"direct", "agent"}) {
+  for (agent::Mode mode : {agent::Mode::direct, agent::Mode::agent}) {
     auto in = inputs("host");
     in.mode = mode;
     std::string sys, task, err;

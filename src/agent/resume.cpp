@@ -7,6 +7,7 @@
 #include <map>
 
 #include "agent/feedback.h"
+#include "agent/observer.h"
 #include "agent/template.h"
 
 namespace agent {
@@ -97,7 +98,8 @@ bool replay_after_prompt(const trace::Trajectory& t, size_t prompt_at, size_t pr
       msgs->push_back({"user", e.value("content", "")});
     } else if ((type == trace::EventType::decision && e.value("action", "") == "retry" &&
                 !e.contains("after")) ||
-               (type == trace::EventType::interrupted && e.value("phase", "") != "menu")) {
+               (type == trace::EventType::interrupted &&
+                e.value("phase", "") != sandbox::enum_name(TurnPart::menu))) {
       msgs->resize(prompt_size);
     } else if (type == trace::EventType::hint && !msgs->empty()) {
       std::string h;

@@ -164,13 +164,13 @@ bool setup_pkb_solve(const SolveArgs& a, agent::SolveConfig* cfg, std::string* e
     return (*err = "give one PKB problem and nothing after it: kforge solve --suite " +
                    a.opt.suite + " 16 (a number or a name from kforge problems --suite)",
             false);
-  if (a.profile != "never")
-    return (*err = "--profile " + a.profile +
+  if (a.profile != agent::ProfileMode::never)
+    return (*err = "--profile " + std::string(sandbox::enum_name(a.profile)) +
                    ": kforge profiles kernels of its own ABI; a PKB solution (a Python module) is "
                    "not profiled, so leave --profile out",
             false);
-  if (a.mode != "direct")
-    return (*err = "--mode " + a.mode +
+  if (a.mode != agent::Mode::direct)
+    return (*err = "--mode " + std::string(sandbox::enum_name(a.mode)) +
                    ": a PKB problem is solved in direct mode only (the "
                    "model answers with the module)",
             false);

@@ -12,6 +12,7 @@
 #include "agent/loop_json.h"
 #include "agent/template.h"
 #include "cli/commands.h"
+#include "cli/enum_option.h"
 #include "cli/live.h"
 #include "cli/solve_context.h"
 #include "cli/solve_model.h"
@@ -69,7 +70,7 @@ void loop_options(const SolveArgs& a, const suite::Paths& paths, agent::SolveCon
   cfg->reply_max_tokens = a.reply_max_tokens;
   cfg->llm_seed = a.llm_seed;
   cfg->command_timeout_s = a.command_timeout_s;
-  sandbox::parse_enum(a.profile, &cfg->profile);  // CLI11 checked the word
+  cfg->profile = a.profile;
   cfg->prompts_dir = agent::default_prompts_dir();
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -227,7 +228,7 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
                 "model configuration file (default ~/.config/kforge/config.json)");
   s->add_option("--mode", a->mode,
                 "direct (the model answers with a kernel) or agent (one bash command per turn)")
-      ->check(CLI::IsMember({"direct", "agent"}));
+      ->transform(enum_words<agent::Mode>());
   s->add_option("--target", a->target,
                 "speedup over the baseline to stop at (default 1.0; where none can be measured, "
                 "correct is enough)");
@@ -265,7 +266,7 @@ CLI::App* add_solve_command(CLI::App& app, SolveArgs* a) {
                 "never (default), auto (a correct but slow candidate under Nsight Compute, a "
                 "crash on a bad address or a result that differs between calls under "
                 "compute-sanitizer; what it finds goes into the next prompt), or always")
-      ->check(CLI::IsMember({"never", "auto", "always"}));
+      ->transform(enum_words<agent::ProfileMode>());
   s->add_option("--resume", a->resume,
                 "RUN (a run's folder under runs/, or its .jsonl): go on with that run where it "
                 "stopped, with its conversation, kernels and spend; its options unless given "
@@ -319,7 +320,7 @@ int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& 
   if (!pkb && !native_problem(a, paths, &e, &err)) return fail(kBadInput, "bad_input", err);
   if (!pkb && warm_ranks_wanted(a.opt)) eval::use_warm_ranks(&e);
 
-  if (a.confirm && a.mode != "agent")
+  if (a.confirm && a.mode != agent::Mode::agent)
     return fail(kBadInput, "bad_input",
                 "--confirm asks before each agent command: add --mode agent, or drop --confirm");
   if (a.confirm && !interactive)
@@ -355,7 +356,7 @@ int run_solve(const SolveArgs& a, const suite::Paths& paths, const std::string& 
   if (interactive) {
     live = std::make_unique<LiveView>(stdin, stdout, std::getenv("NO_COLOR") == nullptr, a.confirm);
     live->set_model(model->name());
-    live->set_agent_mode(cfg.mode == "agent");
+    live->set_agent_mode(cfg.mode == agent::Mode::agent);
     std::string title;
     HeaderRows rows = solve_header(cfg, model->name(), a.confirm, run_dir, &title);
     live->header(title, rows);

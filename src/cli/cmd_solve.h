@@ -23,7 +23,7 @@ struct SolveArgs {
   EvalOptions opt;
   std::string model, base_url, config_file;
   std::string api_key_env;  // "" the config's or the provider's; "none": send no key
-  std::string mode = "direct";
+  agent::Mode mode = agent::Mode::direct;
   double target = 1.0;
   int max_turns = 10;
   int64_t max_tokens = 0;
@@ -35,7 +35,7 @@ struct SolveArgs {
   double command_timeout_s = 120;
   int reply_max_tokens = 0;
   int64_t llm_seed = -1;  // >= 0: the model's sampling seed (kforge sweep: the sample's index)
-  std::string profile = "never";  // never | auto | always (agent/profile_step.h)
+  agent::ProfileMode profile = agent::ProfileMode::never;
   // --resume RUN (a run's folder or trajectory) or --continue (the newest run of the
   // problem): go on with that run (cli/solve_resume.h).
   std::string resume;

@@ -92,43 +92,75 @@ std::string number_lines(const std::string& text) {
   return out;
 }
 
-std::string exit_reason_text(const std::string& r) {
-  if (r == "target") return "a kernel met the target";
-  if (r == "max_turns") return "every turn --max-turns allows was used";
-  if (r == "max_tokens") return "the --max-tokens budget was spent";
-  if (r == "max_cost") return "the --max-cost budget was spent";
-  if (r == "max_wall") return "the --max-wall time ran out";
-  if (r == "format_errors") return "the model's replies could not be used three times in a row";
-  if (r == "accepted") return "you accepted a kernel";
-  if (r == "quit") return "you quit";
-  if (r == "interrupted") return "a signal stopped it";
-  if (r == "llm_error") return "the model's provider failed";
-  if (r == "internal_error") return "kforge itself failed";
-  if (r == "setup_error") return "this machine's setup cannot run the problem's jobs";
-  return r;
+std::string exit_reason_text(agent::ExitReason r) {
+  using R = agent::ExitReason;
+  switch (r) {
+    case R::none:
+      return "it is still running";
+    case R::target:
+      return "a kernel met the target";
+    case R::max_turns:
+      return "every turn --max-turns allows was used";
+    case R::max_tokens:
+      return "the --max-tokens budget was spent";
+    case R::max_cost:
+      return "the --max-cost budget was spent";
+    case R::max_wall:
+      return "the --max-wall time ran out";
+    case R::format_errors:
+      return "the model's replies could not be used three times in a row";
+    case R::accepted:
+      return "you accepted a kernel";
+    case R::quit:
+      return "you quit";
+    case R::interrupted:
+      return "a signal stopped it";
+    case R::llm_error:
+      return "the model's provider failed";
+    case R::internal_error:
+      return "kforge itself failed";
+    case R::setup_error:
+      return "this machine's setup cannot run the problem's jobs";
+  }
+  return "?";
 }
 
+namespace {
+
+// The done event's detail: "REASON: more" or "REASON", in words.
+std::string done_text(const std::string& detail) {
+  const size_t colon = detail.find(':');
+  const std::string word = detail.substr(0, colon);
+  agent::ExitReason r;
+  std::string s = sandbox::parse_enum(word, &r) ? exit_reason_text(r) : word;
+  if (colon != std::string::npos) s += " (" + trim(detail.substr(colon + 1)) + ")";
+  return s;
+}
+
+}  // namespace
+
 std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
+  using P = agent::TurnPhase;
   std::string head = fmt::format("turn {} · ", ev.turn);
-  const std::string& p = ev.phase;
-  if (p == "waiting_model" || p == "streaming") {
+  const P p = ev.phase;
+  if (p == P::waiting_model || p == P::streaming) {
     // The detail names the model, or says more (a retry and why) about the same wait.
-    std::string m = !model.empty() ? model : p == "waiting_model" ? ev.detail : "";
+    std::string m = !model.empty() ? model : p == P::waiting_model ? ev.detail : "";
     std::string s = head + "waiting on " + (m.empty() ? "the model" : m);
-    if (p == "waiting_model" && !ev.detail.empty() && ev.detail != m)
+    if (p == P::waiting_model && !ev.detail.empty() && ev.detail != m)
       s += " · " + one_line(ev.detail, 160);
     if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
     return s;
   }
-  if (p == "reply") return head + "reply: " + group_digits(ev.tokens) + " tokens";
-  if (p == "evaluating") {
+  if (p == P::reply) return head + "reply: " + group_digits(ev.tokens) + " tokens";
+  if (p == P::evaluating) {
     // A phase of the evaluation ("compiling", "running 2 ranks") as is; else the file.
     std::string d = one_line(ev.detail);
     for (const char* verb : {"compiling", "running", "checking", "timing", "evaluating"})
       if (d.rfind(verb, 0) == 0) return head + d;
     return head + "evaluating" + (d.empty() ? "" : " " + d);
   }
-  if (p == "verdict") {
+  if (p == P::verdict) {
     std::string s = ev.verdict ? (ev.verdict->summary.empty() ? sandbox::summarize(*ev.verdict)
                                                               : ev.verdict->summary)
                                : ev.detail;
@@ -137,20 +169,17 @@ std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
     if (ev.cost_usd > 0) s += fmt::format(" · ${:.4f}", ev.cost_usd);
     return s;
   }
-  if (p == "format_error") return head + "the reply could not be used: " + one_line(ev.detail, 160);
-  if (p == "command") return head + "$ " + one_line(ev.detail);
-  if (p == "command_rejected") return head + "command rejected: " + one_line(ev.detail);
-  if (p == "observation") return head + "→ " + one_line(ev.detail);
-  if (p == "hint") return head + "your hint goes with this turn's prompt: " + one_line(ev.detail);
-  if (p == "interrupted") return head + "interrupted: " + one_line(ev.detail);
-  if (p == "budget") return head + "budget spent: " + one_line(ev.detail, 160);
-  if (p == "rewind" || p == "resumed") return head + one_line(ev.detail, 200);
-  if (p == "done")
-    return "the run ended: " + exit_reason_text(ev.detail.substr(0, ev.detail.find(':'))) +
-           (ev.detail.find(':') == std::string::npos
-                ? ""
-                : " (" + trim(ev.detail.substr(ev.detail.find(':') + 1)) + ")");
-  return head + p + (ev.detail.empty() ? "" : " " + one_line(ev.detail));
+  if (p == P::format_error)
+    return head + "the reply could not be used: " + one_line(ev.detail, 160);
+  if (p == P::command) return head + "$ " + one_line(ev.detail);
+  if (p == P::command_rejected) return head + "command rejected: " + one_line(ev.detail);
+  if (p == P::observation) return head + "→ " + one_line(ev.detail);
+  if (p == P::hint) return head + "your hint goes with this turn's prompt: " + one_line(ev.detail);
+  if (p == P::interrupted) return head + "interrupted: " + one_line(ev.detail);
+  if (p == P::budget) return head + "budget spent: " + one_line(ev.detail, 160);
+  if (p == P::rewind || p == P::resumed) return head + one_line(ev.detail, 200);
+  if (p == P::done) return "the run ended: " + done_text(ev.detail);
+  return head + sandbox::enum_name(p) + (ev.detail.empty() ? "" : " " + one_line(ev.detail));
 }
 
 std::vector<std::string> collapse_reply(const std::string& reply, bool agent_mode, size_t prose,
@@ -298,9 +327,10 @@ void LiveView::observed(const agent::TurnEvent& ev) {
 }
 
 void LiveView::on_event(const agent::TurnEvent& ev) {
-  const std::string& p = ev.phase;
-  if (p == "waiting_model" && model_.empty() && !ev.detail.empty()) model_ = ev.detail;
-  if (p == "waiting_model") {
+  using P = agent::TurnPhase;
+  const P p = ev.phase;
+  if (p == P::waiting_model && model_.empty() && !ev.detail.empty()) model_ = ev.detail;
+  if (p == P::waiting_model) {
     turn_opens(ev.turn);
     stream_.clear();
     if (ev.detail != model_)  // a retry, and why: wrapped whole, its advice at the end
@@ -310,9 +340,9 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
     screen_->start_step(fmt::format("turn {} · waiting on {}{}", ev.turn,
                                     model_.empty() ? "the model" : model_,
                                     spend_text(run_tokens_, ev.cost_usd)));
-  } else if (p == "streaming") {
+  } else if (p == P::streaming) {
     streamed(ev);
-  } else if (p == "reply") {
+  } else if (p == P::reply) {
     screen_->end_step();
     last_reply_ = ev.detail;
     cost_ = ev.cost_usd;
@@ -324,28 +354,28 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
                       group_digits(ev.tokens), agent_ ? "" : "; v at the menu shows all of it"),
           kDim);
     screen_->print(lines);
-  } else if (p == "command") {
+  } else if (p == P::command) {
     turn_opens(ev.turn);
     if (ev.detail != confirmed_) print_command(ev.detail, 12);  // else just shown whole
     confirmed_.clear();
     command_out_.clear();
     screen_->start_step(fmt::format("turn {} · running the command", ev.turn));
-  } else if (p == "command_output") {
+  } else if (p == P::command_output) {
     command_out_ += ev.detail;  // the command's tail, live, above the clock
     if (command_out_.size() > 65536) command_out_.erase(0, command_out_.size() - 65536);
     screen_->set_preview(last_lines(command_out_, 3));
-  } else if (p == "observation") {
+  } else if (p == P::observation) {
     command_out_.clear();
     observed(ev);
-  } else if (p == "command_rejected") {
+  } else if (p == P::command_rejected) {
     print("rejected; the model is told" + (ev.detail.empty() ? "" : ": " + ev.detail), kYellow);
-  } else if (p == "evaluating") {
+  } else if (p == P::evaluating) {
     std::string s = status_text(ev, model_);
     if (screen_->active())
       screen_->update_status(s);  // a stage of the same eval: the clock runs on
     else
       screen_->start_step(s);
-  } else if (p == "verdict") {
+  } else if (p == P::verdict) {
     screen_->end_step();
     if (!ev.output.empty()) kernels_[ev.turn] = ev.output;
     run_tokens_ = ev.tokens;
@@ -357,21 +387,21 @@ void LiveView::on_event(const agent::TurnEvent& ev) {
           ev.verdict ? status_sgr(ev.verdict->status) : nullptr);
     if (ev.tokens > 0)
       print("spent so far: " + spend_text(ev.tokens, ev.cost_usd).substr(std::strlen(" · ")), kDim);
-  } else if (p == "hint") {
+  } else if (p == P::hint) {
     hints_.push_back({ev.turn, ev.detail});
     print(fmt::format("hint noted: it goes with the prompt of turn {}", ev.turn), kCyan);
-  } else if (p == "format_error") {
+  } else if (p == P::format_error) {
     screen_->end_step();
     print("the reply could not be used: " + ev.detail + " (the model is told and asked again)",
           kYellow);
-  } else if (p == "budget") {
+  } else if (p == P::budget) {
     screen_->end_step();
     print("budget spent: " + ev.detail, kYellow);
-  } else if (p == "resumed") {
+  } else if (p == P::resumed) {
     best_ = ev.output;
     cost_ = ev.cost_usd;
     print(status_text(ev, model_), kCyan);
-  } else if (p == "interrupted" || p == "done") {
+  } else if (p == P::interrupted || p == P::done) {
     screen_->end_step();  // interrupted() and the end of the run say it, with what next
   } else {
     print(status_text(ev, model_));

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/exit_reason.h"
 #include "agent/observer.h"
 
 namespace cli {
@@ -64,7 +65,7 @@ std::string number_lines(const std::string& text);
 std::string status_text(const agent::TurnEvent& ev, const std::string& model);
 
 // What an exit reason means, in words ("target" → "a kernel met the target").
-std::string exit_reason_text(const std::string& exit_reason);
+std::string exit_reason_text(agent::ExitReason exit_reason);
 
 // A reply as the live view prints it: at most `prose` lines of its text outside code
 // fences (then "… N more lines"), and each code block as its opening fence, its first
@@ -117,7 +118,7 @@ class LiveView : public agent::Observer {
   // The first Ctrl-C: says which phase of which turn was stopped and shows the menu; a
   // second one (already pending when the loop asks) quits.
   bool can_resume_after_interrupt() override;
-  agent::Decision interrupted(int turn, const std::string& phase, const std::string& current,
+  agent::Decision interrupted(int turn, agent::TurnPart phase, const std::string& current,
                               const std::string& previous) override;
   agent::CommandDecision confirm_command(int turn, const std::string& command) override;
   bool wants_menu() override;

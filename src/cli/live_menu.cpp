@@ -108,12 +108,12 @@ bool LiveView::can_resume_after_interrupt() {
   return sandbox::interrupt_count() <= 1;
 }
 
-agent::Decision LiveView::interrupted(int turn, const std::string& phase,
-                                      const std::string& current, const std::string& previous) {
+agent::Decision LiveView::interrupted(int turn, agent::TurnPart phase, const std::string& current,
+                                      const std::string& previous) {
   screen_->pause();
   print(fmt::format("interrupted: the {} of turn {} was stopped; Enter asks the model again, "
                     "Ctrl-C again quits",
-                    phase, turn),
+                    sandbox::enum_name(phase), turn),
         "\033[33m");
   // `previous` is the last kernel evaluated: the one accept would keep.
   return menu(current, previous, "ask again", !previous.empty());

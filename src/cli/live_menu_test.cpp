@@ -67,7 +67,7 @@ bool fits(const std::string& s, size_t cols) {
 agent::TurnEvent event(int turn, const std::string& phase, const std::string& detail) {
   agent::TurnEvent ev;
   ev.turn = turn;
-  ev.phase = phase;
+  REQUIRE(sandbox::parse_enum(phase, &ev.phase));
   ev.detail = detail;
   return ev;
 }
@@ -121,14 +121,15 @@ TEST_CASE("live menu: accept with no kernel evaluated says so and stays in the m
   MenuTerm t("a\nq\n");
   cli::LiveView view(t.in, t.out, false);
   // Ctrl-C stopped turn 1's model call: no kernel exists.
-  CHECK(view.interrupted(1, "model call", "", "").action == agent::Action::quit);
+  CHECK(view.interrupted(1, agent::TurnPart::model_call, "", "").action == agent::Action::quit);
   std::string s = t.text();
   CHECK(has(s, "nothing to accept: no kernel was evaluated yet"));
   CHECK_FALSE(has(s, "accepted"));
   // With a kernel evaluated before, accept keeps it.
   MenuTerm k("a\n");
   cli::LiveView view2(k.in, k.out, false);
-  CHECK(view2.interrupted(2, "model call", "", "int a;\n").action == agent::Action::accept);
+  CHECK(view2.interrupted(2, agent::TurnPart::model_call, "", "int a;\n").action ==
+        agent::Action::accept);
   MenuTerm m("a\nq\n");
   cli::LiveView view3(m.in, m.out, false);
   CHECK(view3.menu_between_steps(2, "", "").action == agent::Action::quit);

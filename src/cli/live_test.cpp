@@ -69,33 +69,33 @@ TEST_CASE("live: group_digits and number_lines") {
 TEST_CASE("live: status_text per phase") {
   agent::TurnEvent ev;
   ev.turn = 2;
-  ev.phase = "waiting_model";
+  ev.phase = agent::TurnPhase::waiting_model;
   CHECK(cli::status_text(ev, "openai:gpt-5") == "turn 2 · waiting on openai:gpt-5");
-  ev.phase = "streaming";
+  ev.phase = agent::TurnPhase::streaming;
   ev.tokens = 1234;
   CHECK(cli::status_text(ev, "openai:gpt-5") == "turn 2 · waiting on openai:gpt-5 · 1,234 tokens");
   ev = {};
   ev.turn = 1;
-  ev.phase = "evaluating";
+  ev.phase = agent::TurnPhase::evaluating;
   ev.detail = "running 2 ranks";
   CHECK(cli::status_text(ev, "") == "turn 1 · running 2 ranks");
   ev.detail = "turn_1.cpp";
   CHECK(cli::status_text(ev, "") == "turn 1 · evaluating turn_1.cpp");
-  ev.phase = "waiting_model";
+  ev.phase = agent::TurnPhase::waiting_model;
   ev.detail = "retrying (attempt 2): 503";
   CHECK(cli::status_text(ev, "openai:x") ==
         "turn 1 · waiting on openai:x · retrying (attempt 2): 503");
   ev.detail = "openai:x";
   CHECK(cli::status_text(ev, "") == "turn 1 · waiting on openai:x");
-  ev.phase = "evaluating";
+  ev.phase = agent::TurnPhase::evaluating;
   sandbox::Verdict v;
   v.status = sandbox::Status::mismatch;
   v.summary = "mismatch: rank 1, tensor y, 4 of 4 elements wrong";
-  ev.phase = "verdict";
+  ev.phase = agent::TurnPhase::verdict;
   ev.verdict = &v;
   ev.detail = "";
   CHECK(cli::status_text(ev, "") == "turn 1 · mismatch: rank 1, tensor y, 4 of 4 elements wrong");
-  ev.phase = "command";
+  ev.phase = agent::TurnPhase::command;
   ev.detail = "ls -la\nsecond line";
   CHECK(cli::status_text(ev, "") == "turn 1 · $ ls -la");
 }
@@ -105,17 +105,17 @@ TEST_CASE("live: on_event: a rule per turn, the status line in place, the verdic
   cli::LiveView view(t.in, t.out, true);
   agent::TurnEvent ev;
   ev.turn = 1;
-  ev.phase = "waiting_model";
+  ev.phase = agent::TurnPhase::waiting_model;
   ev.detail = "openai:test-model";
   view.on_event(ev);
-  ev.phase = "streaming";
+  ev.phase = agent::TurnPhase::streaming;
   ev.detail = "first line\nsecond";
   ev.tokens = 42;
   view.on_event(ev);
   sandbox::Verdict v;
   v.status = sandbox::Status::correct;
   v.summary = "correct: 1.10x NCCL";
-  ev.phase = "verdict";
+  ev.phase = agent::TurnPhase::verdict;
   ev.detail = "";
   ev.verdict = &v;
   ev.tokens = 1234;
@@ -151,13 +151,13 @@ TEST_CASE("live: a reply is collapsed to a few lines of prose and of its code bl
 
 TEST_CASE("live: the end of a run in words") {
   agent::TurnEvent ev;
-  ev.phase = "done";
+  ev.phase = agent::TurnPhase::done;
   ev.detail = "max_turns";
   CHECK(cli::status_text(ev, "") == "the run ended: every turn --max-turns allows was used");
   ev.detail = "max_cost: $0.0150 of --max-cost $0.015";
   CHECK(cli::status_text(ev, "") ==
         "the run ended: the --max-cost budget was spent ($0.0150 of --max-cost $0.015)");
-  CHECK(cli::exit_reason_text("target") == "a kernel met the target");
+  CHECK(cli::exit_reason_text(agent::ExitReason::target) == "a kernel met the target");
 }
 
 TEST_CASE("live: --confirm runs, edits or rejects a command as typed") {

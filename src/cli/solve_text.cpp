@@ -68,9 +68,10 @@ HeaderRows solve_header(const agent::SolveConfig& cfg, const std::string& model,
   HeaderRows rows;
   rows.push_back({"problem", cfg.foreign ? name + " of " + cfg.foreign->suite + ", its own inputs"
                                          : name + ", sizes " + sizes_text(e)});
-  std::string m = model + (cfg.mode == "agent" ? ", agent mode: one bash command per turn"
-                                               : ", direct mode: one kernel per reply");
-  if (cfg.mode == "agent")
+  std::string m =
+      model + (cfg.mode == agent::Mode::agent ? ", agent mode: one bash command per turn"
+                                              : ", direct mode: one kernel per reply");
+  if (cfg.mode == agent::Mode::agent)
     m += confirm ? "; each command waits for your yes (--confirm)" : "; commands run unasked";
   rows.push_back({"model", m});
   size_t gpus = cfg.topology.gpus.size();
@@ -105,11 +106,11 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
                                          const KeptKernels& k) {
   std::vector<std::string> out;
   std::string turns = fmt::format("{} turn{}", r.turns, r.turns == 1 ? "" : "s");
-  std::string why = exit_reason_text(agent::exit_reason_name(r.exit_reason));
+  std::string why = exit_reason_text(r.exit_reason);
   if (!r.budget.name.empty()) why += " (" + r.budget.text() + ")";
   if (r.interrupt_signal)
     why += fmt::format(" ({} during the {})", sandbox::signal_name(r.interrupt_signal),
-                       r.interrupt_phase);
+                       sandbox::enum_name(r.interrupt_phase));
   std::string best =
       r.has_best ? (r.best.summary.empty() ? sandbox::summarize(r.best) : r.best.summary) : "";
   if (r.target_met)
@@ -152,7 +153,8 @@ std::vector<std::string> solve_end_lines(const agent::SolveConfig& cfg, const ag
                        r.budget.name.substr(0, 3), r.budget.name.substr(4));
   else if (r.exit_reason == agent::ExitReason::format_errors)
     next = "read the model's replies with `kforge show " + k.trajectory +
-           "`; a stronger model, or --mode " + (cfg.mode == "agent" ? "direct" : "agent") +
+           "`; a stronger model, or --mode " +
+           (cfg.mode == agent::Mode::agent ? "direct" : "agent") +
            ", may answer in the format asked";
   else if (r.exit_reason == agent::ExitReason::llm_error)
     next = "fix what the error above names, then `" + resume + "` goes on with this run";
@@ -172,9 +174,10 @@ void print_json_line(const nlohmann::json& j) {
 }
 
 void LineObserver::on_event(const agent::TurnEvent& ev) {
-  if (ev.phase == "streaming" || ev.phase == "command_output")
-    return;                                  // a live view's business, not a log's
-  if (ev.phase == "reply" && json_) return;  // the whole text is in the trajectory
+  using P = agent::TurnPhase;
+  if (ev.phase == P::streaming || ev.phase == P::command_output)
+    return;                                   // a live view's business, not a log's
+  if (ev.phase == P::reply && json_) return;  // the whole text is in the trajectory
   if (!json_) {
     fmt::print("{}\n", status_text(ev, model_));
     std::fflush(stdout);

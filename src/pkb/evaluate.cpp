@@ -12,6 +12,7 @@
 #include "pkb/text.h"
 #include "pkb/warm.h"
 #include "sandbox/launch.h"
+#include "sandbox/stats.h"
 
 namespace pkb {
 
@@ -19,25 +20,6 @@ namespace fs = std::filesystem;
 using sandbox::Status;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-sandbox::TimeStats stats_of(std::vector<double> v) {
-  sandbox::TimeStats t;
-  if (v.empty()) return t;
-  std::sort(v.begin(), v.end());
-  t.n = static_cast<int>(v.size());
-  t.median_ms = median(v);
-  t.min_ms = v.front(), t.max_ms = v.back();
-  t.p10_ms = v[v.size() / 10];
-  t.p90_ms = v[std::min(v.size() - 1, v.size() * 9 / 10)];
-  return t;
-}
 
 // One trial's times in a rank's report.
 struct RankTrial {
@@ -204,10 +186,10 @@ void add_times(const std::vector<RankReport>& ranks, sandbox::Verdict* v) {
   if (cand.empty()) return;
   add_trial_notes(ranks, v);
   v->timed = true;
-  v->baseline_time = stats_of(ref);
-  v->candidate_time = stats_of(cand);
+  v->baseline_time = sandbox::time_stats(ref);
+  v->candidate_time = sandbox::time_stats(cand);
   if (speedups.size() == cand.size())
-    v->speedup = stats_of(speedups).median_ms;
+    v->speedup = sandbox::time_stats(speedups).median_ms;
   else if (v->candidate_time.median_ms > 0)
     v->speedup = v->baseline_time.median_ms / v->candidate_time.median_ms;
 }
