@@ -18,10 +18,7 @@ problems="${PROBLEMS:-$(ls problems/*/problem.json | cut -d/ -f2 | tr "\n" " ")}
 worlds="${WORLDS:-1 2 4}"
 # Which parts run (one call has 10 minutes): any of uva wrong deadlock rankkill deadline
 # baselines solutions families variants solve tune sweep mechanisms latency isolation; the table of
-# world-1 timings always ends the output. JOBS (default 3) evals side by side for those that
-# are checked and not timed (emulated worlds, --no-time): a world-1 timed eval always runs
-# alone, so its times are the GPU's; the checked ones only need the GPU's memory and cores.
-jobs="${JOBS:-3}"
+# world-1 timings always ends the output.
 parts=" ${PARTS:-uva wrong deadlock deadline baselines solutions variants solve tune sweep mechanisms latency} "
 want() { [[ "$parts" == *" $1 "* ]]; }
 
@@ -63,18 +60,6 @@ mark = "ok " if st == expect else "BAD"
 print(f"{mark} {label:<34} {st:<13} rc={rc} {float(t1)-float(t0):5.1f}s  {v.get('summary','')[:150]}")
 PY
 }
-export -f run
-export K out
-
-# later LABEL EXPECT ARGS...: a checked, untimed eval, queued for drain; drain runs the
-# queue JOBS at a time (each prints its one line when it ends, so lines come in end order).
-queue="$out/queue"
-: >"$queue"
-later() { printf '%q ' run "$@" >>"$queue"; echo >>"$queue"; }
-drain() {
-  xargs -d '\n' -P "$jobs" -I{} bash -c '{}' <"$queue"
-  : >"$queue"
-}
 
 # The planted bugs of each problem: its bugs/*.patch of a CUDA example, applied into files
 # (tests/problems_test.cpp does the same for the host backend's).
@@ -110,24 +95,19 @@ echo "builds done in $(( $(date +%s) - t0 )) s"
 if want uva; then
 echo "== simple UVA kernels (world 1 real; 2 and 4 emulated: correctness only)"
 for p in $problems; do
-  for w in $worlds; do
-    if [ "$w" = 1 ]; then run "$p-uva-w$w" correct eval "$p" "problems/$p/examples/uva.cu" --world "$w"
-    else later "$p-uva-w$w" correct eval "$p" "problems/$p/examples/uva.cu" --world "$w"; fi
-  done
+  for w in $worlds; do run "$p-uva-w$w" correct eval "$p" "problems/$p/examples/uva.cu" --world "$w"; done
 done
 run "all_reduce-uva-bf16-w1" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 1
-later "all_reduce-uva-bf16-w2" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 2
-drain
+run "all_reduce-uva-bf16-w2" correct eval all_reduce problems/all_reduce/examples/uva.cu dtype=bf16 --world 2
 fi
 
 if want wrong; then
 echo "== wrong kernels (worlds 2 and 4, emulated: most planted bugs misplace a peer's data, which world 1 cannot show)"
 for p in $problems; do
   for b in "$bugs/$p"-*.cu; do
-    for w in 2 4; do later "$(basename "$b" .cu)-w$w" mismatch eval "$p" "$b" --world "$w"; done
+    for w in 2 4; do run "$(basename "$b" .cu)-w$w" mismatch eval "$p" "$b" --world "$w"; done
   done
 done
-drain
 fi
 
 if want deadlock; then
@@ -189,13 +169,9 @@ for p in $problems; do
   for s in problems/$p/solution*.cu; do
     [ -f "$s" ] || continue
     n=$(basename "$s" .cu)
-    for w in $worlds; do
-      if [ "$w" = 1 ]; then run "$p-$n-w$w" correct eval "$p" "$s" --world "$w"
-      else later "$p-$n-w$w" correct eval "$p" "$s" --world "$w"; fi
-    done
+    for w in $worlds; do run "$p-$n-w$w" correct eval "$p" "$s" --world "$w"; done
   done
 done
-drain
 fi
 
 if want families; then
@@ -221,11 +197,10 @@ for k in "$fams"/*.cu; do
   [ -f "$k" ] || continue
   n=$(basename "$k" .cu); p=${n%%--*}
   for w in $worlds; do
-    later "$n-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
-    later "$n-w$w-full" correct eval "$p" "$k" --world "$w" --no-time
+    run "$n-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
+    run "$n-w$w-full" correct eval "$p" "$k" --world "$w" --no-time
   done
 done
-drain
 fi
 
 if want variants; then
@@ -235,15 +210,12 @@ for v in $variants; do
   [[ " $problems " == *" $p "* ]] || continue
   k="$vdir/$p-$name.cu"
   for w in $worlds; do
-    later "$p-$name-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
-    later "$p-$name-w$w-n1000003" correct eval "$p" "$k" --world "$w" --size small n=1000003 --no-time
+    run "$p-$name-w$w-small" correct eval "$p" "$k" --world "$w" --size small --no-time
+    run "$p-$name-w$w-n1000003" correct eval "$p" "$k" --world "$w" --size small n=1000003 --no-time
   done
-  later "$p-$name-w4-n1" correct eval "$p" "$k" --world 4 --size small n=1 --no-time
-  if [ "$p" = all_reduce ] || [ "$p" = reduce_scatter ]; then
-    later "$p-$name-w2-bf16" correct eval "$p" "$k" --world 2 --size small dtype=bf16 n=1000003 --no-time
-  fi
+  run "$p-$name-w4-n1" correct eval "$p" "$k" --world 4 --size small n=1 --no-time
+  [ "$p" = all_reduce ] || [ "$p" = reduce_scatter ] && run "$p-$name-w2-bf16" correct eval "$p" "$k" --world 2 --size small dtype=bf16 n=1000003 --no-time
 done
-drain
 fi
 
 if want solve; then

@@ -10,8 +10,8 @@ namespace sandbox::rank {
 
 // Applied after MPI_Init and the heap set-up, before the candidate is loaded:
 //  - chdir into the first job's <dir>/scratch (created), so relative paths land there;
-//  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU the jobs' limits.total_s + 60 s (a
-//    backstop behind the host side's watchdog);
+//  - RLIMIT_CORE 0, RLIMIT_FSIZE 1 GiB, RLIMIT_CPU the jobs' limits.total_s + 60 s on
+//    every core (a backstop behind the host side's watchdog);
 //  - Landlock (best effort, Linux >= 5.13): writes only beneath each job's <dir>, /dev (device
 //    nodes, /dev/shm) and OpenMPI's session directory (and the sandbox's private /tmp
 //    under a tool: job.h `under_tool`); reads stay allowed everywhere.
@@ -28,7 +28,8 @@ namespace sandbox::rank {
 void harden(const std::vector<Job>& jobs, const std::string& serve_root,
             std::vector<std::string>* notes);
 
-// The CPU seconds `jobs` may take: their limits.total_s (600 where none) and 60 s more.
+// The CPU seconds `jobs` may take: their limits.total_s (600 where none) and 60 s more, on
+// every core.
 double cpu_budget_s(const std::vector<Job>& jobs);
 
 // Sets RLIMIT_CPU's soft limit (SIGXCPU) to the CPU time used so far and `more_s`
