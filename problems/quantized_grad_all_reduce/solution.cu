@@ -291,8 +291,8 @@ int run(kf::Comm& comm, const kf::Tensor& X, kf::Tensor& Y) {
   // multiple of 4, and x, y (and the workspace, by construction) on 16 bytes.
   const bool vec = g_block % 4 == 0 && kf::aligned16(g.x) && kf::aligned16(g.y);
   g.group = kf::group_lanes(g_block, vec ? 4 : 1);
-  const int blocks = static_cast<int>(
-      kf::min64(g_nb, comm.world == 1 ? g_world1_blocks : config::kMaxBlocks));
+  const int blocks =
+      static_cast<int>(kf::min64(g_nb, comm.world == 1 ? g_world1_blocks : config::kMaxBlocks));
   if (vec)
     kernel<4><<<blocks, config::kThreads, 0, comm.stream()>>>(g);
   else
