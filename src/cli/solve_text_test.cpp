@@ -4,6 +4,9 @@
 #include "cli/solve_text.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "cli/cmd_show.h"
 #include "cli/solve_model.h"
@@ -90,4 +93,54 @@ TEST_CASE("solve: the provider's advice names --idle-timeout where the person ga
         "timeout: no byte for 5 s: the server stalled (raise --idle-timeout if the model is slow "
         "to start)");
   CHECK(cli::advice_with_flags(msg, {false}) == msg);
+}
+
+namespace {
+
+// What `fn` writes to stdout, through a temporary file in its place.
+template <class Fn>
+std::string stdout_of(Fn fn) {
+  std::fflush(stdout);
+  FILE* tmp = std::tmpfile();
+  const int saved = dup(1);
+  dup2(fileno(tmp), 1);
+  fn();
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  std::rewind(tmp);
+  std::string s;
+  for (int c; (c = std::fgetc(tmp)) != EOF;) s += static_cast<char>(c);
+  std::fclose(tmp);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("solve text: --headless lines name each event with the words scripts read") {
+  cli::LineObserver obs(true, "m");
+  agent::TurnEvent ev;
+  ev.turn = 2;
+  std::string lines = stdout_of([&] {
+    for (agent::TurnPhase p :
+         {agent::TurnPhase::waiting_model, agent::TurnPhase::evaluating, agent::TurnPhase::verdict,
+          agent::TurnPhase::command_rejected, agent::TurnPhase::done}) {
+      ev.phase = p;
+      obs.on_event(ev);
+    }
+  });
+  CHECK(lines ==
+        "{\"cost_usd\":0.0,\"detail\":\"\",\"elapsed_s\":0.0,\"event\":\"waiting_model\","
+        "\"tokens\":0,\"turn\":2}\n"
+        "{\"cost_usd\":0.0,\"detail\":\"\",\"elapsed_s\":0.0,\"event\":\"evaluating\","
+        "\"tokens\":0,\"turn\":2}\n"
+        "{\"cost_usd\":0.0,\"detail\":\"\",\"elapsed_s\":0.0,\"event\":\"verdict\","
+        "\"tokens\":0,\"turn\":2}\n"
+        "{\"cost_usd\":0.0,\"detail\":\"\",\"elapsed_s\":0.0,\"event\":\"command_rejected\","
+        "\"tokens\":0,\"turn\":2}\n"
+        "{\"cost_usd\":0.0,\"detail\":\"\",\"elapsed_s\":0.0,\"event\":\"done\",\"tokens\":0,"
+        "\"turn\":2}\n");
+  // A live view's business, not a log's: no line at all.
+  ev.phase = agent::TurnPhase::streaming;
+  CHECK(stdout_of([&] { obs.on_event(ev); }).empty());
 }
