@@ -34,7 +34,7 @@ std::string bindings(const suite::Problem& p, std::string* unused) {
   }
   for (auto& ps : p.params) {
     if (!ps.numeric()) continue;
-    if (ps.type == "int")
+    if (ps.type == suite::ParamType::integer)
       s += fmt::format("  const int64_t {} = t.iparam(\"{}\");\n", ps.name, ps.name);
     else
       s += fmt::format("  const double {} = t.param(\"{}\");\n", ps.name, ps.name);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/event_text.h"
 #include "cli/line_diff.h"
 #include "cli/live_screen.h"
 #include "cli/term_text.h"
@@ -22,11 +23,6 @@ const char* kDim = "\033[2m";
 const char* kBold = "\033[1m";
 const char* kYellow = "\033[33m";
 const char* kCyan = "\033[36m";
-
-// The first line, at most `width` characters (a log line, one per event).
-std::string one_line(const std::string& s, size_t width = 110) {
-  return fit_width(trim(printable(s.substr(0, s.find('\n')))), width);
-}
 
 // The last `n` lines of text (a partial last line included), empty lines skipped.
 std::vector<std::string> last_lines(const std::string& text, size_t n) {
@@ -74,15 +70,6 @@ MenuChoice parse_menu(const std::string& raw) {
   return {MenuChoice::unknown, line};
 }
 
-std::string group_digits(int64_t n) {
-  std::string d = std::to_string(n < 0 ? -n : n), out;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 std::string number_lines(const std::string& text) {
   auto lines = split_lines(text);
   int width = static_cast<int>(std::to_string(lines.size()).size());
@@ -90,96 +77,6 @@ std::string number_lines(const std::string& text) {
   for (size_t i = 0; i < lines.size(); ++i)
     out += fmt::format("{:>{}}  {}\n", i + 1, width, lines[i]);
   return out;
-}
-
-std::string exit_reason_text(agent::ExitReason r) {
-  using R = agent::ExitReason;
-  switch (r) {
-    case R::none:
-      return "it is still running";
-    case R::target:
-      return "a kernel met the target";
-    case R::max_turns:
-      return "every turn --max-turns allows was used";
-    case R::max_tokens:
-      return "the --max-tokens budget was spent";
-    case R::max_cost:
-      return "the --max-cost budget was spent";
-    case R::max_wall:
-      return "the --max-wall time ran out";
-    case R::format_errors:
-      return "the model's replies could not be used three times in a row";
-    case R::accepted:
-      return "you accepted a kernel";
-    case R::quit:
-      return "you quit";
-    case R::interrupted:
-      return "a signal stopped it";
-    case R::llm_error:
-      return "the model's provider failed";
-    case R::internal_error:
-      return "kforge itself failed";
-    case R::setup_error:
-      return "this machine's setup cannot run the problem's jobs";
-  }
-  return "?";
-}
-
-namespace {
-
-// The done event's detail: "REASON: more" or "REASON", in words.
-std::string done_text(const std::string& detail) {
-  const size_t colon = detail.find(':');
-  const std::string word = detail.substr(0, colon);
-  agent::ExitReason r;
-  std::string s = sandbox::parse_enum(word, &r) ? exit_reason_text(r) : word;
-  if (colon != std::string::npos) s += " (" + trim(detail.substr(colon + 1)) + ")";
-  return s;
-}
-
-}  // namespace
-
-std::string status_text(const agent::TurnEvent& ev, const std::string& model) {
-  using P = agent::TurnPhase;
-  std::string head = fmt::format("turn {} · ", ev.turn);
-  const P p = ev.phase;
-  if (p == P::waiting_model || p == P::streaming) {
-    // The detail names the model, or says more (a retry and why) about the same wait.
-    std::string m = !model.empty() ? model : p == P::waiting_model ? ev.detail : "";
-    std::string s = head + "waiting on " + (m.empty() ? "the model" : m);
-    if (p == P::waiting_model && !ev.detail.empty() && ev.detail != m)
-      s += " · " + one_line(ev.detail, 160);
-    if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
-    return s;
-  }
-  if (p == P::reply) return head + "reply: " + group_digits(ev.tokens) + " tokens";
-  if (p == P::evaluating) {
-    // A phase of the evaluation ("compiling", "running 2 ranks") as is; else the file.
-    std::string d = one_line(ev.detail);
-    for (const char* verb : {"compiling", "running", "checking", "timing", "evaluating"})
-      if (d.rfind(verb, 0) == 0) return head + d;
-    return head + "evaluating" + (d.empty() ? "" : " " + d);
-  }
-  if (p == P::verdict) {
-    std::string s = ev.verdict ? (ev.verdict->summary.empty() ? sandbox::summarize(*ev.verdict)
-                                                              : ev.verdict->summary)
-                               : ev.detail;
-    s = head + trim(printable(s));
-    if (ev.tokens > 0) s += " · " + group_digits(ev.tokens) + " tokens";
-    if (ev.cost_usd > 0) s += fmt::format(" · ${:.4f}", ev.cost_usd);
-    return s;
-  }
-  if (p == P::format_error)
-    return head + "the reply could not be used: " + one_line(ev.detail, 160);
-  if (p == P::command) return head + "$ " + one_line(ev.detail);
-  if (p == P::command_rejected) return head + "command rejected: " + one_line(ev.detail);
-  if (p == P::observation) return head + "→ " + one_line(ev.detail);
-  if (p == P::hint) return head + "your hint goes with this turn's prompt: " + one_line(ev.detail);
-  if (p == P::interrupted) return head + "interrupted: " + one_line(ev.detail);
-  if (p == P::budget) return head + "budget spent: " + one_line(ev.detail, 160);
-  if (p == P::rewind || p == P::resumed) return head + one_line(ev.detail, 200);
-  if (p == P::done) return "the run ended: " + done_text(ev.detail);
-  return head + sandbox::enum_name(p) + (ev.detail.empty() ? "" : " " + one_line(ev.detail));
 }
 
 std::vector<std::string> collapse_reply(const std::string& reply, bool agent_mode, size_t prose,
@@ -326,20 +223,26 @@ void LiveView::observed(const agent::TurnEvent& ev) {
   screen_->print(tail, kDim);
 }
 
+// A model call begins: its detail names the model (the first time) or says why it is
+// asked again (a retry, wrapped whole with its advice at the end).
+void LiveView::waiting(const agent::TurnEvent& ev) {
+  if (model_.empty() && !ev.detail.empty()) model_ = ev.detail;
+  turn_opens(ev.turn);
+  stream_.clear();
+  if (ev.detail != model_)
+    print(fmt::format("turn {} · waiting on {} · {}", ev.turn,
+                      model_.empty() ? "the model" : model_, ev.detail),
+          kYellow);
+  screen_->start_step(fmt::format("turn {} · waiting on {}{}", ev.turn,
+                                  model_.empty() ? "the model" : model_,
+                                  spend_text(run_tokens_, ev.cost_usd)));
+}
+
 void LiveView::on_event(const agent::TurnEvent& ev) {
   using P = agent::TurnPhase;
   const P p = ev.phase;
-  if (p == P::waiting_model && model_.empty() && !ev.detail.empty()) model_ = ev.detail;
   if (p == P::waiting_model) {
-    turn_opens(ev.turn);
-    stream_.clear();
-    if (ev.detail != model_)  // a retry, and why: wrapped whole, its advice at the end
-      print(fmt::format("turn {} · waiting on {} · {}", ev.turn,
-                        model_.empty() ? "the model" : model_, ev.detail),
-            kYellow);
-    screen_->start_step(fmt::format("turn {} · waiting on {}{}", ev.turn,
-                                    model_.empty() ? "the model" : model_,
-                                    spend_text(run_tokens_, ev.cost_usd)));
+    waiting(ev);
   } else if (p == P::streaming) {
     streamed(ev);
   } else if (p == P::reply) {

@@ -19,8 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "agent/exit_reason.h"
 #include "agent/observer.h"
+#include "cli/event_text.h"
+#include "cli/term_text.h"
 
 namespace cli {
 
@@ -54,18 +55,8 @@ struct MenuChoice {
 // the whole word).
 MenuChoice parse_menu(const std::string& line);
 
-// "1,234,567".
-std::string group_digits(int64_t n);
-
 // The kernel with right-aligned line numbers.
 std::string number_lines(const std::string& text);
-
-// The one-line status of an event (no escape codes) for a log without a terminal;
-// `model` names the model when the event does not ("waiting on <model>").
-std::string status_text(const agent::TurnEvent& ev, const std::string& model);
-
-// What an exit reason means, in words ("target" → "a kernel met the target").
-std::string exit_reason_text(agent::ExitReason exit_reason);
 
 // A reply as the live view prints it: at most `prose` lines of its text outside code
 // fences (then "… N more lines"), and each code block as its opening fence, its first
@@ -136,6 +127,7 @@ class LiveView : public agent::Observer {
   void show_long(const std::string& text);  // through the pager when longer than the screen
   std::string wrapped(const std::string& text) const;  // to the screen's width, at word ends
   void turn_opens(int turn);
+  void waiting(const agent::TurnEvent& ev);
   void streamed(const agent::TurnEvent& ev);
   void observed(const agent::TurnEvent& ev);
   void print_command(const std::string& command, size_t max_lines);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,12 @@ std::vector<std::string> wrap_path(const std::string& path, size_t cols,
 // The terminal's columns and rows (80 x 24 when fd is not a terminal or says 0).
 size_t terminal_cols(int fd);
 size_t terminal_rows(int fd);
+
+// The first line, printable and trimmed, at most `width` columns (a log line, one per
+// event).
+std::string one_line(const std::string& s, size_t width = 110);
+
+// "1,234,567".
+std::string group_digits(int64_t n);
 
 }  // namespace cli

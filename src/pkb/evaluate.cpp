@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "pkb/job.h"
+#include "pkb/rank_report.h"
 #include "pkb/text.h"
 #include "pkb/warm.h"
 #include "sandbox/launch.h"
@@ -21,71 +22,11 @@ using sandbox::Status;
 
 namespace {
 
-// One trial's times in a rank's report.
-struct RankTrial {
-  int trial = 0;
-  double ref_ms = 0, cand_ms = 0;
-  double speedup = -1;  // the median of its paired rounds' (-1: a driver that gives none)
-  // Why the timed calls' last outputs went unchecked (no room for fresh inputs, say); ""
-  // when they were checked (sandbox/pkb/pkb_fresh.py).
-  std::string unchecked;
-  // Why --timed-check clones, asked for, was not had (no room), --timed-check last's
-  // checking instead; "" otherwise.
-  std::string no_clones;
-  // How many of the warmup calls asked for were made, where --warmup-s ended them; "" when
-  // all were (sandbox/pkb/pkb_timing.py: warm_up).
-  std::string short_warmup;
-};
-
-// What the driver (sandbox/pkb/pkb_eval.py) writes as <work_dir>/rank<R>.json.
-struct RankReport {
-  // A sandbox::Status's name, "environment": the setup cannot run the job (no torch, no
-  // CUDA, fewer GPUs than ranks), or "reference": the reference's code or the making of
-  // the inputs raised; neither is a candidate's verdict until checked (evaluate()).
-  std::string status = "crash";
-  std::string phase, message;
-  std::string side;    // whose code ran in the phase: ref, cand, inputs, or ""
-  std::string python;  // the interpreter's sys.executable
-  std::string tensor;  // mismatch: the output that differs, and how
-  int trial = -1;
-  double max_abs = 0;
-  int64_t bad = 0, total = 0;
-  std::vector<std::string> changed;  // rejected: what the candidate replaced (pkb_tamper.py)
-  std::vector<RankTrial> trials;
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankTrial, trial, ref_ms, cand_ms, speedup,
-                                                unchecked, no_clones, short_warmup)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankReport, status, phase, message, side, python,
-                                                tensor, trial, max_abs, bad, total, changed, trials)
-
-// Every rank's report, by rank; a rank whose file is missing or not a report has none.
-using Reports = std::vector<std::optional<RankReport>>;
-
-Reports read_reports(const EvalSpec& spec) {
-  Reports out(static_cast<size_t>(spec.world));
-  for (int r = 0; r < spec.world; ++r) {
-    nlohmann::json j = nlohmann::json::parse(
-        read_text(fmt::format("{}/rank{}.json", spec.work_dir, r)), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;
-    try {
-      out[static_cast<size_t>(r)] = j.get<RankReport>();
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  return out;
-}
-
 // A Python traceback's last line, the exception and its message ("" from "").
 std::string exception_line(const std::string& traceback) {
   const std::string msg = trim_end(traceback);
   size_t nl = msg.rfind('\n');
   return nl == std::string::npos ? msg : msg.substr(nl + 1);
-}
-
-Status status_of(const std::string& s) {
-  Status st = Status::crash;
-  if (!sandbox::parse_enum(s, &st)) return Status::crash;
-  return st;
 }
 
 // A candidate that replaced what its harness calls, as a finding the model can act on.
@@ -105,7 +46,7 @@ sandbox::Finding tamper_finding(const EvalSpec& spec, const RankReport& r) {
 // One rank's report into v: its status (the most severe decides), its failure or crash.
 void add_rank(const EvalSpec& spec, const RankReport& j, int rank, sandbox::Verdict* v,
               Status* worst) {
-  Status st = status_of(j.status);
+  Status st = j.status.kind == RankEnd::Kind::verdict ? j.status.status : Status::crash;
   if (sandbox::more_severe(st, *worst)) *worst = st;
   const std::string& msg = j.message;
   if (st == Status::mismatch) {
@@ -228,7 +169,7 @@ bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run,
   bool any = false;
   std::error_code ec;
   for (int r = 0; r < spec.world; ++r) {
-    if (reports[r] && reports[r]->status == "environment") return true;
+    if (reports[r] && reports[r]->status.kind == RankEnd::Kind::environment) return true;
     any = any || reports[r] || fs::exists(fmt::format("{}/rank{}.phase", spec.work_dir, r), ec);
   }
   return !any;
@@ -238,7 +179,7 @@ bool setup_claimed(const EvalSpec& spec, const sandbox::ProcessResult& run,
 // (making the inputs): the exception's line"; "" when none says so.
 std::string reference_failure(const Reports& reports) {
   for (size_t r = 0; r < reports.size(); ++r) {
-    if (!reports[r] || reports[r]->status != "reference") continue;
+    if (!reports[r] || reports[r]->status.kind != RankEnd::Kind::reference) continue;
     const std::string line = exception_line(reports[r]->message);
     const std::string& phase = reports[r]->phase;
     return fmt::format("rank {}, {} ({}): {}", r, phase.empty() ? "?" : phase,

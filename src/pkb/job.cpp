@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pkb/text.h"
+#include "sandbox/enum_names.h"
 #include "sandbox/launch.h"
 #include "sandbox/sha256.h"
 #include "suite/paths.h"
@@ -65,8 +66,25 @@ std::string script_hint(const std::string& path) {
 }
 
 // What the driver's --probe writes as <work_dir>/probe.json.
+// What the driver's --probe says: ok, or environment (this setup cannot run a PKB job).
+enum class ProbeStatus { ok, environment };
+
+}  // namespace
+}  // namespace pkb
+
+template <>
+struct sandbox::EnumNames<pkb::ProbeStatus> {
+  static constexpr const char* what = "probe status";
+  static constexpr const char* names[] = {"ok", "environment"};
+};
+
+namespace pkb {
+namespace {
+
+KF_ENUM_JSON(ProbeStatus)
+
 struct ProbeReport {
-  std::string status;  // "ok", or "environment": this setup cannot run a PKB job
+  ProbeStatus status = ProbeStatus::ok;
   std::string message, python;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProbeReport, status, message, python)
@@ -150,7 +168,7 @@ bool probe_setup(const EvalSpec& spec, std::string* why, std::string* err) {
     try {
       r = j.get<ProbeReport>();
       read = true;
-    } catch (const nlohmann::json::exception&) {
+    } catch (const std::exception&) {  // not the driver's: a missing key, an unknown status
     }
   }
   if (!read) {
@@ -162,7 +180,7 @@ bool probe_setup(const EvalSpec& spec, std::string* why, std::string* err) {
         "the job's python, {}, did not start kforge's PKB driver (it ended with {}). {}Give "
         "--python or KF_PYTHON a python3 whose torch is built for CUDA. Its output: {}",
         python, how, script_hint(python), tail(pr.output, 600));
-  } else if (r.status == "environment") {
+  } else if (r.status == ProbeStatus::environment) {
     *why = fmt::format(
         "this setup cannot run a PKB job: {} (its python: {}). A PKB job needs a python3 whose "
         "torch is built for CUDA (--python or KF_PYTHON) and a GPU for each rank",

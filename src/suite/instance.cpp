@@ -82,11 +82,11 @@ class Resolver {
           return usage_fail(
               fmt::format("override '{}': {} is {}, and the value must be a number "
                           "or a constant expression such as 2^20: {}",
-                          o, k, ps->type, e));
-        if (ps->type == "int" && !is_exact_integer(val.num))
+                          o, k, ps->type_name(), e));
+        if (ps->type == ParamType::integer && !is_exact_integer(val.num))
           return usage_fail(fmt::format("override '{}': {} is int but {} is not an integer", o, k,
                                         format_number(val.num)));
-      } else if (ps->type == "dtype") {
+      } else if (ps->type == ParamType::dtype) {
         kf::DType t;
         if (!sandbox::parse_dtype(v, &t))
           return usage_fail(
@@ -129,7 +129,7 @@ class Resolver {
     base_["world"] = world_;
     out_->compute_dtype = kf::DType::f32;
     bool have_dtype = false;
-    if (const ParamSpec* d = p_.find_param("dtype"); d && d->type == "dtype") {
+    if (const ParamSpec* d = p_.find_param("dtype"); d && d->type == ParamType::dtype) {
       sandbox::parse_dtype(vals_.at("dtype").str, &out_->compute_dtype);
       base_["dsize"] = static_cast<double>(kf::dtype_size(out_->compute_dtype));
       have_dtype = true;

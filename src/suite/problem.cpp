@@ -41,7 +41,8 @@ std::set<std::string> Problem::names(bool cost) const {
   std::set<std::string> known = {"world"};
   for (const ParamSpec& ps : params)
     if (ps.numeric()) known.insert(ps.name);
-  if (const ParamSpec* d = find_param("dtype"); d && d->type == "dtype") known.insert("dsize");
+  if (const ParamSpec* d = find_param("dtype"); d && d->type == ParamType::dtype)
+    known.insert("dsize");
   if (cost)
     for (const TensorSpec& t : tensors) known.insert({t.name + "_numel", t.name + "_bytes"});
   return known;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/enum_names.h"
 #include "suite/expr.h"
 #include "suite/search.h"
 
@@ -22,13 +23,29 @@ struct Value {
   std::string str;
 };
 
+// A parameter's type, as problem.json names it: int, float, dtype or string.
+enum class ParamType { integer, real, dtype, string };
+
+}  // namespace suite
+
+namespace sandbox {
+template <>
+struct EnumNames<suite::ParamType> {
+  static constexpr const char* what = "parameter type";
+  static constexpr const char* names[] = {"int", "float", "dtype", "string"};
+};
+}  // namespace sandbox
+
+namespace suite {
+
 struct ParamSpec {
   std::string name;
-  std::string type;  // int | float | dtype | string
-  Value def;         // dtype defaults are stored by their canonical name (fp32, bf16, ...)
+  ParamType type = ParamType::integer;
+  Value def;  // dtype defaults are stored by their canonical name (fp32, bf16, ...)
   std::vector<Value> choices;  // empty: any value of the type
   std::string doc;
-  bool numeric() const { return type == "int" || type == "float"; }
+  bool numeric() const { return type == ParamType::integer || type == ParamType::real; }
+  const char* type_name() const { return sandbox::enum_name(type); }
 };
 
 struct SizeSpec {

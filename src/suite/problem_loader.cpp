@@ -22,7 +22,7 @@ bool ProblemLoader::names_known(const Expr& e, const std::string& path,
       return std::string("; <tensor>_numel and <tensor>_bytes may only be used in cost and busbw");
     if (p_->find_param(n) && !p_->find_param(n)->numeric())
       return fmt::format("; '{}' is a {} parameter, and only numeric ones have a value", n,
-                         p_->find_param(n)->type);
+                         p_->find_param(n)->type_name());
     return std::string();
   });
 }
@@ -81,12 +81,12 @@ bool ProblemLoader::value_for(const ParamSpec& ps, const ojson& v, const std::st
     } else if (v.is_string()) {  // a constant expression such as "2^20"
       std::string e;
       if (!eval_expr(v.get<std::string>(), {}, &x, &e))
-        return fail(path, e + fmt::format("; {} is {}: give a number", ps.name, ps.type));
+        return fail(path, e + fmt::format("; {} is {}: give a number", ps.name, ps.type_name()));
     } else {
-      return fail(path, fmt::format("{} is {}: expected a number, got {}", ps.name, ps.type,
+      return fail(path, fmt::format("{} is {}: expected a number, got {}", ps.name, ps.type_name(),
                                     v.type_name()));
     }
-    if (ps.type == "int" && !is_exact_integer(x))
+    if (ps.type == ParamType::integer && !is_exact_integer(x))
       return fail(path,
                   fmt::format("{} is int but {} is not an integer", ps.name, format_number(x)));
     out->is_string = false;
@@ -94,11 +94,11 @@ bool ProblemLoader::value_for(const ParamSpec& ps, const ojson& v, const std::st
     return true;
   }
   if (!v.is_string())
-    return fail(
-        path, fmt::format("{} is {}: expected a string, got {}", ps.name, ps.type, v.type_name()));
+    return fail(path, fmt::format("{} is {}: expected a string, got {}", ps.name, ps.type_name(),
+                                  v.type_name()));
   out->is_string = true;
   out->str = v.get<std::string>();
-  if (ps.type == "dtype") {
+  if (ps.type == ParamType::dtype) {
     kf::DType t;
     if (!sandbox::parse_dtype(out->str, &t))
       return fail(path, fmt::format("\"{}\" is not a dtype; use one of fp32, fp16, bf16, fp64, "
@@ -138,11 +138,12 @@ bool ProblemLoader::params(const ojson& j) {
                   fmt::format("'{}' is reserved in expressions; rename the parameter", s.name));
     const ojson& v = it.value();
     if (!keys(v, path, {"type", "default", "choices", "doc"}, {"type", "default"})) return false;
-    if (!string_at(v, "type", path, &s.type)) return false;
-    if (s.type != "int" && s.type != "float" && s.type != "dtype" && s.type != "string")
+    std::string type;
+    if (!string_at(v, "type", path, &type)) return false;
+    if (!sandbox::parse_enum(type, &s.type))
       return fail(sub(path, "type"), fmt::format("\"{}\" is not a parameter type; use int, "
                                                  "float, dtype or string",
-                                                 s.type));
+                                                 type));
     if (v.contains("doc") && !string_at(v, "doc", path, &s.doc, false)) return false;
     if (v.contains("choices")) {
       const ojson& cs = v.at("choices");

@@ -41,10 +41,10 @@ bool ProblemLoader::tensors(const ojson& j) {
     if (!string_at(t, "dtype", path, &s.dtype)) return false;
     if (s.dtype[0] == '$') {
       const ParamSpec* ps = p_->find_param(s.dtype.substr(1));
-      if (!ps || ps->type != "dtype") {
+      if (!ps || ps->type != ParamType::dtype) {
         std::vector<std::string> dts;
         for (const ParamSpec& q : p_->params)
-          if (q.type == "dtype") dts.push_back("$" + q.name);
+          if (q.type == ParamType::dtype) dts.push_back("$" + q.name);
         return fail(sub(path, "dtype"),
                     fmt::format("\"{}\" names no dtype parameter (dtype parameters: {}); "
                                 "declare it in params with \"type\": \"dtype\"",

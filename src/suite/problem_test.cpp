@@ -45,7 +45,7 @@ TEST_CASE("suite: load_problem reads the README example") {
   CHECK(p.mirrors.name == "1_allreduce");
   REQUIRE(p.params.size() == 2);
   CHECK(p.params[0].name == "n");  // file order is kept
-  CHECK(p.params[0].type == "int");
+  CHECK(p.params[0].type == suite::ParamType::integer);
   CHECK(p.params[0].def.num == 1048576);
   CHECK(p.params[0].doc == "elements per rank");
   CHECK(p.params[1].name == "dtype");
