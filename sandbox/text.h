@@ -1,8 +1,9 @@
-// sandbox/text.h: the two text helpers every room of kforge needs, written once: trimming
-// white space and reading a whole file. Header-only, so that kforge-rank, kforge-runner
-// and kforge-confine use them without another source in their lists.
+// sandbox/text.h: the small text helpers several rooms of kforge need, written once:
+// trimming white space, reading a whole file, grouping a count's digits. Header-only, so that
+// kforge-rank, kforge-runner and kforge-confine use them without another source in their lists.
 #pragma once
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -27,6 +28,16 @@ inline std::string read_text(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// "1,234,567" (a token count, for people).
+inline std::string group_digits(int64_t n) {
+  std::string d = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return n < 0 ? "-" + out : out;
 }
 
 }  // namespace sandbox

@@ -6,26 +6,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sandbox/text.h"
+
 namespace agent {
-
-namespace {
-
-std::string grouped(int64_t n) {
-  std::string d = std::to_string(n < 0 ? -n : n), out;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
-}  // namespace
 
 std::string BudgetEnd::text() const {
   std::string s;
   if (name == "max_tokens")
-    s = fmt::format("{} tokens of --max-tokens {}", grouped(static_cast<int64_t>(spent)),
-                    grouped(static_cast<int64_t>(limit)));
+    s = fmt::format("{} tokens of --max-tokens {}",
+                    sandbox::group_digits(static_cast<int64_t>(spent)),
+                    sandbox::group_digits(static_cast<int64_t>(limit)));
   else if (name == "max_cost")
     s = fmt::format("${:.4f} of --max-cost ${:g}", spent, limit);
   else if (name == "max_wall")
@@ -49,7 +39,7 @@ bool next_call_cap(const Limits& lim, const Spent& spent, int64_t prompt_tokens,
       *end = {"max_tokens", static_cast<double>(spent.tokens), static_cast<double>(lim.max_tokens),
               spent.tokens < lim.max_tokens
                   ? fmt::format("the next prompt (about {} tokens) would not fit",
-                                grouped(prompt_tokens))
+                                sandbox::group_digits(prompt_tokens))
                   : ""};
       return false;
     }

@@ -239,13 +239,4 @@ std::string one_line(const std::string& s, size_t width) {
   return fit_width(sandbox::trim(printable(s.substr(0, s.find('\n')))), width);
 }
 
-std::string group_digits(int64_t n) {
-  std::string d = std::to_string(n < 0 ? -n : n), out;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 }  // namespace cli

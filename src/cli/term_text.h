@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/text.h"
+
 namespace cli {
 
 // Text from a model, a command or a kernel made safe to print: invalid UTF-8 becomes
@@ -47,7 +49,6 @@ size_t terminal_rows(int fd);
 // event).
 std::string one_line(const std::string& s, size_t width = 110);
 
-// "1,234,567".
-std::string group_digits(int64_t n);
+using sandbox::group_digits;  // "1,234,567"
 
 }  // namespace cli
