@@ -65,7 +65,6 @@ std::string script_hint(const std::string& path) {
          "prints. ";
 }
 
-// What the driver's --probe writes as <work_dir>/probe.json.
 // What the driver's --probe says: ok, or environment (this setup cannot run a PKB job).
 enum class ProbeStatus { ok, environment };
 
@@ -83,6 +82,7 @@ namespace {
 
 KF_ENUM_JSON(ProbeStatus)
 
+// What the driver's --probe writes as <work_dir>/probe.json.
 struct ProbeReport {
   ProbeStatus status = ProbeStatus::ok;
   std::string message, python;
